@@ -1,0 +1,384 @@
+"""The check registry: every check is declared once, with its metadata and the set-based SQL
+that yields its findings. Pages, exports, the policy and the manifest read this registry.
+
+A row check's SQL is an expression over one release row `r` (and, when a HotpotQA source is
+attached, its source row `s`) that evaluates to a list of findings
+`STRUCT(p paragraph_id, s sentence_index, d detail, c category)`; all row checks run in one
+pass over the release, with DuckDB list lambdas instead of unnesting the nested columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .languages import CODES
+
+REGISTRY_VERSION = "2026.11.1"
+UNITS = ("row", "paragraph", "sentence", "fact", "release")
+SEVERITIES = ("blocking", "review", "info")
+ORIGINS = ("source", "translation", "release")
+FINDING = "STRUCT(p VARCHAR, s INTEGER, d VARCHAR, c VARCHAR)"
+NONE = f"[]::{FINDING}[]"
+_LANGS = "[" + ", ".join(f"'{code}'" for code in CODES) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    unit: str
+    severity: str
+    origin: str
+    description: str
+    layouts: frozenset[str]
+    # Row expression (see module doc); None when the layout never carries what it needs.
+    sql: str | None = None
+    # Capabilities `sql` needs ("source", "record_hash"); without them `witness` runs instead.
+    needs: frozenset[str] = frozenset()
+    # What the layout shows without those capabilities (may miss cases), or None.
+    witness: str | None = None
+    # Part of the release's own status rule (SPEC §2, §1.2): compared with shipped flags.
+    reference: bool = False
+
+    def plan(self, capabilities: frozenset[str]) -> tuple[str | None, bool]:
+        """The SQL to run and whether it sees every case; when it does not, a flag the
+        release shipped is carried over as a finding rather than silently contradicted."""
+        if self.sql is not None and self.needs <= capabilities:
+            return self.sql, True
+        return self.witness, False
+
+
+# ------------------------------------------------------------------ expression helpers
+
+def _f(p: str = "NULL", s: str = "NULL", d: str = "''", c: str = "NULL") -> str:
+    return f"{{'p': {p}::VARCHAR, 's': ({s})::INTEGER, 'd': {d}, 'c': {c}::VARCHAR}}"
+
+
+def when(cond: str, d: str = "''", c: str = "NULL") -> str:
+    """One row-level finding when `cond` holds."""
+    return f"(CASE WHEN {cond} THEN [{_f(d=d, c=c)}] ELSE {NONE} END)"
+
+
+def per_candidate(cond: str, d: str = "''") -> str:
+    """A finding per candidate `c` meeting `cond`."""
+    return (f"list_transform(list_filter(r.candidates, lambda c: {cond}), "
+            f"lambda c: {_f(p='c.paragraph_id', d=d)})")
+
+
+def per_sentence(cond: str, d: str = "''", c: str = "NULL", over: str = "sentences") -> str:
+    """A finding per index `k` (0-based) of `c.<over>` meeting `cond`; in `cond`, `t` is the
+    translated sentence and `src` the source sentence at k (NULL past the end)."""
+    cond = cond.replace("{t}", "c.sentences[k + 1]").replace("{src}", "c.source_sentences[k + 1]")
+    d = d.replace("{t}", "c.sentences[k + 1]").replace("{src}", "c.source_sentences[k + 1]")
+    c = c.replace("{t}", "c.sentences[k + 1]")
+    return (f"flatten(list_transform(r.candidates, lambda c: list_transform("
+            f"list_filter(range(len(c.{over})), lambda k: {cond}), "
+            f"lambda k: {_f(p='c.paragraph_id', s='k', d=d, c=c)})))")
+
+
+def per_fact(cond: str, d: str = "''") -> str:
+    """A finding per supporting fact `f` meeting `cond`, located at the fact."""
+    return (f"list_transform(list_filter(r.supporting_facts, lambda f: {cond}), "
+            f"lambda f: {_f(p='f.paragraph_id', s='f.sentence_index', d=d)})")
+
+
+def concat(*parts: str) -> str:
+    return "list_concat(" + ", ".join(parts) + ")"
+
+
+# A candidate "has a source" when the release filled its source side (the reference leaves
+# source_title "" and source_sentences [] when the source context had no valid entry).
+HAS_SOURCE = "NOT (c.source_title = '' AND len(c.source_sentences) = 0)"
+# Number of translated sentences of the candidate a fact points at; -1 when unresolved.
+FACT_LEN = ("coalesce(list_max(list_transform(list_filter(r.candidates, "
+            "lambda x: x.paragraph_id = f.paragraph_id), lambda x: len(x.sentences))), -1)")
+FACT_SOURCE_LEN = ("coalesce(list_max(list_transform(list_filter(r.candidates, "
+                   "lambda x: x.paragraph_id = f.paragraph_id AND NOT (x.source_title = '' "
+                   "AND len(x.source_sentences) = 0)), lambda x: len(x.source_sentences))), -1)")
+TITLE_MATCHES = "len(list_filter(r.candidates, lambda x: x.source_title = f.source_title))"
+SOURCE_TITLE_MATCHES = ("len(list_filter(list_zip(s.ctx_titles, s.ctx_valid), "
+                        "lambda e: e[2] AND e[1] = f.title))")
+PID = "'p' || lpad(CAST(k AS VARCHAR), 2, '0')"
+V1 = frozenset({"v1.1", "jsonl"})
+ALL = frozenset({"v1.1", "v2", "jsonl"})
+V2 = frozenset({"v2"})
+
+
+def _v1(name: str, unit: str, description: str, severity: str = "blocking", **kw) -> Check:
+    return Check(name, unit, severity, "translation", description, V1, reference=True, **kw)
+
+
+# --------------------------------------------------------------- SPEC §2: the 18 V1.1 flags
+
+V11_CHECKS = (
+    _v1("blank_question", "row", "The translated question is blank (Python strip()).",
+        sql=when("is_blank(r.question)", "'question is blank'")),
+    _v1("blank_answer", "row", "The translated answer is blank (Python strip()).",
+        sql=when("is_blank(r.answer)", "'answer is blank'")),
+    _v1("unknown_question_language", "row", "The question language is not one of the 24.",
+        sql=when(f"NOT list_contains({_LANGS}, r.question_language)",
+                 "'question language ' || coalesce(r.question_language_name, "
+                 "r.question_language)")),
+    _v1("english_identity_mismatch", "paragraph",
+        "An English-assigned question, answer, title or paragraph differs from its source.",
+        sql=concat(
+            when("r.question_language = 'en' AND r.question IS DISTINCT FROM r.source_question",
+                 "'English question differs from the source question'"),
+            when("r.question_language = 'en' AND r.answer IS DISTINCT FROM r.source_answer",
+                 "'English answer differs from the source answer'"),
+            per_candidate(f"c.language_code = 'en' AND {HAS_SOURCE} AND (c.title <> "
+                          "c.source_title OR c.sentences <> c.source_sentences)",
+                          "'English paragraph differs from its source'"))),
+    Check("invalid_source_context", "row", "blocking", "source",
+          "The HotpotQA source context is not a list.", V1, reference=True,
+          sql=when("s.source_id IS NOT NULL AND NOT s.context_is_list",
+                   "'source context is not a list'"),
+          needs=frozenset({"source"})),
+    # The legacy translated context is not in any release layout: only the shipped flag tells.
+    _v1("invalid_context", "row", "The translated context was not a list (legacy input)."),
+    _v1("candidate_count_mismatch", "row",
+        "The translated context has a different number of candidates than the source.",
+        sql=when("s.source_id IS NOT NULL AND s.context_len <> "
+                 "coalesce(list_max(list_transform(r.candidates, "
+                 "lambda c: c.candidate_index)) + 1, 0)",
+                 "'source has ' || s.context_len || ' paragraphs, translation ' || "
+                 "coalesce(list_max(list_transform(r.candidates, "
+                 "lambda c: c.candidate_index)) + 1, 0)"),
+        needs=frozenset({"source"})),
+    _v1("invalid_candidate", "paragraph",
+        "A translated candidate was malformed and dropped (a gap in candidate_index).",
+        witness=("list_transform(list_filter(range(coalesce(list_max(list_transform("
+                 "r.candidates, lambda c: c.candidate_index)), -1) + 1), lambda k: NOT "
+                 "list_contains(list_transform(r.candidates, lambda c: c.candidate_index), k)),"
+                 f" lambda k: {_f(p=PID, d=chr(39) + 'candidate missing from the release' + chr(39))})")),
+    Check("invalid_source_candidate", "paragraph", "blocking", "source",
+          "A source context entry is not [title, [sentences]].", V1, reference=True,
+          sql=per_candidate("s.source_id IS NOT NULL AND c.candidate_index < s.context_len "
+                            "AND NOT s.ctx_valid[c.candidate_index + 1]",
+                            "'source entry ' || c.candidate_index || ' is malformed'"),
+          needs=frozenset({"source"})),
+    _v1("unknown_candidate_language", "paragraph", "A candidate's language is not one of the 24.",
+        sql=per_candidate(f"NOT list_contains({_LANGS}, c.language_code)",
+                          "'candidate language ' || c.language")),
+    _v1("blank_sentence", "sentence", "A translated sentence is blank (Python strip()).",
+        sql=per_sentence("is_blank({t})", "'translated sentence is blank'")),
+    _v1("paragraph_sentence_shortfall", "paragraph",
+        "A translated paragraph has fewer sentences than its source.",
+        sql=per_candidate(f"{HAS_SOURCE} AND len(c.sentences) < len(c.source_sentences)",
+                          "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
+                          "|| ' source sentences'")),
+    _v1("paragraph_sentence_surplus", "paragraph",
+        "A translated paragraph has more sentences than its source.",
+        sql=per_candidate(f"{HAS_SOURCE} AND len(c.sentences) > len(c.source_sentences)",
+                          "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
+                          "|| ' source sentences'")),
+    Check("malformed_supporting_fact", "fact", "blocking", "source",
+          "A source supporting fact is not [title, non-negative int] (dropped by the build).",
+          V1, reference=True,
+          sql=when("s.source_id IS NOT NULL AND NOT list_bool_and(list_transform(s.facts, "
+                   "lambda f: f.valid))",
+                   "len(list_filter(s.facts, lambda f: NOT f.valid)) || "
+                   "' malformed supporting fact(s) in the source'"),
+          needs=frozenset({"source"})),
+    _v1("supporting_title_missing", "fact",
+        "A supporting fact's title matches no source paragraph title (exact).",
+        sql=per_fact(f"f.paragraph_id IS NULL AND {TITLE_MATCHES} < 2",
+                     "'no paragraph titled ' || f.source_title")),
+    _v1("supporting_title_ambiguous", "fact",
+        "A supporting fact's title matches two or more source paragraph titles (exact).",
+        sql=per_fact(f"f.paragraph_id IS NULL AND {TITLE_MATCHES} >= 2",
+                     f"{TITLE_MATCHES} || ' paragraphs titled ' || f.source_title")),
+    _v1("support_index_out_of_range", "fact",
+        "A supporting fact points past the translated paragraph (or at no paragraph).",
+        sql=per_fact(f"f.sentence_index >= {FACT_LEN}",
+                     f"CASE WHEN {FACT_LEN} < 0 THEN 'fact resolves to no paragraph' ELSE "
+                     f"'sentence ' || f.sentence_index || ' of ' || {FACT_LEN} || "
+                     "' translated sentences' END")),
+    _v1("duplicate_normalized_translated_title", "paragraph",
+        "Two candidates share a translated title after NFKC, whitespace collapse and casefold.",
+        severity="review",
+        sql=("(CASE WHEN list_unique(r.title_keys) < len(r.title_keys) THEN list_transform("
+             "list_filter(range(len(r.title_keys)), lambda k: list_position(r.title_keys, "
+             "r.title_keys[k + 1]) < k + 1), lambda k: "
+             + _f(p="r.candidates[k + 1].paragraph_id",
+                  d="'same normalised title as ' || r.candidates[list_position(r.title_keys, "
+                    "r.title_keys[k + 1])].paragraph_id") +
+             f") ELSE {NONE} END)")),
+)
+
+# ------------------------------------------------------ SPEC §3: checks the reference lacks
+
+BEYOND_CHECKS = (
+    Check("exact_source_copy", "sentence", "review", "translation",
+          "A non-English sentence, title, question or answer is byte-equal to its English "
+          "source; the category separates likely invariants from ordinary sentences.", ALL,
+          sql=concat(
+              when("r.question_language <> 'en' AND r.question = r.source_question",
+                   "'question equals the English source'", "copy_category(r.question)"),
+              when("r.answer_language <> 'en' AND r.answer = r.source_answer",
+                   "'answer equals the English source'", "copy_category(r.answer)"),
+              "list_transform(list_filter(r.candidates, lambda c: c.language_code <> 'en' AND "
+              "c.title = c.source_title), lambda c: "
+              + _f(p="c.paragraph_id", d="'title equals the English source'",
+                   c="copy_category(c.title)") + ")",
+              per_sentence("c.language_code <> 'en' AND k < len(c.source_sentences) AND "
+                           "NOT is_blank({src}) AND {t} = {src}",
+                           "'sentence equals the English source'", "copy_category({t})"))),
+    Check("placeholder_sentence", "sentence", "review", "translation",
+          "A translated sentence is a stand-in (em dash, ellipsis, N/A) where the source "
+          "sentence has content.", ALL,
+          sql=per_sentence("is_placeholder({t}) AND k < len(c.source_sentences) AND "
+                           "NOT is_blank({src}) AND length(py_strip({src})) > 1",
+                           "'placeholder ' || py_strip({t}) || ' for a non-blank source'")),
+    Check("invalid_unicode", "sentence", "review", "translation",
+          "Text contains U+FFFD or a C0/C1 control character.", ALL,
+          sql=concat(when("has_invalid_chars(r.question)", "'question'"),
+                     when("has_invalid_chars(r.answer)", "'answer'"),
+                     per_candidate("has_invalid_chars(c.title)", "'title'"),
+                     per_sentence("has_invalid_chars({t})", "'sentence'"))),
+    Check("source_blank_sentence", "sentence", "review", "source",
+          "A source (English) sentence is blank: inherited from HotpotQA.", ALL,
+          sql=per_sentence("is_blank({src})", "'source sentence is blank'",
+                           over="source_sentences")),
+    Check("source_support_index_out_of_range", "fact", "review", "source",
+          "A supporting fact points past its source paragraph: inherited from HotpotQA.", ALL,
+          sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
+                       f"'sentence ' || f.sentence_index || ' of ' || {FACT_SOURCE_LEN} || "
+                       "' source sentences'")),
+    Check("record_hash_mismatch", "row", "review", "release",
+          "The row's record checksum does not reproduce from its content.",
+          frozenset({"v1.1", "v2"}),
+          sql=when("r.computed_hash IS DISTINCT FROM r.shipped_hash",
+                   "'shipped ' || left(r.shipped_hash, 12) || '…, computed ' || "
+                   "left(r.computed_hash, 12) || '…'"),
+          needs=frozenset({"record_hash"})),
+)
+
+# ------------------------------------------------ SPEC §1.2: V2 RC1 flags, names verbatim
+
+
+def _v2(name: str, unit: str, description: str, quality: bool = False, origin="translation",
+        **kw) -> Check:
+    return Check(name, unit, "review" if quality else "blocking", origin, description, V2,
+                 reference=True, **kw)
+
+
+_V2_PARAGRAPH_INDEX = "TRY_CAST(regexp_extract(c.paragraph_id, '^p(\\d{2})$', 1) AS INTEGER)"
+
+V2_CHECKS = (
+    _v2("xhotpot:blank_question", "row", "The question is blank.",
+        sql=when("is_blank(r.question)", "'question is blank'")),
+    _v2("xhotpot:blank_answer", "row", "The answer is blank.",
+        sql=when("is_blank(r.answer)", "'answer is blank'")),
+    _v2("xhotpot:unknown_question_language", "row", "Question language not one of the 24.",
+        sql=when(f"NOT list_contains({_LANGS}, r.question_language)",
+                 "'question language ' || r.question_language")),
+    _v2("xhotpot:unknown_answer_language", "row", "Answer language not one of the 24.",
+        sql=when(f"NOT list_contains({_LANGS}, r.answer_language)",
+                 "'answer language ' || r.answer_language")),
+    _v2("xhotpot:question_answer_language_mismatch", "row",
+        "Question and answer carry different languages.",
+        sql=when("r.question_language <> r.answer_language",
+                 "r.question_language || ' vs ' || r.answer_language")),
+    _v2("xhotpot:question_source_copy", "row", "Non-English question equals the English source.",
+        quality=True,
+        sql=when("r.question_language <> 'en' AND r.question = r.source_question",
+                 "'question equals the English source'")),
+    _v2("xhotpot:answer_source_copy", "row", "Non-English answer equals the English source.",
+        quality=True,
+        sql=when("r.answer_language <> 'en' AND r.answer = r.source_answer",
+                 "'answer equals the English source'")),
+    _v2("xhotpot:sentence_count_mismatch", "paragraph",
+        "A translated paragraph's sentence count differs from the source's.",
+        sql=per_candidate("len(c.sentences) <> len(c.source_sentences)",
+                          "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
+                          "|| ' source sentences'")),
+    _v2("xhotpot:blank_translation_sentence", "sentence", "A translated sentence is blank.",
+        sql=per_sentence("is_blank({t})", "'translated sentence is blank'")),
+    _v2("xhotpot:blank_translated_title", "paragraph", "A translated title is blank.",
+        sql=per_candidate("is_blank(c.title)", "'translated title is blank'")),
+    _v2("xhotpot:unknown_candidate_language", "paragraph", "Candidate language not one of 24.",
+        sql=per_candidate(f"NOT list_contains({_LANGS}, c.language_code)",
+                          "'candidate language ' || c.language_code")),
+    _v2("xhotpot:paragraph_sentence_source_copy", "paragraph",
+        "A non-English paragraph has a sentence equal to its non-blank English source.",
+        quality=True,
+        sql=per_candidate("c.language_code <> 'en' AND len(list_filter(range(least("
+                          "len(c.sentences), len(c.source_sentences))), lambda k: NOT "
+                          "is_blank(c.source_sentences[k + 1]) AND c.sentences[k + 1] = "
+                          "c.source_sentences[k + 1])) > 0", "'a sentence equals its source'")),
+    _v2("source:blank_source_sentence", "sentence", "A source sentence is blank (inherited).",
+        origin="source",
+        sql=per_sentence("is_blank({src})", "'source sentence is blank'",
+                         over="source_sentences")),
+    _v2("source:support_index_out_of_range", "fact",
+        "A supporting fact points past its source paragraph (inherited).", origin="source",
+        sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
+                     "'sentence ' || f.sentence_index || ' of ' || "
+                     f"{FACT_SOURCE_LEN} || ' source sentences'")),
+    _v2("xhotpot:candidate_order_mismatch", "paragraph",
+        "A candidate's paragraph id does not match its position.",
+        sql=per_candidate(f"{_V2_PARAGRAPH_INDEX} IS DISTINCT FROM c.candidate_index",
+                          "c.paragraph_id || ' at position ' || c.candidate_index")),
+    _v2("xhotpot:invalid_paragraph_id", "paragraph",
+        "A candidate's paragraph id is not pNN within the source context.",
+        witness=per_candidate(f"{_V2_PARAGRAPH_INDEX} IS NULL",
+                              "'invalid paragraph id ' || c.paragraph_id")),
+    _v2("xhotpot:input_checksum_mismatch", "row",
+        "The generator's semantic checksum did not reproduce.", origin="release",
+        sql=when("NOT r.input_checksum_valid", "'input checksum invalid'")),
+    _v2("provenance:assignment_manifest_hash_missing", "row",
+        "The language-assignment manifest hash is missing.", quality=True, origin="release",
+        sql=when("r.assignment_manifest_sha256 = ''", "'no assignment manifest hash'")),
+    _v2("xhotpot:candidate_count_mismatch", "row",
+        "Candidate count differs from the source context.",
+        sql=when("s.source_id IS NOT NULL AND s.context_len <> len(r.candidates)",
+                 "'source has ' || s.context_len || ', release ' || len(r.candidates)"),
+        needs=frozenset({"source"})),
+    # Shape flags of the raw generated record, which the release layout no longer carries.
+    *(_v2(name, "row", description) for name, description in (
+        ("xhotpot:source_split_mismatch", "Generated split differs from the source split."),
+        ("xhotpot:source_id_mismatch", "Generated source id differs from the source."),
+        ("xhotpot:candidates_not_list", "Generated candidates were not a list."),
+        ("xhotpot:malformed_candidate", "A generated candidate was not an object."),
+        ("xhotpot:source_title_mismatch", "Recorded source title differs from the source."),
+        ("xhotpot:source_sentences_mismatch",
+         "Recorded source sentences differ from the source."),
+        ("xhotpot:translation_sentences_not_list", "Translated sentences were not a list."),
+        ("xhotpot:supporting_facts_not_list", "Generated supporting facts were not a list."),
+        ("xhotpot:malformed_supporting_fact", "A generated supporting fact was not an object."),
+        ("xhotpot:invalid_support_sentence_id", "A support sentence id was not an integer."),
+        ("xhotpot:invalid_support_paragraph_id", "A support paragraph id was not pNN."),
+        ("source:supporting_title_not_unique", "A source support title is not unique."),
+        ("xhotpot:support_annotation_mismatch", "Support differs from the source annotation."),
+        ("xhotpot:question_type_mismatch", "Generated question type differs from the source."),
+        ("xhotpot:difficulty_mismatch", "Generated difficulty differs from the source."),
+        ("xhotpot:missing_provenance", "The generated record had no provenance."),
+    )),
+)
+
+# ----------------------------------------- release-level checks (queries over the whole scan)
+
+RELEASE_CHECKS = (
+    Check("duplicate_id", "release", "review", "release",
+          "Two or more release rows share an id within a split.", ALL),
+    Check("missing_source_id", "release", "review", "source",
+          "A HotpotQA source record has no release row (omitted).", ALL,
+          needs=frozenset({"source"})),
+    Check("unexpected_source_id", "release", "review", "release",
+          "A release row's source id is not in the HotpotQA source.", ALL,
+          needs=frozenset({"source"})),
+    Check("status_mismatch", "row", "review", "release",
+          "The shipped status differs from the one the release's own rule derives.",
+          frozenset({"v1.1", "v2"})),
+    Check("structural_flags_mismatch", "row", "review", "release",
+          "The shipped flags differ from the re-derived reference flags.",
+          frozenset({"v1.1", "v2"})),
+)
+
+REGISTRY: tuple[Check, ...] = V11_CHECKS + BEYOND_CHECKS + V2_CHECKS + RELEASE_CHECKS
+BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
+assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
+
+
+def for_layout(layout: str) -> tuple[Check, ...]:
+    return tuple(check for check in REGISTRY if layout in check.layouts)

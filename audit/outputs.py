@@ -1,0 +1,63 @@
+"""Versioned, atomic output: a scan directory appears whole or not at all, and never
+replaces an earlier one."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import InputError
+
+REPO = Path(__file__).resolve().parent.parent
+SCANS = REPO / "data" / "scans"
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@contextmanager
+def staged_directory(target: Path) -> Iterator[Path]:
+    """Yield a temporary sibling of `target`; rename it into place only if the block
+    succeeds. Refuses a target that already exists."""
+    if target.exists():
+        raise InputError(target, "already exists; a scan never overwrites an earlier one",
+                         expected="a new --out directory")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        yield staging
+        os.rename(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+@contextmanager
+def staged_file(target: Path) -> Iterator[Path]:
+    """Yield a temporary path beside `target` and move it into place on success."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(handle)
+    staging = Path(name)
+    try:
+        yield staging
+        os.replace(staging, target)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, value: object) -> None:
+    path.write_text(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+                    encoding="utf-8")

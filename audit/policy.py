@@ -1,0 +1,58 @@
+"""Status policy: the severity of each check. The default reproduces the release's own rule
+(reference flags keep their reference severity) and makes every other check review-level; a
+policy file can promote or demote any check."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from .checks import BY_NAME, SEVERITIES
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    overrides: dict[str, str]
+    sha256: str | None = None
+
+    def severity(self, check: str) -> str:
+        return self.overrides.get(check, BY_NAME[check].severity)
+
+    def as_record(self) -> dict:
+        return {"name": self.name, "sha256": self.sha256, "overrides": dict(self.overrides)}
+
+
+DEFAULT = Policy("default", {})
+
+
+def load(path: str | Path | None) -> Policy:
+    """Read a JSON or TOML file of the form {"severity": {"check_name": "blocking", …}}."""
+    if path is None:
+        return DEFAULT
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such policy file")
+    data = path.read_bytes()
+    try:
+        parsed = (tomllib.loads(data.decode("utf-8")) if path.suffix == ".toml"
+                  else json.loads(data))
+    except (UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
+        raise InputError(path, f"cannot parse the policy ({error})",
+                         expected='{"severity": {"check": "blocking|review|info"}}') from None
+    severities = parsed.get("severity") if isinstance(parsed, dict) else None
+    if not isinstance(severities, dict):
+        raise InputError(path, "no 'severity' table",
+                         expected='{"severity": {"check": "blocking|review|info"}}')
+    for check, severity in severities.items():
+        if check not in BY_NAME:
+            raise InputError(path, f"unknown check '{check}'", where="severity",
+                             expected="a name from `python -m audit checks`")
+        if severity not in SEVERITIES:
+            raise InputError(path, f"severity '{severity}' for '{check}'", where="severity",
+                             expected=" / ".join(SEVERITIES))
+    return Policy(str(path), dict(severities), hashlib.sha256(data).hexdigest())

@@ -1,0 +1,398 @@
+"""Open a release (V1.1 Parquet, V2 RC1 Parquet or canonical JSONL) and an optional HotpotQA
+source, validate them, and expose one canonical layout in DuckDB.
+
+Canonical view `release`: one row per release row, V1.1 field names; candidates carry
+`language` (name) and `language_code` (code) as in V1.1, facts carry `sentence_index`. V2 and
+JSONL are mapped into it; `rid` is the row's ordinal in file order (ids may repeat).
+Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc queries).
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import layouts, sqltext
+from .errors import InputError
+from .languages import BY_CODE
+
+_JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+@dataclass
+class Release:
+    """An opened release: its files, layout, and a DuckDB connection with the views."""
+
+    paths: list[Path]
+    layout: str
+    con: duckdb.DuckDBPyConnection
+    rows: int
+    source_paths: list[Path] = field(default_factory=list)
+    capabilities: frozenset[str] = frozenset()
+
+    @property
+    def name(self) -> str:
+        first = self.paths[0]
+        return first.parent.name if len(self.paths) > 1 else first.stem
+
+
+def resolve_paths(spec: str | Path) -> list[Path]:
+    """A file, a directory of shards, or a glob → the sorted list of data files."""
+    text = str(spec)
+    if any(ch in text for ch in "*?["):
+        found = sorted(Path(p) for p in globlib.glob(text, recursive=True) if Path(p).is_file())
+        if not found:
+            raise InputError(text, "the pattern matches no file")
+        return found
+    path = Path(text)
+    if path.is_dir():
+        found = sorted(p for p in path.rglob("*")
+                       if p.is_file() and p.suffix in (".parquet", *_JSONL_SUFFIXES))
+        if not found:
+            raise InputError(path, "the directory holds no .parquet or .jsonl file")
+        return found
+    if not path.exists():
+        raise InputError(path, "no such file or directory")
+    if not path.is_file():
+        raise InputError(path, "not a regular file")
+    return [path]
+
+
+def open_release(spec: str | Path, sources: list[str] | None = None) -> Release:
+    paths = resolve_paths(spec)
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar=false")
+    sqltext.register(con)
+    if all(p.suffix in _JSONL_SUFFIXES for p in paths):
+        layout = "jsonl"
+        table = _read_jsonl(paths)
+        con.register("jsonl_rows", table)
+        con.execute("CREATE VIEW raw_release AS SELECT * FROM jsonl_rows")
+        select = _JSONL_SELECT
+    else:
+        layout = _detect_parquet(paths)
+        files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
+        offsets = _row_offsets(paths)
+        case = " ".join(f"WHEN '{str(p)}' THEN {o}" for p, o in offsets.items())
+        con.execute(f"""CREATE VIEW raw_release AS
+            SELECT * EXCLUDE (filename, file_row_number),
+                   (CASE filename {case} END) + file_row_number AS rid
+            FROM read_parquet([{files}], filename=true, file_row_number=true)""")
+        select = _V11_SELECT if layout == "v1.1" else _V2_SELECT
+    con.execute(f"CREATE VIEW release AS {select}")
+    _create_flat_views(con)
+    rows = con.sql("SELECT count(*) FROM raw_release").fetchall()[0][0]
+    if rows == 0:
+        raise InputError(paths[0], "the release has no rows", expected="at least one row")
+    capabilities = {layout}
+    if layout in ("v1.1", "v2"):
+        capabilities.add("record_hash")
+    release = Release(paths=paths, layout=layout, con=con, rows=rows,
+                      capabilities=frozenset(capabilities))
+    attach_sources(release, sources or [])
+    return release
+
+
+def _detect_parquet(paths: list[Path]) -> str:
+    found: set[str] = set()
+    for path in paths:
+        if path.suffix in _JSONL_SUFFIXES:
+            raise InputError(path, "mixes JSONL with Parquet files in one release")
+        if path.stat().st_size == 0:
+            raise InputError(path, "the file is empty", expected="a Parquet file")
+        try:
+            schema = pq.read_schema(path)
+        except (pa.ArrowInvalid, OSError) as error:
+            raise InputError(path, f"not a readable Parquet file ({error})",
+                             expected="a complete Parquet file") from None
+        layout = layouts.detect(schema)
+        if layout is None:
+            raise InputError(path, "not an XHotpotQA release: the columns match neither the "
+                             "V1.1 (22 fields) nor the V2 RC1 (35 fields) layout",
+                             expected=f"columns such as {', '.join(layouts.V11.names[:6])}, …")
+        problems = layouts.mismatches(schema, layout)
+        if problems:
+            raise InputError(path, "; ".join(problems), where=f"{layout} layout")
+        found.add(layout)
+    if len(found) > 1:
+        raise InputError(paths[0], f"files of different layouts in one release: {sorted(found)}")
+    return found.pop()
+
+
+def _row_offsets(paths: list[Path]) -> dict[Path, int]:
+    offsets, total = {}, 0
+    for path in paths:
+        offsets[path] = total
+        try:
+            total += pq.ParquetFile(path).metadata.num_rows
+        except (pa.ArrowInvalid, OSError) as error:
+            raise InputError(path, f"not a readable Parquet file ({error})") from None
+    return offsets
+
+
+_V11_SELECT = """
+SELECT rid, 'v1.1' AS layout, id, source_id, source_split, source_position, release_position,
+       question, answer, question_language, question_language_name, answer_language,
+       answer_language_name, source_question, source_answer, question_type, difficulty,
+       candidates, supporting_facts, status, structural_flags, []::VARCHAR[] AS quality_flags,
+       record_sha256 AS shipped_hash
+FROM raw_release
+"""
+
+_V2_SELECT = """
+SELECT rid, 'v2' AS layout, id, source_id, source_split, source_position,
+       NULL::INTEGER AS release_position,
+       question, answer, question_language, question_language_name, answer_language,
+       answer_language_name, source_question, source_answer, question_type, difficulty,
+       list_transform(candidates, lambda c: struct_pack(
+           paragraph_id := c.paragraph_id, candidate_index := c.candidate_index,
+           source_title := c.source_title, source_sentences := c.source_sentences,
+           title := c.title, sentences := c.sentences, language := c.language_name,
+           language_code := c.language)) AS candidates,
+       list_transform(supporting_facts, lambda f: struct_pack(
+           source_title := f.source_title, paragraph_id := f.paragraph_id,
+           candidate_index := list_position(list_transform(candidates, lambda c: c.paragraph_id),
+                                            f.paragraph_id)::SMALLINT - 1,
+           sentence_index := f.sentence_id, in_bounds := f.in_bounds)) AS supporting_facts,
+       status, structural_flags, quality_flags, release_record_sha256 AS shipped_hash,
+       input_checksum_valid, assignment_manifest_sha256
+FROM raw_release
+"""
+
+_JSONL_SELECT = """
+SELECT rid, 'jsonl' AS layout, id, source_id, source_split, NULL::INTEGER AS source_position,
+       NULL::INTEGER AS release_position, question, answer, question_language,
+       question_language_name, answer_language, answer_language_name, source_question,
+       source_answer, question_type, difficulty, candidates, supporting_facts,
+       NULL::VARCHAR AS status, []::VARCHAR[] AS structural_flags,
+       []::VARCHAR[] AS quality_flags, NULL::VARCHAR AS shipped_hash
+FROM raw_release
+"""
+
+
+def _create_flat_views(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("""
+    CREATE VIEW candidates AS
+      SELECT rid, id, source_split, c.paragraph_id, c.candidate_index, c.language_code,
+             c.language, c.title, c.source_title, len(c.sentences) AS n_sentences,
+             len(c.source_sentences) AS n_source_sentences
+      FROM (SELECT rid, id, source_split, unnest(candidates) AS c FROM release);
+    CREATE VIEW sentences AS
+      SELECT rid, id, source_split, paragraph_id, language_code, k - 1 AS sentence_index,
+             sentences[k] AS sentence, source_sentences[k] AS source_sentence
+      FROM (SELECT rid, id, source_split, c.paragraph_id, c.language_code, c.sentences,
+                   c.source_sentences,
+                   unnest(range(1, greatest(len(c.sentences), len(c.source_sentences)) + 1)) AS k
+            FROM (SELECT rid, id, source_split, unnest(candidates) AS c FROM release));
+    CREATE VIEW facts AS
+      SELECT rid, id, source_split, f.paragraph_id, f.candidate_index, f.sentence_index,
+             f.source_title, f.in_bounds
+      FROM (SELECT rid, id, source_split, unnest(supporting_facts) AS f FROM release);
+    """)
+
+
+# ---------------------------------------------------------------- canonical JSONL (SPEC §1.3)
+
+_JSONL_REQUIRED = {"id": str, "source_id": str, "source_split": str, "question": str,
+                   "answer": str, "question_language": str, "answer_language": str,
+                   "candidates": list, "supporting_facts": list, "question_type": str}
+_CANDIDATE_REQUIRED = {"id": str, "title": str, "sentences": list, "language": str}
+_FACT_REQUIRED = {"paragraph_id": str, "sentence_id": int}
+
+_JSONL_SCHEMA = pa.schema([
+    ("rid", pa.int64()), ("id", pa.string()), ("source_id", pa.string()),
+    ("source_split", pa.string()), ("question", pa.string()), ("answer", pa.string()),
+    ("question_language", pa.string()), ("question_language_name", pa.string()),
+    ("answer_language", pa.string()), ("answer_language_name", pa.string()),
+    ("source_question", pa.string()), ("source_answer", pa.string()),
+    ("question_type", pa.string()), ("difficulty", pa.string()),
+    ("candidates", pa.list_(layouts.V11_CANDIDATE)),
+    ("supporting_facts", pa.list_(layouts.V11_FACT)),
+])
+
+
+def _type_problem(obj: dict, required: dict[str, type], what: str) -> str | None:
+    for key, kind in required.items():
+        if key not in obj:
+            return f"{what} has no '{key}'"
+        value = obj[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            return f"{what} field '{key}' is {type(value).__name__} (expected {kind.__name__})"
+    return None
+
+
+def _jsonl_row(obj: dict, rid: int) -> dict:
+    """One validated JSONL object → the canonical V1.1-shaped row."""
+    candidates = []
+    for index, cand in enumerate(obj["candidates"]):
+        code = cand["language"]
+        candidates.append({
+            "paragraph_id": cand["id"], "candidate_index": index,
+            "source_title": cand.get("source_title") or "",
+            "source_sentences": list(cand.get("source_sentences") or []),
+            "title": cand["title"], "sentences": cand["sentences"],
+            "language": BY_CODE[code].name if code in BY_CODE else "Unknown",
+            "language_code": code if code in BY_CODE else "und",
+        })
+    ids = [c["paragraph_id"] for c in candidates]
+    facts = [{"source_title": next((c["source_title"] for c in candidates
+                                    if c["paragraph_id"] == f["paragraph_id"]), ""),
+              "paragraph_id": f["paragraph_id"],
+              "candidate_index": ids.index(f["paragraph_id"]) if f["paragraph_id"] in ids
+              else None,
+              "sentence_index": f["sentence_id"], "in_bounds": None}
+             for f in obj["supporting_facts"]]
+    q, a = obj["question_language"], obj["answer_language"]
+    return {"rid": rid, "id": obj["id"], "source_id": obj["source_id"],
+            "source_split": obj["source_split"], "question": obj["question"],
+            "answer": obj["answer"], "question_language": q,
+            "question_language_name": BY_CODE[q].name if q in BY_CODE else "Unknown",
+            "answer_language": a,
+            "answer_language_name": BY_CODE[a].name if a in BY_CODE else "Unknown",
+            "source_question": obj.get("source_question"),
+            "source_answer": obj.get("source_answer"),
+            "question_type": obj["question_type"], "difficulty": obj.get("difficulty"),
+            "candidates": candidates, "supporting_facts": facts}
+
+
+def _read_jsonl(paths: list[Path]) -> pa.Table:
+    rows: list[dict] = []
+    for path in paths:
+        with path.open("rb") as stream:
+            for number, raw in enumerate(stream, start=1):
+                where = f"line {number}"
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise InputError(path, f"invalid UTF-8 at byte {error.start}", where=where,
+                                     expected="UTF-8 text") from None
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise InputError(path, f"invalid JSON ({error.msg}, column {error.colno})",
+                                     where=where, expected="one JSON object per line") from None
+                if not isinstance(obj, dict):
+                    raise InputError(path, f"a JSON {type(obj).__name__}", where=where,
+                                     expected="a JSON object")
+                problem = _type_problem(obj, _JSONL_REQUIRED, "record")
+                for i, cand in enumerate(obj.get("candidates") or []):
+                    problem = problem or (f"candidate {i} is not an object"
+                                          if not isinstance(cand, dict) else
+                                          _type_problem(cand, _CANDIDATE_REQUIRED,
+                                                        f"candidate {i}"))
+                for i, fact in enumerate(obj.get("supporting_facts") or []):
+                    problem = problem or (f"supporting fact {i} is not an object"
+                                          if not isinstance(fact, dict) else
+                                          _type_problem(fact, _FACT_REQUIRED,
+                                                        f"supporting fact {i}"))
+                if problem:
+                    raise InputError(path, problem, where=where)
+                rows.append(_jsonl_row(obj, len(rows)))
+        if path.stat().st_size == 0:
+            raise InputError(path, "the file is empty", expected="JSON lines")
+    return pa.Table.from_pylist(rows, schema=_JSONL_SCHEMA)
+
+
+# ---------------------------------------------------------------- HotpotQA source (SPEC §1.4)
+
+_SOURCE_SCHEMA = pa.schema([
+    ("source_id", pa.string()), ("source_split", pa.string()), ("source_position", pa.int32()),
+    ("question", pa.string()), ("answer", pa.string()), ("type", pa.string()),
+    ("level", pa.string()), ("context_is_list", pa.bool_()), ("context_len", pa.int32()),
+    ("ctx_valid", pa.list_(pa.bool_())), ("ctx_titles", pa.list_(pa.string())),
+    ("ctx_sentences", pa.list_(pa.list_(pa.string()))),
+    ("facts", pa.list_(pa.struct([("title", pa.string()), ("sentence_index", pa.int64()),
+                                  ("valid", pa.bool_())]))),
+    ("file", pa.string()),
+])
+
+
+def _source_entry(entry: object) -> tuple[bool, str | None, list[str] | None]:
+    ok = (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+          and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1]))
+    title = entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], str) else None
+    return ok, title, list(entry[1]) if ok else None
+
+
+def _source_fact(fact: object) -> dict:
+    ok = (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)
+          and isinstance(fact[1], int) and not isinstance(fact[1], bool) and fact[1] >= 0)
+    return {"title": fact[0] if ok else None, "sentence_index": fact[1] if ok else None,
+            "valid": ok}
+
+
+def _split_of(spec: str) -> tuple[str | None, Path]:
+    if "=" in spec and spec.split("=", 1)[0] in ("train", "validation"):
+        split, path = spec.split("=", 1)
+        return split, Path(path)
+    return None, Path(spec)
+
+
+def read_source(spec: str, release_splits: dict[str, str]) -> pa.Table:
+    """Parse one HotpotQA JSON list; the split comes from `split=path` or the release rows
+    whose source ids it shares."""
+    split, path = _split_of(spec)
+    if not path.is_file():
+        raise InputError(path, "no such file", expected="a HotpotQA JSON file")
+    try:
+        records = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InputError(path, f"invalid UTF-8 at byte {error.start}") from None
+    except json.JSONDecodeError as error:
+        raise InputError(path, f"invalid JSON ({error.msg})", where=f"line {error.lineno}",
+                         expected="a JSON list of HotpotQA records") from None
+    if not isinstance(records, list):
+        raise InputError(path, f"top level is a JSON {type(records).__name__}",
+                         expected="a JSON list of HotpotQA records")
+    rows = []
+    for position, rec in enumerate(records):
+        if not isinstance(rec, dict) or not isinstance(rec.get("_id", rec.get("id")), str):
+            raise InputError(path, "record has no string '_id'", where=f"record {position}",
+                             expected="{_id, question, answer, type, level, supporting_facts, "
+                                      "context}")
+        context = rec.get("context")
+        entries = [_source_entry(e) for e in context] if isinstance(context, list) else []
+        facts = rec.get("supporting_facts")
+        rows.append({
+            "source_id": rec.get("_id", rec.get("id")), "source_split": split,
+            "source_position": position, "question": rec.get("question"),
+            "answer": rec.get("answer"), "type": rec.get("type"), "level": rec.get("level"),
+            "context_is_list": isinstance(context, list), "context_len": len(entries),
+            "ctx_valid": [e[0] for e in entries], "ctx_titles": [e[1] for e in entries],
+            "ctx_sentences": [e[2] for e in entries],
+            "facts": [_source_fact(f) for f in facts] if isinstance(facts, list) else [],
+            "file": str(path),
+        })
+    if split is None:
+        seen = {release_splits[r["source_id"]] for r in rows if r["source_id"] in release_splits}
+        if len(seen) != 1:
+            raise InputError(path, "cannot tell which split this source belongs to "
+                             f"(release splits matched: {sorted(seen) or 'none'})",
+                             expected="--source train=PATH or --source validation=PATH")
+        split = seen.pop()
+        for row in rows:
+            row["source_split"] = split
+    return pa.Table.from_pylist(rows, schema=_SOURCE_SCHEMA)
+
+
+def attach_sources(release: Release, specs: list[str]) -> None:
+    splits = dict(release.con.sql("SELECT source_id, any_value(source_split) FROM release "
+                                  "GROUP BY source_id").fetchall()) if specs else {}
+    """Load the HotpotQA sources into table `sources` (empty without any, so the checks'
+    SQL always binds; checks that need a source are gated by the capability)."""
+    tables = [read_source(spec, splits) for spec in specs] or [_SOURCE_SCHEMA.empty_table()]
+    release.con.register("sources_arrow", pa.concat_tables(tables))
+    release.con.execute("CREATE OR REPLACE TABLE sources AS SELECT * FROM sources_arrow")
+    release.con.unregister("sources_arrow")
+    if specs:
+        release.source_paths = [_split_of(s)[1] for s in specs]
+        release.capabilities = release.capabilities | {"source"}
+

@@ -1,0 +1,250 @@
+"""Run the registry over a release in one pass and derive each row's status."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+
+from . import checks as registry
+from .checks import Check
+from .policy import DEFAULT, Policy
+from .readers import Release
+
+Progress = Callable[[str], None]
+STATUS_ORDER = ("quarantined", "review_required", "accepted")
+
+# The release's own rule (SPEC §2 / §1.2) maps a reference flag's default severity to status.
+_RULE_STATUS = {"blocking": "quarantined", "review": "review_required"}
+
+
+@dataclass
+class ScanResult:
+    release: Release
+    policy: Policy
+    findings: pa.Table
+    status: pa.Table
+    summary: dict
+
+
+def _hash_expression(schema: pa.Schema, layout: str) -> str:
+    """SQL reproducing sha256(canonical JSON) of a raw row: keys sorted at every depth;
+    V1.1 drops record_sha256, V2 sets release_record_sha256 to ''."""
+    def value(expr: str, type_: pa.DataType) -> str:
+        if pa.types.is_struct(type_):
+            fields = sorted(type_, key=lambda f: f.name)
+            return "struct_pack(" + ", ".join(
+                f'"{f.name}" := {value(f"{expr}.{chr(34)}{f.name}{chr(34)}", f.type)}'
+                for f in fields) + ")"
+        if pa.types.is_list(type_) and pa.types.is_struct(type_.value_type):
+            return f"list_transform({expr}, lambda x: {value('x', type_.value_type)})"
+        return expr
+
+    parts = []
+    for field in sorted(schema, key=lambda f: f.name):
+        if layout == "v1.1" and field.name == "record_sha256":
+            continue
+        expr = "''" if field.name == "release_record_sha256" else value(
+            f'raw."{field.name}"', field.type)
+        parts.append(f'"{field.name}" := {expr}')
+    text = f"to_json(struct_pack({', '.join(parts)}))"
+    # DuckDB escapes control characters with upper-case hex (\u001B), Python with lower
+    # case; the only escapes that contain letters are these.
+    for code in ("0B", "0E", "0F", "1A", "1B", "1C", "1D", "1E", "1F"):
+        text = f"replace({text}, '\\u00{code}', '\\u00{code.lower()}')"
+    return f"sha256({text})"
+
+
+def _raw_schema(release: Release) -> pa.Schema:
+    return release.con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table(
+    ).schema
+
+
+def _row_source(release: Release, plans: dict[str, str]) -> str:
+    """The relation the row checks read: the canonical row plus derived helper columns."""
+    extra = []
+    if any("r.title_keys" in sql for sql in plans.values()):
+        extra.append("list_transform(r.candidates, lambda c: norm_title(c.title)) AS title_keys")
+    if any("r.computed_hash" in sql for sql in plans.values()):
+        extra.append("h.computed_hash")
+    join = ""
+    if "h.computed_hash" in extra:
+        join = (f"JOIN (SELECT rid, {_hash_expression(_raw_schema(release), release.layout)} "
+                "AS computed_hash FROM raw_release raw) h USING (rid)")
+    return f"SELECT {', '.join(['r.*', *extra])} FROM release r {join}"
+
+
+def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> tuple[dict, set]:
+    plans, partial = {}, set()
+    for check in active:
+        if check.unit == "release" or check.name in ("status_mismatch",
+                                                     "structural_flags_mismatch"):
+            continue
+        sql, exhaustive = check.plan(caps)
+        if sql is not None:
+            plans[check.name] = sql
+        if not exhaustive:
+            partial.add(check.name)
+    return plans, partial
+
+
+def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = None
+        ) -> ScanResult:
+    say = progress or (lambda message: None)
+    con = release.con
+    started = time.perf_counter()
+    active = registry.for_layout(release.layout)
+    plans, partial = _plan(active, release.capabilities)
+    names = list(plans)
+    say(f"running {len(plans)} row checks over {release.rows:,} rows")
+    columns = ", ".join(f'{sql} AS "{name}"' for name, sql in plans.items())
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE row_checks AS
+        SELECT r.rid, r.id, r.source_split, r.status AS shipped_status,
+               list_concat(r.structural_flags, r.quality_flags) AS shipped_flags, {columns}
+        FROM ({_row_source(release, plans)}) r
+        LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
+        ORDER BY r.rid""")
+    check_seconds = time.perf_counter() - started
+    say(f"row checks done in {check_seconds:.1f} s; collecting findings")
+
+    parts = [f"""SELECT rid, id, source_split, '{name}' AS "check", f.p AS paragraph_id,
+                 f.s AS sentence_index, f.d AS detail, f.c AS category
+                 FROM (SELECT rid, id, source_split, unnest("{name}") AS f FROM row_checks
+                       WHERE len("{name}") > 0)""" for name in names]
+    for name in sorted(partial):
+        found = f'len("{name}") = 0 AND ' if name in plans else ""
+        parts.append(f"""SELECT rid, id, source_split, '{name}', NULL, NULL,
+            'flag shipped by the release; this layout cannot show it', NULL FROM row_checks
+            WHERE {found}list_contains(shipped_flags, '{name}')""")
+    parts += _release_level(release, active)
+    con.execute("CREATE OR REPLACE TEMP TABLE findings_raw AS " + " UNION ALL ".join(parts))
+    _consistency(release, active)
+    findings, status = _status(release, policy, active)
+    summary = _summary(release, findings, status, policy, partial, check_seconds,
+                       time.perf_counter() - started)
+    say(f"scan done in {summary['seconds']['total']:.1f} s")
+    return ScanResult(release, policy, findings, status, summary)
+
+
+def _release_level(release: Release, active: tuple[Check, ...]) -> list[str]:
+    names = {check.name for check in active if release.capabilities >= check.needs}
+    parts = []
+    if "duplicate_id" in names:
+        parts.append("""SELECT rid, id, source_split, 'duplicate_id', NULL, NULL,
+            n || ' rows share this id', NULL FROM (SELECT rid, id, source_split,
+            count(*) OVER (PARTITION BY id, source_split) AS n FROM release) WHERE n > 1""")
+    if "missing_source_id" in names:
+        parts.append("""SELECT NULL, s.source_id, s.source_split, 'missing_source_id', NULL,
+            NULL, 'source record ' || s.source_position || ' of ' || s.file ||
+            ' has no release row', NULL FROM sources s ANTI JOIN release r
+            ON r.source_id = s.source_id AND r.source_split = s.source_split""")
+    if "unexpected_source_id" in names:
+        parts.append("""SELECT r.rid, r.id, r.source_split, 'unexpected_source_id', NULL,
+            NULL, 'source id ' || r.source_id || ' is not in the HotpotQA source', NULL
+            FROM release r ANTI JOIN sources s ON r.source_id = s.source_id
+            AND r.source_split = s.source_split
+            WHERE r.source_split IN (SELECT DISTINCT source_split FROM sources)""")
+    return parts
+
+
+def _consistency(release: Release, active: tuple[Check, ...]) -> None:
+    """Compare what the release shipped with what its own rule derives from our findings."""
+    names = {check.name for check in active}
+    if "status_mismatch" not in names:
+        return
+    reference = {c.name: _RULE_STATUS.get(c.severity, "accepted") for c in active
+                 if c.reference}
+    values = ", ".join(f"('{n}', '{s}')" for n, s in reference.items())
+    release.con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE derived AS
+        SELECT k.rid, k.id, k.source_split, k.shipped_status, k.shipped_flags,
+               coalesce(d.flags, []) AS flags,
+               CASE WHEN list_contains(d.statuses, 'quarantined') THEN 'quarantined'
+                    WHEN list_contains(d.statuses, 'review_required') THEN 'review_required'
+                    ELSE 'accepted' END AS rule_status
+        FROM row_checks k LEFT JOIN (
+            SELECT rid, list_sort(list_distinct(list(f."check"))) AS flags,
+                   list(DISTINCT rule.status) AS statuses
+            FROM findings_raw f JOIN (VALUES {values}) rule(name, status)
+              ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid);
+        INSERT INTO findings_raw
+        SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
+               'shipped ' || shipped_status || ', the release rule gives ' || rule_status, NULL
+        FROM derived WHERE shipped_status IS DISTINCT FROM rule_status;
+        INSERT INTO findings_raw
+        SELECT rid, id, source_split, 'structural_flags_mismatch', NULL, NULL,
+               concat_ws('; ',
+                 CASE WHEN len(list_filter(shipped_flags, lambda x: NOT list_contains(flags, x)))
+                      > 0 THEN 'shipped only: ' || array_to_string(list_sort(list_filter(
+                      shipped_flags, lambda x: NOT list_contains(flags, x))), ', ') END,
+                 CASE WHEN len(list_filter(flags, lambda x: NOT list_contains(shipped_flags, x)))
+                      > 0 THEN 'derived only: ' || array_to_string(list_filter(
+                      flags, lambda x: NOT list_contains(shipped_flags, x)), ', ') END), NULL
+        FROM derived WHERE list_sort(list_distinct(shipped_flags)) <> flags;
+    """)
+
+
+def _status(release: Release, policy: Policy, active: tuple[Check, ...]
+            ) -> tuple[pa.Table, pa.Table]:
+    meta = ", ".join(
+        f"('{c.name}', '{policy.severity(c.name)}', '{c.origin}')" for c in active)
+    con = release.con
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE findings AS
+        SELECT f.id, f.source_split, f."check", m.severity, m.origin, f.paragraph_id,
+               f.sentence_index, f.detail, f.category, f.rid AS "row"
+        FROM findings_raw f JOIN (VALUES {meta}) m(name, severity, origin)
+          ON f."check" = m.name
+        ORDER BY f.rid NULLS LAST, f.id, f."check", f.paragraph_id NULLS FIRST,
+                 f.sentence_index NULLS FIRST;
+        CREATE OR REPLACE TEMP TABLE status AS
+        SELECT k.id, k.source_split,
+               CASE WHEN list_contains(g.severities, 'blocking') THEN 'quarantined'
+                    WHEN list_contains(g.severities, 'review') THEN 'review_required'
+                    ELSE 'accepted' END AS status,
+               coalesce(g.flags, []::VARCHAR[]) AS flags, k.shipped_status, k.rid AS "row"
+        FROM row_checks k LEFT JOIN (
+            SELECT "row", list(DISTINCT severity) AS severities,
+                   list_sort(list_distinct(list("check") FILTER (WHERE severity <> 'info')))
+                     AS flags
+            FROM findings WHERE "row" IS NOT NULL GROUP BY "row") g ON g."row" = k.rid
+        ORDER BY k.rid;
+    """)
+    return (con.sql("SELECT * FROM findings").to_arrow_table(),
+            con.sql("SELECT * FROM status").to_arrow_table())
+
+
+def _counts(con, sql: str) -> dict:
+    return {key: value for key, value in con.sql(sql).fetchall()}
+
+
+def _summary(release: Release, findings: pa.Table, status: pa.Table, policy: Policy,
+             partial: set[str], check_seconds: float, total_seconds: float) -> dict:
+    con = release.con
+    active = registry.for_layout(release.layout)
+    return {
+        "rows": release.rows,
+        "layout": release.layout,
+        "release": release.name,
+        "rows_per_split": _counts(con, "SELECT source_split, count(*) FROM status GROUP BY 1 "
+                                       "ORDER BY 1"),
+        "status_counts": {s: n for s, n in _counts(
+            con, "SELECT status, count(*) FROM status GROUP BY 1").items()},
+        "shipped_status_counts": _counts(con, "SELECT shipped_status, count(*) FROM status "
+                                              "WHERE shipped_status IS NOT NULL GROUP BY 1"),
+        "check_counts": _counts(con, 'SELECT "check", count(*) FROM findings GROUP BY 1 '
+                                     "ORDER BY 1"),
+        "rows_per_check": _counts(con, 'SELECT "check", count(DISTINCT "row") FROM findings '
+                                       "GROUP BY 1 ORDER BY 1"),
+        "severity_counts": _counts(con, "SELECT severity, count(*) FROM findings GROUP BY 1"),
+        "origin_counts": _counts(con, "SELECT origin, count(*) FROM findings GROUP BY 1"),
+        "checks_run": [c.name for c in active if c.name not in partial],
+        "checks_from_shipped_flags": sorted(partial),
+        "policy": policy.as_record(),
+        "registry_version": registry.REGISTRY_VERSION,
+        "sources": [str(p) for p in release.source_paths],
+        "seconds": {"checks": round(check_seconds, 3), "total": round(total_seconds, 3)},
+    }

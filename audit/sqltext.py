@@ -1,0 +1,60 @@
+"""SQL building blocks that reproduce Python's string semantics inside DuckDB.
+
+The reference toolkit decides "blank" with Python `str.strip()` and normalises titles with
+NFKC + whitespace collapse + casefold; DuckDB's `trim()`/`lower()` differ (ASCII-only trim,
+no casefold), so the exact rules are built here once and registered on each connection.
+"""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+import duckdb
+import pyarrow as pa
+
+
+def _python_whitespace_class() -> str:
+    """An RE2 character class of exactly the characters `str.isspace()` accepts."""
+    points = [cp for cp in range(sys.maxunicode + 1) if chr(cp).isspace()]
+    return "".join(f"\\x{{{cp:x}}}" for cp in points)
+
+
+WS = _python_whitespace_class()
+# Characters that must never appear in released text: C0/C1 controls (bar tab, LF, CR) and
+# U+FFFD, the mark of a failed decode.
+INVALID_CHARS = r"[\x{0}-\x{8}\x{b}\x{c}\x{e}-\x{1f}\x{7f}-\x{9f}\x{fffd}]"
+PLACEHOLDERS = ("—", "–", "―", "-", "--", "---", "…", "...", "N/A", "n/a")
+NAME_CONNECTORS = ("of", "the", "de", "la", "le", "van", "von", "du", "da", "del", "der",
+                   "den", "y", "and", "bin", "al")
+
+_TOKEN = rf"(?:[\p{{Lu}}\p{{Lt}}][^{WS}]*|\p{{Nd}}+|{'|'.join(NAME_CONNECTORS)})"
+_NAME_LIKE = rf"[{WS}]*{_TOKEN}(?:[{WS}]+{_TOKEN}){{0,5}}[{WS}]*"
+
+
+def normalize_title(title: str) -> str:
+    """Reference title key: NFKC, whitespace collapsed, casefolded."""
+    return " ".join(unicodedata.normalize("NFKC", title).split()).casefold()
+
+
+def _normalize_titles(values: pa.Array) -> pa.Array:
+    return pa.array([None if v is None else normalize_title(v) for v in values.to_pylist()],
+                    pa.string())
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    """Install the macros and functions the checks use on one connection."""
+    con.create_function("norm_title", _normalize_titles, ["VARCHAR"], "VARCHAR",
+                        type="arrow", side_effects=False)
+    placeholders = ", ".join("'" + p.replace("'", "''") + "'" for p in PLACEHOLDERS)
+    con.execute(f"""
+        CREATE OR REPLACE MACRO is_blank(s) AS regexp_full_match(s, '[{WS}]*');
+        CREATE OR REPLACE MACRO py_strip(s) AS regexp_replace(s, '^[{WS}]+|[{WS}]+$', '', 'g');
+        CREATE OR REPLACE MACRO has_invalid_chars(s) AS regexp_matches(s, '{INVALID_CHARS}');
+        CREATE OR REPLACE MACRO is_placeholder(s) AS py_strip(s) IN ({placeholders});
+        CREATE OR REPLACE MACRO copy_category(s) AS CASE
+            WHEN NOT regexp_matches(s, '[\\p{{L}}\\p{{N}}]') THEN 'punctuation'
+            WHEN NOT regexp_matches(s, '\\p{{L}}') THEN 'number_or_date'
+            WHEN length(s) <= 60 AND regexp_full_match(s, '{_NAME_LIKE}') THEN 'name_like'
+            ELSE 'sentence' END;
+    """)
