@@ -33,13 +33,15 @@ class Release:
     layout: str
     con: duckdb.DuckDBPyConnection
     rows: int
+    single_file: bool = True
     source_paths: list[Path] = field(default_factory=list)
     capabilities: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
+        """A short label: the directory of a sharded release, else the file's stem."""
         first = self.paths[0]
-        return first.parent.name if len(self.paths) > 1 else first.stem
+        return first.stem if len(self.paths) == 1 and self.single_file else first.parent.name
 
 
 def resolve_paths(spec: str | Path) -> list[Path]:
@@ -94,6 +96,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None) -> Release:
     if layout in ("v1.1", "v2"):
         capabilities.add("record_hash")
     release = Release(paths=paths, layout=layout, con=con, rows=rows,
+                      single_file=Path(str(spec)).is_file(),
                       capabilities=frozenset(capabilities))
     attach_sources(release, sources or [])
     return release

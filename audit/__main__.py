@@ -1,0 +1,114 @@
+"""`python -m audit …`: the headless face of the audit library."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from . import checks as registry
+from . import export, policy, readers, scan
+from .errors import InputError
+
+
+def _progress(started: float):
+    def say(message: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
+    return say
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    say = _progress(time.perf_counter())
+    if args.out and Path(args.out).exists():
+        raise InputError(args.out, "already exists; a scan never overwrites an earlier one",
+                         expected="a new --out directory")
+    rules = policy.load(args.policy)
+    say(f"opening {args.release}")
+    release = readers.open_release(args.release, args.source)
+    say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
+    result = scan.run(release, rules, progress=say)
+    out = export.write_scan(result, Path(args.out) if args.out else None)
+    summary = result.summary
+    print(json.dumps({"scan": str(out), "rows": summary["rows"],
+                      "status_counts": summary["status_counts"]}, indent=2))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    statuses = tuple(args.status or ("quarantined", "review_required"))
+    table = export.quarantine_table(Path(args.scan), statuses)
+    out = export.write_quarantine(table, Path(args.out), args.format or
+                                  Path(args.out).suffix.lstrip(".") or "csv")
+    print(f"{table.num_rows} reasons for {len(set(table.column('id').to_pylist()))} rows "
+          f"→ {out}")
+    return 0
+
+
+def cmd_manifest(args: argparse.Namespace) -> int:
+    scan_dir = Path(args.scan)
+    export.load_scan(scan_dir)
+    text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
+    if args.out:
+        with export.staged_file(Path(args.out)) as staging:
+            staging.write_text(text, encoding="utf-8")
+    else:
+        print(text, end="")
+    return 0
+
+
+def cmd_checks(args: argparse.Namespace) -> int:
+    for check in registry.REGISTRY:
+        print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
+              f"{','.join(sorted(check.layouts)):16} {check.description}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import generate_demo
+    summary = generate_demo(Path(args.out))
+    print(json.dumps(summary, indent=2, default=str))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m audit", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("scan", help="run every check over a release")
+    p.add_argument("release", help="a Parquet file, a directory of shards, a glob, or JSONL")
+    p.add_argument("--source", action="append", default=[],
+                   help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
+    p.add_argument("--out", help="new directory for the scan (default data/scans/…)")
+    p.add_argument("--policy", help="JSON/TOML file overriding check severities")
+    p.set_defaults(func=cmd_scan)
+    p = sub.add_parser("export-quarantine", help="write the quarantine list of a scan")
+    p.add_argument("scan", help="a scan directory")
+    p.add_argument("--out", required=True, help="output file (.csv, .jsonl or .parquet)")
+    p.add_argument("--format", choices=export.QUARANTINE_FORMATS)
+    p.add_argument("--status", action="append", choices=scan.STATUS_ORDER,
+                   help="statuses to include (default quarantined and review_required)")
+    p.set_defaults(func=cmd_export)
+    p = sub.add_parser("manifest", help="print or write the manifest of a scan")
+    p.add_argument("scan", help="a scan directory")
+    p.add_argument("--out", help="write it to this file instead of stdout")
+    p.set_defaults(func=cmd_manifest)
+    p = sub.add_parser("checks", help="list the check registry")
+    p.set_defaults(func=cmd_checks)
+    p = sub.add_parser("demo", help="regenerate the bundled demo release")
+    p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data/demo"))
+    p.set_defaults(func=cmd_demo)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

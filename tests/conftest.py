@@ -1,0 +1,75 @@
+"""Shared builders: hand-made HotpotQA sources turned into real V1.1 Parquet releases."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from audit import readers, scan, synth
+
+REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+
+BASE_SOURCE = {
+    "_id": "5a0000000000000000000001",
+    "question": "Which river is longer, the Danube or the Rhine?",
+    "answer": "Danube",
+    "type": "comparison",
+    "level": "hard",
+    "supporting_facts": [["Danube", 0], ["Rhine", 1]],
+    "context": [
+        ["Danube", ["The Danube is a long river.", " It flows east.", " It ends in the sea."]],
+        ["Rhine", ["The Rhine starts in the Alps.", " It flows north."]],
+        ["Seine", ["The Seine flows through Paris."]],
+    ],
+}
+
+
+def source(**changes) -> dict:
+    record = copy.deepcopy(BASE_SOURCE)
+    record.update(changes)
+    return record
+
+
+def view(src: dict, languages=("German", "French", "Spanish")) -> list:
+    """A clean translated context: every paragraph in the given languages, same counts."""
+    return [[f"{title} ({language[:2]})", [f"{language} {i}: {s.strip()}"
+                                          for i, s in enumerate(sentences)], language]
+            for (title, sentences), language in zip(src["context"], languages)]
+
+
+def record(src: dict | None = None, context=None, question="Welcher Fluss ist länger?",
+           answer="Donau", language="German", split="validation", position=0) -> dict:
+    src = src or source()
+    return synth.build_v11_record(src, view(src) if context is None else context, question,
+                                  answer, language, split=split, source_position=position,
+                                  release_position=position, view_index=0)
+
+
+def scan_records(tmp_path: Path, records: list[dict], sources: dict | None = None
+                 ) -> scan.ScanResult:
+    """Write the records as a V1.1 release (and optional {split: [source]}) and scan it."""
+    release_dir = tmp_path / "release"
+    synth.write_release(records, release_dir)
+    specs = []
+    for split, items in (sources or {}).items():
+        path = tmp_path / f"source_{split}.json"
+        path.write_text(json.dumps(items), encoding="utf-8")
+        specs.append(f"{split}={path}")
+    return scan.run(readers.open_release(release_dir, specs))
+
+
+def located(result: scan.ScanResult, check: str) -> list[tuple]:
+    """(id, paragraph_id, sentence_index) of each finding of one check, in order."""
+    rows = [(r["id"], r["paragraph_id"], r["sentence_index"])
+            for r in result.findings.to_pylist() if r["check"] == check]
+    return sorted(rows, key=lambda t: (t[0], t[1] or "", -1 if t[2] is None else t[2]))
+
+
+@pytest.fixture
+def realdata() -> Path:
+    if not REALDATA.is_dir():
+        pytest.skip("../shared/realdata is not present")
+    return REALDATA

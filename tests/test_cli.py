@@ -1,0 +1,111 @@
+"""The CLI contract: scan outputs, versioned scans, quarantine exports, manifests, policy."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pyarrow.parquet as pq
+
+from audit import export, synth
+from conftest import record, source, view
+from test_inputs import cli
+
+
+def make_release(tmp_path):
+    ctx = view(source())
+    ctx[1][1][0] = "=HYPERLINK(\"http://x\")"        # formula-looking dataset text
+    ctx[2][1][0] = " "
+    dup = record(source(_id="5a0000000000000000000002"), position=1)
+    dup["candidates"][2]["title"] = dup["candidates"][0]["title"].upper()
+    dup["structural_flags"] = ["duplicate_normalized_translated_title"]
+    dup["status"] = "review_required"
+    dup["record_sha256"] = synth.record_sha256(dup)
+    synth.write_release([record(context=ctx), dup], tmp_path / "release")
+    return tmp_path / "release"
+
+
+def test_scan_writes_the_three_outputs(tmp_path):
+    done = cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"))
+    assert done.returncode == 0, done.stderr
+    assert "row checks done" in done.stderr                 # progress on stderr
+    findings = pq.read_table(tmp_path / "scan" / "findings.parquet")
+    assert findings.column_names[:8] == ["id", "source_split", "check", "severity", "origin",
+                                         "paragraph_id", "sentence_index", "detail"]
+    assert str(findings.schema.field("sentence_index").type) == "int32"
+    status = pq.read_table(tmp_path / "scan" / "status.parquet").to_pylist()
+    assert [(r["id"][-1], r["status"], r["flags"], r["shipped_status"]) for r in status] == [
+        ("1", "quarantined", ["blank_sentence"], "quarantined"),
+        ("2", "review_required", ["duplicate_normalized_translated_title"], "review_required")]
+    summary = json.loads((tmp_path / "scan" / "summary.json").read_text())
+    assert summary["rows"] == 2
+    assert summary["status_counts"] == {"quarantined": 1, "review_required": 1}
+    assert summary["check_counts"] == {"blank_sentence": 1,
+                                       "duplicate_normalized_translated_title": 1}
+
+
+def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
+    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    release = make_release(tmp_path)
+    from audit import readers, scan
+    first = export.write_scan(scan.run(readers.open_release(release)))
+    second = export.write_scan(scan.run(readers.open_release(release)))
+    assert first != second and first.parent == second.parent == tmp_path / "scans" / "release"
+    one = json.loads((first / "manifest.json").read_text())
+    two = json.loads((second / "manifest.json").read_text())
+    assert one["fingerprint"] == two["fingerprint"] and one["scan_id"] != two["scan_id"]
+    done = cli("scan", str(release), "--out", str(first))
+    assert done.returncode == 2 and "never overwrites" in done.stderr
+
+
+def test_quarantine_exports_neutralise_formulas(tmp_path):
+    cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"))
+    for fmt in ("csv", "jsonl", "parquet"):
+        done = cli("export-quarantine", str(tmp_path / "scan"), "--out",
+                   str(tmp_path / f"q.{fmt}"))
+        assert done.returncode == 0, done.stderr
+        assert "2 reasons for 2 rows" in done.stdout
+    rows = list(csv.DictReader((tmp_path / "q.csv").open(encoding="utf-8")))
+    assert [(r["id"][-1], r["status"], r["reason"], r["paragraph_id"], r["sentence_index"])
+            for r in rows] == [("1", "quarantined", "blank_sentence", "p02", "0"),
+                               ("2", "review_required",
+                                "duplicate_normalized_translated_title", "p02", "")]
+    lines = (tmp_path / "q.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["sentence_index"] == 0
+    assert pq.read_table(tmp_path / "q.parquet").num_rows == 2
+    cells = ["=1+1", "+1", "-1", "@SUM(A1)", "plain"]
+    assert [export._neutralise(c) for c in cells] == ["'=1+1", "'+1", "'-1", "'@SUM(A1)",
+                                                      "plain"]
+
+
+def test_manifest(tmp_path):
+    release = make_release(tmp_path)
+    cli("scan", str(release), "--out", str(tmp_path / "scan"))
+    done = cli("manifest", str(tmp_path / "scan"))
+    manifest = json.loads(done.stdout)
+    assert [(i["role"], i["bytes"]) for i in manifest["inputs"]] == [
+        ("release", (release / "validation-00000.parquet").stat().st_size)]
+    assert len(manifest["inputs"][0]["sha256"]) == 64
+    assert manifest["rows_per_split"] == {"validation": 2}
+    assert manifest["policy"]["name"] == "default"
+    assert {"duckdb", "pyarrow", "python"} <= set(manifest["tools"])
+    assert any(c["name"] == "blank_sentence" and c["severity"] == "blocking"
+               for c in manifest["checks"])
+    assert cli("manifest", str(tmp_path)).returncode == 2
+
+
+def test_policy_file_promotes_and_demotes(tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[severity]\nblank_sentence = "info"\n'
+                      'duplicate_normalized_translated_title = "blocking"\n')
+    cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"),
+        "--policy", str(policy))
+    status = pq.read_table(tmp_path / "scan" / "status.parquet").to_pylist()
+    assert [(r["status"], r["flags"]) for r in status] == [
+        ("accepted", []), ("quarantined", ["duplicate_normalized_translated_title"])]
+    manifest = json.loads((tmp_path / "scan" / "manifest.json").read_text())
+    assert manifest["policy"]["overrides"] == {
+        "blank_sentence": "info", "duplicate_normalized_translated_title": "blocking"}
+    policy.write_text('[severity]\nno_such_check = "info"\n')
+    done = cli("scan", str(make_release(tmp_path / "x")), "--policy", str(policy))
+    assert done.returncode == 2 and "unknown check 'no_such_check'" in done.stderr

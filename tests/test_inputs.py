@@ -1,0 +1,114 @@
+"""Every class of bad input is a clear error (file, place, expectation), exit code 2, and
+nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from audit import readers, synth
+from audit.errors import InputError
+from conftest import record
+
+REPO = Path(__file__).resolve().parent.parent
+JSONL_RECORD = {
+    "id": "q1", "source_id": "q1", "source_split": "validation",
+    "question": "Welcher Fluss ist länger?", "answer": "Donau", "question_language": "de",
+    "answer_language": "de", "question_type": "comparison", "difficulty": "hard",
+    "candidates": [{"id": "p00", "title": "Donau", "sentences": ["Die Donau ist lang."],
+                    "language": "de", "source_title": "Danube",
+                    "source_sentences": ["The Danube is long."]}],
+    "supporting_facts": [{"paragraph_id": "p00", "sentence_id": 0, "role": "answer"}],
+    "provenance": {}, "checksum": "",
+}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "audit", *args], cwd=REPO,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture
+def good(tmp_path) -> Path:
+    synth.write_release([record()], tmp_path / "good")
+    return tmp_path / "good" / "validation-00000.parquet"
+
+
+def write_table(path: Path, table: pa.Table) -> Path:
+    pq.write_table(table, path)
+    return path
+
+
+def bad_inputs(tmp_path: Path, good: Path) -> dict[str, tuple[Path, str]]:
+    table = pq.read_table(good)
+    truncated = tmp_path / "truncated.parquet"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    (tmp_path / "empty.parquet").write_bytes(b"")
+    (tmp_path / "text.parquet").write_text("id,question\n1,what\n")
+    line = json.dumps(JSONL_RECORD).encode()
+    (tmp_path / "bad_utf8.jsonl").write_bytes(line + b'\n{"id": "\xff"}\n')
+    (tmp_path / "bad_json.jsonl").write_bytes(line + b'\n\n{"id": \n')
+    (tmp_path / "empty_dir").mkdir()
+    return {
+        "missing": (tmp_path / "nope.parquet", "no such file or directory"),
+        "empty dir": (tmp_path / "empty_dir", "holds no .parquet or .jsonl file"),
+        "not parquet": (tmp_path / "text.parquet", "not a readable Parquet file"),
+        "empty": (tmp_path / "empty.parquet", "the file is empty"),
+        "truncated": (truncated, "not a readable Parquet file"),
+        "missing column": (write_table(tmp_path / "nocol.parquet", table.drop_columns(["answer"])),
+                           "missing column 'answer' (expected string)"),
+        "mistyped column": (write_table(tmp_path / "type.parquet", table.set_column(
+            table.schema.get_field_index("source_position"), "source_position",
+            pa.array(["0"]))), "column 'source_position' has type string (expected int32)"),
+        "foreign parquet": (write_table(tmp_path / "foreign.parquet", pa.table({"x": [1]})),
+                            "not an XHotpotQA release"),
+        "invalid utf-8": (tmp_path / "bad_utf8.jsonl", "line 2: invalid UTF-8"),
+        "invalid json": (tmp_path / "bad_json.jsonl", "line 3: invalid JSON"),
+    }
+
+
+def test_every_bad_input_names_file_and_problem(tmp_path, good):
+    for label, (path, message) in bad_inputs(tmp_path, good).items():
+        with pytest.raises(InputError) as caught:
+            readers.open_release(path)
+        assert message in str(caught.value), label
+        assert str(path) in str(caught.value), label
+
+
+def test_cli_exits_2_and_writes_nothing(tmp_path, good):
+    for label, (path, message) in bad_inputs(tmp_path, good).items():
+        out = tmp_path / f"out-{label.replace(' ', '_')}"
+        done = cli("scan", str(path), "--out", str(out))
+        assert done.returncode == 2, label
+        assert message in done.stderr and "Traceback" not in done.stderr, label
+        assert not out.exists(), label
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out-")]
+
+
+def test_jsonl_record_missing_a_field_names_the_line(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"id": "x"}) + "\n")
+    with pytest.raises(InputError, match=r"line 1: record has no 'source_id'"):
+        readers.open_release(path)
+
+
+def test_empty_parquet_release(tmp_path, good):
+    empty = write_table(tmp_path / "none.parquet", pq.read_table(good).slice(0, 0))
+    with pytest.raises(InputError, match="the release has no rows"):
+        readers.open_release(empty)
+
+
+def test_bad_source_json(tmp_path, good):
+    source = tmp_path / "hotpot.json"
+    source.write_text('{"_id": "x"}')
+    with pytest.raises(InputError, match="top level is a JSON dict"):
+        readers.open_release(good, [f"validation={source}"])
+    source.write_text("[{\"_id\": \"x\",")
+    with pytest.raises(InputError, match=r"hotpot.json: line 1: invalid JSON"):
+        readers.open_release(good, [f"validation={source}"])

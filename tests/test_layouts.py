@@ -1,0 +1,49 @@
+"""V2 RC1 and canonical JSONL map onto the same checks; the real V2 sample is consistent."""
+
+from __future__ import annotations
+
+import json
+
+from audit import readers, scan
+from test_inputs import JSONL_RECORD
+
+
+def test_v2_sample_reproduces_reference_flags_status_and_hashes(realdata):
+    release = readers.open_release(realdata / "xhotpotqa_v2_sample" /
+                                   "xhotpotqa_v2_sample.parquet")
+    assert (release.layout, release.rows) == ("v2", 197)
+    result = scan.run(release)
+    counts = result.summary["check_counts"]
+    for name in ("status_mismatch", "structural_flags_mismatch", "record_hash_mismatch"):
+        assert name not in counts
+    # Derived from the layout (not carried): the reference builder's own counts.
+    assert counts["xhotpot:sentence_count_mismatch"] == 21
+    assert counts["xhotpot:blank_translation_sentence"] == 9
+    assert counts["xhotpot:paragraph_sentence_source_copy"] == 10
+    assert counts["provenance:assignment_manifest_hash_missing"] == 95
+    assert counts["source:blank_source_sentence"] == 1
+    carried = {r["check"] for r in result.findings.to_pylist() if "cannot show" in r["detail"]}
+    assert carried == {"xhotpot:difficulty_mismatch"}
+    # Beyond the reference: the em-dash placeholders and invalid characters it never flagged.
+    assert counts["placeholder_sentence"] == 4
+    assert counts["invalid_unicode"] == 5
+    assert result.summary["shipped_status_counts"] == {
+        "accepted": 83, "review_required": 82, "quarantined": 32}
+
+
+def test_jsonl_release(tmp_path):
+    rows = [dict(JSONL_RECORD), dict(JSONL_RECORD, id="q2", source_id="q2", question=" ",
+                                     supporting_facts=[{"paragraph_id": "p00",
+                                                        "sentence_id": 3}])]
+    path = tmp_path / "release.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    release = readers.open_release(path)
+    assert (release.layout, release.rows) == ("jsonl", 2)
+    result = scan.run(release)
+    found = sorted((r["id"], r["check"], r["paragraph_id"], r["sentence_index"])
+                   for r in result.findings.to_pylist())
+    assert found == [("q2", "blank_question", None, None),
+                     ("q2", "source_support_index_out_of_range", "p00", 3),
+                     ("q2", "support_index_out_of_range", "p00", 3)]
+    assert [r["status"] for r in result.status.to_pylist()] == ["accepted", "quarantined"]
+    assert [r["shipped_status"] for r in result.status.to_pylist()] == [None, None]
