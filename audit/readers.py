@@ -321,7 +321,9 @@ _SOURCE_SCHEMA = pa.schema([
 def _source_entry(entry: object) -> tuple[bool, str | None, list[str] | None]:
     ok = (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
           and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1]))
-    title = entry[0] if isinstance(entry, list) and entry and isinstance(entry[0], str) else None
+    # The reference joins support titles against [str, anything] pairs, valid or not.
+    title = (entry[0] if isinstance(entry, list) and len(entry) == 2
+             and isinstance(entry[0], str) else None)
     return ok, title, list(entry[1]) if ok else None
 
 

@@ -7,6 +7,7 @@ no casefold), so the exact rules are built here once and registered on each conn
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 
@@ -46,12 +47,19 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
     """Install the macros and functions the checks use on one connection."""
     con.create_function("norm_title", _normalize_titles, ["VARCHAR"], "VARCHAR",
                         type="arrow", side_effects=False)
-    placeholders = ", ".join("'" + p.replace("'", "''") + "'" for p in PLACEHOLDERS)
+    placeholders = "|".join(re.escape(p) for p in PLACEHOLDERS)
     con.execute(f"""
         CREATE OR REPLACE MACRO is_blank(s) AS regexp_full_match(s, '[{WS}]*');
         CREATE OR REPLACE MACRO py_strip(s) AS regexp_replace(s, '^[{WS}]+|[{WS}]+$', '', 'g');
         CREATE OR REPLACE MACRO has_invalid_chars(s) AS regexp_matches(s, '{INVALID_CHARS}');
-        CREATE OR REPLACE MACRO is_placeholder(s) AS py_strip(s) IN ({placeholders});
+        CREATE OR REPLACE MACRO is_placeholder(s) AS
+            regexp_full_match(s, '[{WS}]*(?:{placeholders})[{WS}]*');
+        -- NFKC is the identity on ASCII and casefold is lower(): only other titles need
+        -- the Python function.
+        CREATE OR REPLACE MACRO title_key(s) AS CASE
+            WHEN regexp_full_match(s, '[\x00-\x7f]*')
+            THEN lower(regexp_replace(py_strip(s), '[{WS}]+', ' ', 'g'))
+            ELSE norm_title(s) END;
         CREATE OR REPLACE MACRO copy_category(s) AS CASE
             WHEN NOT regexp_matches(s, '[\\p{{L}}\\p{{N}}]') THEN 'punctuation'
             WHEN NOT regexp_matches(s, '\\p{{L}}') THEN 'number_or_date'
