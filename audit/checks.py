@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .languages import CODES
 
 REGISTRY_VERSION = "2026.11.1"
+COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
 UNITS = ("row", "paragraph", "sentence", "fact", "release")
 SEVERITIES = ("blocking", "review", "info")
 ORIGINS = ("source", "translation", "release")
@@ -38,6 +39,8 @@ class Check:
     witness: str | None = None
     # Part of the release's own status rule (SPEC §2, §1.2): compared with shipped flags.
     reference: bool = False
+    # Default severity per finding category, where a category changes what a finding means.
+    category_severity: tuple[tuple[str, str], ...] = ()
 
     def plan(self, capabilities: frozenset[str]) -> tuple[str | None, bool]:
         """The SQL to run and whether it sees every case; when it does not, a flag the
@@ -217,6 +220,9 @@ BEYOND_CHECKS = (
     Check("exact_source_copy", "sentence", "review", "translation",
           "A non-English sentence, title, question or answer is byte-equal to its English "
           "source; the category separates likely invariants from ordinary sentences.", ALL,
+          # Numbers, punctuation and names legitimately stay as they are (SPEC §3).
+          category_severity=(("number_or_date", "info"), ("punctuation", "info"),
+                             ("name_like", "info")),
           sql=concat(
               when("r.question_language <> 'en' AND r.question = r.source_question",
                    "'question equals the English source'", "copy_category(r.question)"),

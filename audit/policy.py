@@ -20,8 +20,20 @@ class Policy:
     overrides: dict[str, str]
     sha256: str | None = None
 
-    def severity(self, check: str) -> str:
-        return self.overrides.get(check, BY_NAME[check].severity)
+    def severity(self, check: str, category: str | None = None) -> str:
+        """Most specific first: `check:category` in the policy, then `check`, then the
+        registry's default for the category, then for the check."""
+        if category is not None and f"{check}:{category}" in self.overrides:
+            return self.overrides[f"{check}:{category}"]
+        if check in self.overrides:
+            return self.overrides[check]
+        return dict(BY_NAME[check].category_severity).get(category, BY_NAME[check].severity)
+
+    def category_rules(self, check: str) -> dict[str, str]:
+        """Severities that differ by category for one check."""
+        categories = {c for c, _ in BY_NAME[check].category_severity} | {
+            key.split(":", 1)[1] for key in self.overrides if key.startswith(check + ":")}
+        return {c: self.severity(check, c) for c in sorted(categories)}
 
     def as_record(self) -> dict:
         return {"name": self.name, "sha256": self.sha256, "overrides": dict(self.overrides)}
@@ -49,9 +61,10 @@ def load(path: str | Path | None) -> Policy:
         raise InputError(path, "no 'severity' table",
                          expected='{"severity": {"check": "blocking|review|info"}}')
     for check, severity in severities.items():
-        if check not in BY_NAME:
+        if check.split(":", 1)[0] not in BY_NAME:
             raise InputError(path, f"unknown check '{check}'", where="severity",
-                             expected="a name from `python -m audit checks`")
+                             expected="a name from `python -m audit checks`, optionally "
+                                      "with :category")
         if severity not in SEVERITIES:
             raise InputError(path, f"severity '{severity}' for '{check}'", where="severity",
                              expected=" / ".join(SEVERITIES))

@@ -199,6 +199,13 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
     """)
 
 
+def _severity_sql(policy: Policy, active: tuple[Check, ...]) -> str:
+    """Per-finding severity: the check's, unless its category has its own."""
+    cases = [f"WHEN f.\"check\" = '{c.name}' AND f.category = '{category}' THEN '{sev}'"
+             for c in active for category, sev in policy.category_rules(c.name).items()]
+    return f"CASE {' '.join(cases)} ELSE m.severity END" if cases else "m.severity"
+
+
 def _status(release: Release, policy: Policy, active: tuple[Check, ...]
             ) -> tuple[pa.Table, pa.Table]:
     meta = ", ".join(
@@ -206,7 +213,8 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
     con = release.con
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE findings AS
-        SELECT f.id, f.source_split, f."check", m.severity, m.origin, f.paragraph_id,
+        SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
+               m.origin, f.paragraph_id,
                f.sentence_index, f.detail, f.category, f.rid AS "row"
         FROM findings_raw f JOIN (VALUES {meta}) m(name, severity, origin)
           ON f."check" = m.name
@@ -227,6 +235,14 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
     """)
     return (con.sql("SELECT * FROM findings").to_arrow_table(),
             con.sql("SELECT * FROM status").to_arrow_table())
+
+
+def status_disagreements(result: ScanResult) -> pa.Table:
+    """Rows whose shipped status differs from the derived one, with the derived flags."""
+    con = result.release.con
+    return con.sql("""SELECT id, source_split, shipped_status, status, flags FROM status
+                      WHERE shipped_status IS NOT NULL AND shipped_status <> status
+                      ORDER BY "row" """).to_arrow_table()
 
 
 def _counts(con, sql: str) -> dict:

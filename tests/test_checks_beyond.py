@@ -34,6 +34,22 @@ def test_exact_copies_are_located_and_categorised(tmp_path):
         ("p02", 3, "name_like"),
     ]
     assert result.status.to_pylist()[0]["status"] == "review_required"
+    severities = {r["category"]: r["severity"] for r in result.findings.to_pylist()}
+    assert severities == {"name_like": "info", "number_or_date": "info",
+                          "punctuation": "info", "sentence": "review"}
+    assert result.status.to_pylist()[0]["flags"] == ["exact_source_copy"]
+
+
+def test_policy_can_rate_one_copy_category(tmp_path):
+    from audit import policy as policies
+    path = tmp_path / "p.json"
+    path.write_text('{"severity": {"exact_source_copy:name_like": "blocking"}}')
+    rules = policies.load(path)
+    assert rules.severity("exact_source_copy", "name_like") == "blocking"
+    assert rules.severity("exact_source_copy", "number_or_date") == "info"
+    assert rules.severity("exact_source_copy", "sentence") == "review"
+    path.write_text('{"severity": {"exact_source_copy": "blocking"}}')
+    assert policies.load(path).severity("exact_source_copy", "name_like") == "blocking"
 
 
 def test_english_units_are_never_copies(tmp_path):
