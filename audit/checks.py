@@ -10,8 +10,13 @@ pass over the release, with DuckDB list lambdas instead of unnesting the nested 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
 
+from . import hashing
 from .languages import CODES
+
+if TYPE_CHECKING:
+    from .readers import Release
 
 REGISTRY_VERSION = "2026.11.1"
 COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
@@ -41,6 +46,10 @@ class Check:
     reference: bool = False
     # Default severity per finding category, where a category changes what a finding means.
     category_severity: tuple[tuple[str, str], ...] = ()
+    # A whole-release check instead of a row expression: prepares what it needs (it may
+    # compute slow signals once per distinct text) and returns a SELECT of findings rows
+    # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category).
+    query: Callable[["Release"], str] | None = None
 
     def plan(self, capabilities: frozenset[str]) -> tuple[str | None, bool]:
         """The SQL to run and whether it sees every case; when it does not, a flag the
@@ -362,19 +371,44 @@ V2_CHECKS = (
 
 # ----------------------------------------- release-level checks (queries over the whole scan)
 
-# These run as their own queries over the whole scan (not in the one-pass row projection).
+# ------------------------------------------------ whole-release checks (their own queries)
+
+def _duplicate_id(release: "Release") -> str:
+    return """SELECT rid, id, source_split, 'duplicate_id', NULL, NULL,
+        n || ' rows share this id', NULL FROM (SELECT rid, id, source_split,
+        count(*) OVER (PARTITION BY id, source_split) AS n FROM release) WHERE n > 1"""
+
+
+def _missing_source_id(release: "Release") -> str:
+    return """SELECT NULL, s.source_id, s.source_split, 'missing_source_id', NULL, NULL,
+        'source record ' || s.source_position || ' of ' || s.file || ' has no release row',
+        NULL FROM sources s ANTI JOIN release r
+        ON r.source_id = s.source_id AND r.source_split = s.source_split"""
+
+
+def _unexpected_source_id(release: "Release") -> str:
+    return """SELECT r.rid, r.id, r.source_split, 'unexpected_source_id', NULL, NULL,
+        'source id ' || r.source_id || ' is not in the HotpotQA source', NULL
+        FROM release r ANTI JOIN sources s
+        ON r.source_id = s.source_id AND r.source_split = s.source_split
+        WHERE r.source_split IN (SELECT DISTINCT source_split FROM sources)"""
+
+
 RELEASE_CHECKS = (
     Check("record_hash_mismatch", "row", "review", "release",
           "The row's record checksum does not reproduce from its content.",
-          frozenset({"v1.1", "v2"}), needs=frozenset({"record_hash"})),
+          frozenset({"v1.1", "v2"}), needs=frozenset({"record_hash"}),
+          query=lambda release: hashing.verify_query(release.con, release.layout)),
     Check("duplicate_id", "release", "review", "release",
-          "Two or more release rows share an id within a split.", ALL),
+          "Two or more release rows share an id within a split.", ALL, query=_duplicate_id),
     Check("missing_source_id", "release", "review", "source",
           "A HotpotQA source record has no release row (omitted).", ALL,
-          needs=frozenset({"source"})),
+          needs=frozenset({"source"}), query=_missing_source_id),
     Check("unexpected_source_id", "release", "review", "release",
           "A release row's source id is not in the HotpotQA source.", ALL,
-          needs=frozenset({"source"})),
+          needs=frozenset({"source"}), query=_unexpected_source_id),
+    # Compare the shipped status and flags with what the release's own rule derives from
+    # the other findings: they run last, in scan._consistency.
     Check("status_mismatch", "row", "review", "release",
           "The shipped status differs from the one the release's own rule derives.",
           frozenset({"v1.1", "v2"})),
@@ -382,6 +416,7 @@ RELEASE_CHECKS = (
           "The shipped flags differ from the re-derived reference flags.",
           frozenset({"v1.1", "v2"})),
 )
+CONSISTENCY_CHECKS = ("status_mismatch", "structural_flags_mismatch")
 
 REGISTRY: tuple[Check, ...] = V11_CHECKS + BEYOND_CHECKS + V2_CHECKS + RELEASE_CHECKS
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}

@@ -30,46 +30,6 @@ class ScanResult:
     summary: dict
 
 
-def canonical_json_sql(schema: pa.Schema, layout: str) -> str:
-    """SQL reproducing the canonical JSON of a raw row `raw` (the text its checksum hashes):
-    keys sorted at every depth; V1.1 drops record_sha256, V2 sets release_record_sha256
-    to ''."""
-    def value(expr: str, type_: pa.DataType) -> str:
-        if pa.types.is_struct(type_):
-            fields = sorted(type_, key=lambda f: f.name)
-            return "struct_pack(" + ", ".join(
-                f'"{f.name}" := {value(f"{expr}.{chr(34)}{f.name}{chr(34)}", f.type)}'
-                for f in fields) + ")"
-        if pa.types.is_list(type_) and pa.types.is_struct(type_.value_type):
-            return f"list_transform({expr}, lambda x: {value('x', type_.value_type)})"
-        return expr
-
-    parts = []
-    for field in sorted(schema, key=lambda f: f.name):
-        if layout == "v1.1" and field.name == "record_sha256":
-            continue
-        expr = "''" if field.name == "release_record_sha256" else value(
-            f'raw."{field.name}"', field.type)
-        parts.append(f'"{field.name}" := {expr}')
-    return f"to_json(struct_pack({', '.join(parts)}))"
-
-
-def sha256_of_json(column: str) -> str:
-    """sha256 of a to_json() text, as Python's json.dumps would have produced it."""
-    fixed = column
-    # DuckDB escapes control characters with upper-case hex (\u001B), Python with lower
-    # case; only rows holding such a character pay for the rewrite.
-    for code in ("0B", "0E", "0F", "1A", "1B", "1C", "1D", "1E", "1F"):
-        fixed = f"replace({fixed}, '\\u00{code}', '\\u00{code.lower()}')"
-    return (f"sha256(CASE WHEN regexp_matches({column}, '\\\\u00[01][A-F]') THEN {fixed} "
-            f"ELSE {column} END)")
-
-
-def _raw_schema(release: Release) -> pa.Schema:
-    return release.con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table(
-    ).schema
-
-
 def _row_source(plans: dict[str, str]) -> str:
     """The relation the row checks read: the canonical row plus derived helper columns."""
     extra = ""
@@ -81,7 +41,7 @@ def _row_source(plans: dict[str, str]) -> str:
 def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> tuple[dict, set]:
     plans, partial = {}, set()
     for check in active:
-        if check in registry.RELEASE_CHECKS:
+        if check.query is not None or check.name in registry.CONSISTENCY_CHECKS:
             continue
         sql, exhaustive = check.plan(caps)
         if sql is not None:
@@ -119,7 +79,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         parts.append(f"""SELECT rid, id, source_split, '{name}', NULL, NULL,
             'flag shipped by the release; this layout cannot show it', NULL FROM row_checks
             WHERE {found}list_contains(shipped_flags, '{name}')""")
-    parts += _release_level(release, active)
+    parts += [f"SELECT * FROM ({check.query(release)})" for check in active
+              if check.query is not None and check.needs <= release.capabilities]
     con.execute("CREATE OR REPLACE TEMP TABLE findings_raw AS " + " UNION ALL ".join(parts))
     _consistency(release, active)
     findings, status = _status(release, policy, active)
@@ -127,39 +88,6 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
                        time.perf_counter() - started)
     say(f"scan done in {summary['seconds']['total']:.1f} s")
     return ScanResult(release, policy, findings, status, summary)
-
-
-def _release_level(release: Release, active: tuple[Check, ...]) -> list[str]:
-    names = {check.name for check in active if release.capabilities >= check.needs}
-    parts = []
-    if "record_hash_mismatch" in names:
-        # A second, narrow pass: joining the hashes back onto whole rows would hold the
-        # nested columns in a hash table.
-        release.con.execute(f"""CREATE OR REPLACE TEMP TABLE hashes AS
-            SELECT rid, {sha256_of_json('j')} AS computed FROM (SELECT rid,
-              {canonical_json_sql(_raw_schema(release), release.layout)} AS j
-              FROM raw_release raw)""")
-        parts.append("""SELECT r.rid, r.id, r.source_split, 'record_hash_mismatch', NULL,
-            NULL, 'shipped ' || left(r.shipped_hash, 12) || '…, computed ' ||
-            left(h.computed, 12) || '…', NULL
-            FROM (SELECT rid, id, source_split, shipped_hash FROM release) r
-            JOIN hashes h USING (rid) WHERE h.computed IS DISTINCT FROM r.shipped_hash""")
-    if "duplicate_id" in names:
-        parts.append("""SELECT rid, id, source_split, 'duplicate_id', NULL, NULL,
-            n || ' rows share this id', NULL FROM (SELECT rid, id, source_split,
-            count(*) OVER (PARTITION BY id, source_split) AS n FROM release) WHERE n > 1""")
-    if "missing_source_id" in names:
-        parts.append("""SELECT NULL, s.source_id, s.source_split, 'missing_source_id', NULL,
-            NULL, 'source record ' || s.source_position || ' of ' || s.file ||
-            ' has no release row', NULL FROM sources s ANTI JOIN release r
-            ON r.source_id = s.source_id AND r.source_split = s.source_split""")
-    if "unexpected_source_id" in names:
-        parts.append("""SELECT r.rid, r.id, r.source_split, 'unexpected_source_id', NULL,
-            NULL, 'source id ' || r.source_id || ' is not in the HotpotQA source', NULL
-            FROM release r ANTI JOIN sources s ON r.source_id = s.source_id
-            AND r.source_split = s.source_split
-            WHERE r.source_split IN (SELECT DISTINCT source_split FROM sources)""")
-    return parts
 
 
 def _consistency(release: Release, active: tuple[Check, ...]) -> None:

@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from audit import readers, scan  # noqa: E402
+from audit import hashing, readers  # noqa: E402
 from audit.languages import LANGUAGES  # noqa: E402
 from audit.workspace import DEMO_RELEASE  # noqa: E402
 
@@ -60,9 +60,9 @@ def build(target: Path, sources: int, views: int) -> Path:
         QUALIFY row_number() OVER (PARTITION BY view ORDER BY copy, r.release_position)
                 <= {sources}
     """)
-    json_sql = scan.canonical_json_sql(con.sql("SELECT * FROM tiled LIMIT 0").to_arrow_table(
+    json_sql = hashing.canonical_json_sql(con.sql("SELECT * FROM tiled LIMIT 0").to_arrow_table(
     ).schema, "v1.1")
-    con.execute(f"""COPY (SELECT * EXCLUDE (j) REPLACE ({scan.sha256_of_json('j')} AS
+    con.execute(f"""COPY (SELECT * EXCLUDE (j) REPLACE ({hashing.sha256_of_json('j')} AS
                     record_sha256) FROM (SELECT *, {json_sql} AS j FROM tiled raw))
                     TO '{target}/validation-00000.parquet'
                     (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048)""")
