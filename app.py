@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from audit import checks as registry
+from audit import registry
 from audit.errors import InputError
 from audit.scan import status_disagreements
 from audit.workspace import scan_release

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import checks as registry
+from . import registry
 from . import export, policy, readers, scan
 from .errors import InputError
 

@@ -1,5 +1,5 @@
-"""The check registry: every check is declared once, with its metadata and the set-based SQL
-that yields its findings. Pages, exports, the policy and the manifest read this registry.
+"""Check declarations: every check is declared once, with its metadata and the set-based SQL
+that yields its findings (`audit.registry` assembles them; everything else reads that).
 
 A row check's SQL is an expression over one release row `r` (and, when a HotpotQA source is
 attached, its source row `s`) that evaluates to a list of findings
@@ -18,7 +18,6 @@ from .languages import CODES
 if TYPE_CHECKING:
     from .readers import Release
 
-REGISTRY_VERSION = "2026.11.1"
 COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
 UNITS = ("row", "paragraph", "sentence", "fact", "release")
 SEVERITIES = ("blocking", "review", "info")
@@ -417,11 +416,3 @@ RELEASE_CHECKS = (
           frozenset({"v1.1", "v2"})),
 )
 CONSISTENCY_CHECKS = ("status_mismatch", "structural_flags_mismatch")
-
-REGISTRY: tuple[Check, ...] = V11_CHECKS + BEYOND_CHECKS + V2_CHECKS + RELEASE_CHECKS
-BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
-assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
-
-
-def for_layout(layout: str) -> tuple[Check, ...]:
-    return tuple(check for check in REGISTRY if layout in check.layouts)

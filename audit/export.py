@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import checks as registry
+from . import registry
 from .errors import InputError
 from .outputs import SCANS, file_sha256, staged_directory, staged_file, write_json
 from .scan import ScanResult

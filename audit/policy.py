@@ -10,7 +10,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .checks import BY_NAME, SEVERITIES
+from .registry import BY_NAME, SEVERITIES
 from .errors import InputError
 
 

@@ -9,7 +9,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from . import checks as registry
+from . import registry
 from .checks import Check
 from .policy import DEFAULT, Policy
 from .readers import Release
