@@ -3,12 +3,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
+# PyICU compiles against the system ICU.
+if ! dpkg -s libicu-dev pkg-config >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq libicu-dev pkg-config >/dev/null
+fi
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
 fi
 stamp=.venv/.requirements.sha256
 want=$(sha256sum requirements.txt | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+  # (The filter drops pip's notes about an unused local index on these machines.)
+  .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt 2>&1 \
+    | { grep -v "^WARNING: Location 'file:///opt/" || true; }
   echo "$want" > "$stamp"
 fi
