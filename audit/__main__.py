@@ -28,7 +28,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     say(f"opening {args.release}")
     release = readers.open_release(args.release, args.source)
     say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
-    result = scan.run(release, rules, progress=say)
+    unknown = sorted(set(args.skip) - set(registry.BY_NAME))
+    if unknown:
+        raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
+                         expected="names from `python -m audit checks`")
+    result = scan.run(release, rules, progress=say, skip=frozenset(args.skip))
     out = export.write_scan(result, Path(args.out) if args.out else None)
     summary = result.summary
     print(json.dumps({"scan": str(out), "rows": summary["rows"],
@@ -81,6 +85,8 @@ def parser() -> argparse.ArgumentParser:
                    help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
     p.add_argument("--out", help="new directory for the scan (default data/scans/…)")
     p.add_argument("--policy", help="JSON/TOML file overriding check severities")
+    p.add_argument("--skip", action="append", default=[], metavar="CHECK",
+                   help="do not run this check (repeatable), e.g. the slow language_mismatch")
     p.set_defaults(func=cmd_scan)
     p = sub.add_parser("export-quarantine", help="write the quarantine list of a scan")
     p.add_argument("scan", help="a scan directory")

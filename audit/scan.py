@@ -51,12 +51,13 @@ def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> tuple[dict, set]:
     return plans, partial
 
 
-def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = None
-        ) -> ScanResult:
+def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = None,
+        skip: frozenset[str] = frozenset()) -> ScanResult:
+    """Run every check of the release's layout except those named in `skip`."""
     say = progress or (lambda message: None)
     con = release.con
     started = time.perf_counter()
-    active = registry.for_layout(release.layout)
+    active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
     plans, partial = _plan(active, release.capabilities)
     names = list(plans)
     say(f"running {len(plans)} row checks over {release.rows:,} rows")
@@ -84,7 +85,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     con.execute("CREATE OR REPLACE TEMP TABLE findings_raw AS " + " UNION ALL ".join(parts))
     _consistency(release, active)
     findings, status = _status(release, policy, active)
-    summary = _summary(release, findings, status, policy, partial, check_seconds,
+    summary = _summary(release, active, policy, partial, check_seconds,
                        time.perf_counter() - started)
     say(f"scan done in {summary['seconds']['total']:.1f} s")
     return ScanResult(release, policy, findings, status, summary)
@@ -177,10 +178,9 @@ def _counts(con, sql: str) -> dict:
     return {key: value for key, value in con.sql(sql).fetchall()}
 
 
-def _summary(release: Release, findings: pa.Table, status: pa.Table, policy: Policy,
+def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
              partial: set[str], check_seconds: float, total_seconds: float) -> dict:
     con = release.con
-    active = registry.for_layout(release.layout)
     return {
         "rows": release.rows,
         "layout": release.layout,
@@ -199,6 +199,8 @@ def _summary(release: Release, findings: pa.Table, status: pa.Table, policy: Pol
         "origin_counts": _counts(con, "SELECT origin, count(*) FROM findings GROUP BY 1"),
         "checks_run": [c.name for c in active if c.name not in partial],
         "checks_from_shipped_flags": sorted(partial),
+        "checks_skipped": sorted({c.name for c in registry.for_layout(release.layout)}
+                                 - {c.name for c in active}),
         "policy": policy.as_record(),
         "registry_version": registry.REGISTRY_VERSION,
         "sources": [str(p) for p in release.source_paths],

@@ -109,3 +109,15 @@ def test_policy_file_promotes_and_demotes(tmp_path):
     policy.write_text('[severity]\nno_such_check = "info"\n')
     done = cli("scan", str(make_release(tmp_path / "x")), "--policy", str(policy))
     assert done.returncode == 2 and "unknown check 'no_such_check'" in done.stderr
+
+
+def test_skip_leaves_a_check_out_and_says_so(tmp_path):
+    done = cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"),
+               "--skip", "blank_sentence")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "scan" / "summary.json").read_text())
+    assert "blank_sentence" not in summary["check_counts"]
+    assert summary["checks_skipped"] == ["blank_sentence"]
+    assert summary["status_counts"] == {"accepted": 1, "review_required": 1}
+    done = cli("scan", str(make_release(tmp_path / "x")), "--skip", "no_such_check")
+    assert done.returncode == 2 and "unknown check(s) no_such_check" in done.stderr
