@@ -92,25 +92,35 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
 
 
 def _consistency(release: Release, active: tuple[Check, ...]) -> None:
-    """Compare what the release shipped with what its own rule derives from our findings."""
+    """Compare what the release shipped with what its own rule derives from our findings.
+    A skipped reference check is taken at the release's word: its shipped flag counts
+    towards the rule status and is left out of the flag comparison."""
     names = {check.name for check in active}
     if "status_mismatch" not in names:
         return
-    reference = {c.name: _RULE_STATUS.get(c.severity, "accepted") for c in active
-                 if c.reference}
+    reference = {c.name: _RULE_STATUS.get(c.severity, "accepted")
+                 for c in registry.for_layout(release.layout) if c.reference}
     values = ", ".join(f"('{n}', '{s}')" for n, s in reference.items())
+    skipped = "[" + ", ".join(f"'{n}'" for n in reference if n not in names) + "]::VARCHAR[]"
+    taken = (f"list_transform(list_filter(k.shipped_flags, lambda x: list_contains({skipped}, x)),"
+             " lambda x: CASE " + " ".join(f"WHEN x = '{n}' THEN '{s}'"
+                                           for n, s in reference.items()) + " END)")
     release.con.execute(f"""
         CREATE OR REPLACE TEMP TABLE derived AS
-        SELECT k.rid, k.id, k.source_split, k.shipped_status, k.shipped_flags,
-               coalesce(d.flags, []) AS flags,
-               CASE WHEN list_contains(d.statuses, 'quarantined') THEN 'quarantined'
-                    WHEN list_contains(d.statuses, 'review_required') THEN 'review_required'
+        SELECT rid, id, source_split, shipped_status, flags,
+               list_filter(shipped_flags, lambda x: NOT list_contains({skipped}, x))
+                 AS shipped_flags,
+               CASE WHEN list_contains(statuses, 'quarantined') THEN 'quarantined'
+                    WHEN list_contains(statuses, 'review_required') THEN 'review_required'
                     ELSE 'accepted' END AS rule_status
+        FROM (SELECT k.rid, k.id, k.source_split, k.shipped_status, k.shipped_flags,
+                     coalesce(d.flags, []) AS flags,
+                     list_concat(coalesce(d.statuses, []), {taken}) AS statuses
         FROM row_checks k LEFT JOIN (
             SELECT rid, list_sort(list_distinct(list(f."check"))) AS flags,
                    list(DISTINCT rule.status) AS statuses
             FROM findings_raw f JOIN (VALUES {values}) rule(name, status)
-              ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid);
+              ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid));
         INSERT INTO findings_raw
         SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
                'shipped ' || shipped_status || ', the release rule gives ' || rule_status, NULL
