@@ -14,7 +14,7 @@ import pytest
 
 from audit import readers, synth
 from audit.errors import InputError
-from conftest import record
+from conftest import record, source
 
 REPO = Path(__file__).resolve().parent.parent
 JSONL_RECORD = {
@@ -112,3 +112,23 @@ def test_bad_source_json(tmp_path, good):
     source.write_text("[{\"_id\": \"x\",")
     with pytest.raises(InputError, match=r"hotpot.json: line 1: invalid JSON"):
         readers.open_release(good, [f"validation={source}"])
+
+
+def test_file_directory_of_shards_and_glob_read_the_same_rows(tmp_path):
+    first = record()
+    second = record(source(_id="5a0000000000000000000002"), question=" ", position=1)
+    synth.write_release([first], tmp_path / "a")
+    synth.write_release([second], tmp_path / "b")
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (tmp_path / "a" / "validation-00000.parquet").rename(shards / "validation-00000.parquet")
+    (tmp_path / "b" / "validation-00000.parquet").rename(shards / "validation-00001.parquet")
+    by_dir = readers.open_release(shards)
+    by_glob = readers.open_release(str(shards / "validation-*.parquet"))
+    one = readers.open_release(shards / "validation-00001.parquet")
+    assert (by_dir.rows, by_glob.rows, one.rows) == (2, 2, 1)
+    assert by_dir.name == "shards" and one.name == "validation-00001"
+    rows = by_glob.con.sql("SELECT rid, id FROM release ORDER BY rid").fetchall()
+    assert rows == [(0, first["id"]), (1, second["id"])]
+    with pytest.raises(InputError, match="the pattern matches no file"):
+        readers.open_release(str(shards / "train-*.parquet"))
