@@ -45,11 +45,10 @@ def verify_query(con, layout: str) -> str:
     narrow table first: joining them back onto whole rows would hold the nested columns
     in a hash table."""
     schema = con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table().schema
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE hashes AS
+    con.execute(f"""CREATE OR REPLACE TABLE hashes AS
         SELECT rid, {sha256_of_json('j')} AS computed
         FROM (SELECT rid, {canonical_json_sql(schema, layout)} AS j FROM raw_release raw)""")
     return """SELECT r.rid, r.id, r.source_split, 'record_hash_mismatch', NULL, NULL,
-        'shipped ' || left(r.shipped_hash, 12) || '…, computed ' || left(h.computed, 12)
-        || '…', NULL
+        'shipped ' || coalesce(r.shipped_hash, 'none') || ', computed ' || h.computed, NULL
         FROM (SELECT rid, id, source_split, shipped_hash FROM release) r
         JOIN hashes h USING (rid) WHERE h.computed IS DISTINCT FROM r.shipped_hash"""

@@ -74,7 +74,10 @@ def open_release(spec: str | Path, sources: list[str] | None = None) -> Release:
     if all(p.suffix in _JSONL_SUFFIXES for p in paths):
         layout = "jsonl"
         table = _read_jsonl(paths)
-        con.register("jsonl_rows", table)
+        con.register("jsonl_arrow", table)
+        # Tables, not registered Arrow views, so every cursor of the connection sees them.
+        con.execute("CREATE TABLE jsonl_rows AS SELECT * FROM jsonl_arrow")
+        con.unregister("jsonl_arrow")
         con.execute("CREATE VIEW raw_release AS SELECT * FROM jsonl_rows")
         select = _JSONL_SELECT
     else:

@@ -62,8 +62,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     names = list(plans)
     say(f"running {len(plans)} row checks over {release.rows:,} rows")
     columns = ", ".join(f'{sql} AS "{name}"' for name, sql in plans.items())
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE row_checks AS
-        SELECT r.rid, r.id, r.source_split, r.status AS shipped_status,
+    con.execute(f"""CREATE OR REPLACE TABLE row_checks AS
+        SELECT r.rid, r.id, r.source_id, r.source_split, r.status AS shipped_status,
                list_concat(r.structural_flags, r.quality_flags) AS shipped_flags, {columns}
         FROM ({_row_source(plans)}) r
         LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
@@ -82,7 +82,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
             WHERE {found}list_contains(shipped_flags, '{name}')""")
     parts += [f"SELECT * FROM ({check.query(release)})" for check in active
               if check.query is not None and check.needs <= release.capabilities]
-    con.execute("CREATE OR REPLACE TEMP TABLE findings_raw AS " + " UNION ALL ".join(parts))
+    con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL ".join(parts))
     _consistency(release, active)
     findings, status = _status(release, policy, active)
     summary = _summary(release, active, policy, partial, check_seconds,
@@ -106,7 +106,7 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
              " lambda x: CASE " + " ".join(f"WHEN x = '{n}' THEN '{s}'"
                                            for n, s in reference.items()) + " END)")
     release.con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE derived AS
+        CREATE OR REPLACE TABLE derived AS
         SELECT rid, id, source_split, shipped_status, flags,
                list_filter(shipped_flags, lambda x: NOT list_contains({skipped}, x))
                  AS shipped_flags,
@@ -151,7 +151,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
         f"('{c.name}', '{policy.severity(c.name)}', '{c.origin}')" for c in active)
     con = release.con
     con.execute(f"""
-        CREATE OR REPLACE TEMP TABLE findings AS
+        CREATE OR REPLACE TABLE findings AS
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
                m.origin, f.paragraph_id,
                f.sentence_index, f.detail, f.category, f.rid AS "row"
@@ -159,12 +159,13 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
           ON f."check" = m.name
         ORDER BY f.rid NULLS LAST, f.id, f."check", f.paragraph_id NULLS FIRST,
                  f.sentence_index NULLS FIRST;
-        CREATE OR REPLACE TEMP TABLE status AS
+        CREATE OR REPLACE TABLE status AS
         SELECT k.id, k.source_split,
                CASE WHEN list_contains(g.severities, 'blocking') THEN 'quarantined'
                     WHEN list_contains(g.severities, 'review') THEN 'review_required'
                     ELSE 'accepted' END AS status,
-               coalesce(g.flags, []::VARCHAR[]) AS flags, k.shipped_status, k.rid AS "row"
+               coalesce(g.flags, []::VARCHAR[]) AS flags, k.shipped_status, k.rid AS "row",
+               k.source_id
         FROM row_checks k LEFT JOIN (
             SELECT "row", list(DISTINCT severity) AS severities,
                    list_sort(list_distinct(list("check") FILTER (WHERE severity <> 'info')))

@@ -1,0 +1,152 @@
+"""Read-side queries behind the workbench pages: findings summaries, one instance with its
+evidence, and scan comparisons. Pure functions over a scan; no Streamlit. Each query runs
+on its own cursor, so concurrent app sessions can share one cached scan."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from . import registry
+from .languages import BY_CODE
+from .scan import ScanResult
+
+RTL = frozenset({"ar", "fa", "ur"})
+
+
+def findings_by_check(result: ScanResult) -> pa.Table:
+    """One row per check that fired: metadata, findings, rows and share of rows."""
+    meta = pa.table({
+        "check": [c.name for c in registry.REGISTRY],
+        "unit": [c.unit for c in registry.REGISTRY],
+        "description": [c.description for c in registry.REGISTRY]})
+    con = result.release.con.cursor()
+    con.register("check_meta", meta)
+    return con.sql(f"""
+        SELECT f."check", any_value(f.severity) FILTER (WHERE f.severity <> 'info') AS severity,
+               any_value(f.origin) AS origin, any_value(m.unit) AS unit,
+               count(*) AS findings, count(DISTINCT f."row") AS rows,
+               round(100.0 * count(DISTINCT f."row") / {result.release.rows}, 2) AS share_pct,
+               any_value(m.description) AS description
+        FROM findings f JOIN check_meta m USING ("check")
+        GROUP BY f."check" ORDER BY findings DESC, f."check"
+    """).to_arrow_table()
+
+
+def examples(result: ScanResult, check: str, limit: int = 50) -> pa.Table:
+    """The first rows where a check fired, with the finding's location."""
+    return result.release.con.cursor().sql("""
+        SELECT "row", id, source_split, paragraph_id, sentence_index, detail, category
+        FROM findings WHERE "check" = ? ORDER BY "row" NULLS LAST LIMIT ?
+    """, params=[check, limit]).to_arrow_table()
+
+
+def language_check_counts(result: ScanResult) -> pa.Table:
+    """Findings per (unit language, check): a paragraph's own language where the finding
+    sits in a paragraph, the question language otherwise."""
+    return result.release.con.cursor().sql("""
+        SELECT coalesce(c.language_code, r.question_language) AS language, f."check",
+               count(*) AS findings
+        FROM findings f JOIN release r ON r.rid = f."row"
+        LEFT JOIN candidates c ON c.rid = f."row" AND c.paragraph_id = f.paragraph_id
+        GROUP BY ALL ORDER BY language, f."check"
+    """).to_arrow_table()
+
+
+def copy_categories(result: ScanResult) -> pa.Table:
+    """Exact source copies by category and unit, with the severity the policy gives."""
+    return result.release.con.cursor().sql("""
+        SELECT category, CASE WHEN paragraph_id IS NULL THEN split_part(detail, ' ', 1)
+                              WHEN sentence_index IS NULL THEN 'title' ELSE 'sentence' END
+                         AS unit, any_value(severity) AS severity, count(*) AS findings
+        FROM findings WHERE "check" = 'exact_source_copy' GROUP BY ALL ORDER BY ALL
+    """).to_arrow_table()
+
+
+def _aligned(sentences: list[str], source: list[str]) -> list[dict]:
+    """Translated and English sentences side by side by index; a missing or surplus
+    sentence is None on its side."""
+    return [{"index": k,
+             "text": sentences[k] if k < len(sentences) else None,
+             "source": source[k] if k < len(source) else None}
+            for k in range(max(len(sentences), len(source)))]
+
+
+def instance(result: ScanResult, row: int) -> dict:
+    """One release row with everything the Instance page shows."""
+    con = result.release.con.cursor()
+    records = con.sql("SELECT * FROM release WHERE rid = ?", params=[row]).to_arrow_table(
+    ).to_pylist()
+    if not records:
+        raise KeyError(f"no release row {row}")
+    record = records[0]
+    findings = con.sql("""SELECT "check", severity, origin, paragraph_id, sentence_index,
+                          detail, category FROM findings WHERE "row" = ?
+                          ORDER BY paragraph_id NULLS FIRST, sentence_index NULLS FIRST""",
+                       params=[row]).to_arrow_table().to_pylist()
+    status = con.sql('SELECT status, flags FROM status WHERE "row" = ?', params=[row]
+                     ).fetchall()[0]
+    gold = {f["paragraph_id"] for f in record["supporting_facts"] if f["paragraph_id"]}
+    support = {(f["paragraph_id"], f["sentence_index"]) for f in record["supporting_facts"]}
+    candidates = []
+    for cand in record["candidates"]:
+        pid, code = cand["paragraph_id"], cand["language_code"]
+        lines = _aligned(cand["sentences"], cand["source_sentences"])
+        for line in lines:
+            line["support"] = (pid, line["index"]) in support
+            line["findings"] = [f for f in findings if f["paragraph_id"] == pid
+                                and f["sentence_index"] == line["index"]]
+        candidates.append({
+            **{k: cand[k] for k in ("paragraph_id", "candidate_index", "title",
+                                    "source_title", "language", "language_code")},
+            "script": BY_CODE[code].script if code in BY_CODE else "unknown",
+            "rtl": code in RTL, "gold": pid in gold, "lines": lines,
+            "findings": [f for f in findings if f["paragraph_id"] == pid
+                         and f["sentence_index"] is None]})
+    # Facts whose paragraph is not a candidate keep their own place in the evidence.
+    placed = {(c["paragraph_id"], line["index"]) for c in candidates for line in c["lines"]}
+    return {
+        "row": row, "status": status[0], "flags": status[1],
+        **{k: record[k] for k in ("id", "source_id", "source_split", "question", "answer",
+                                  "question_language", "answer_language", "source_question",
+                                  "source_answer", "question_type", "difficulty", "status")
+           if k != "status"},
+        "shipped_status": record["status"],
+        "question_rtl": record["question_language"] in RTL,
+        "row_findings": [f for f in findings if f["paragraph_id"] is None],
+        "unplaced_findings": [f for f in findings if f["paragraph_id"] is not None
+                              and f["sentence_index"] is not None
+                              and (f["paragraph_id"], f["sentence_index"]) not in placed],
+        "supporting_facts": record["supporting_facts"],
+        "candidates": candidates,
+    }
+
+
+def compare(before: tuple[pa.Table, pa.Table], after: tuple[pa.Table, pa.Table]) -> pa.Table:
+    """Two scans (status, findings) joined on (source_id, split): rows whose status changed
+    or whose checks differ, with the checks gained and lost."""
+    con = duckdb.connect()
+    for name, (status, findings) in (("a", before), ("b", after)):
+        con.register(f"{name}_status", status)
+        con.register(f"{name}_findings", findings)
+        con.execute(f"""CREATE VIEW {name} AS
+            SELECT s.source_id, s.source_split, any_value(s.id) AS id,
+                   any_value(s.status) AS status,
+                   list_sort(list_distinct(list(f."check") FILTER (f."check" IS NOT NULL)))
+                     AS checks
+            FROM {name}_status s LEFT JOIN {name}_findings f ON f."row" = s."row"
+            GROUP BY s.source_id, s.source_split""")
+    return con.sql("""
+        SELECT coalesce(a.source_id, b.source_id) AS source_id,
+               coalesce(a.source_split, b.source_split) AS source_split,
+               a.id AS id_before, b.id AS id_after,
+               a.status AS status_before, b.status AS status_after,
+               list_filter(coalesce(b.checks, []), lambda x: NOT list_contains(
+                   coalesce(a.checks, []), x)) AS checks_gained,
+               list_filter(coalesce(a.checks, []), lambda x: NOT list_contains(
+                   coalesce(b.checks, []), x)) AS checks_lost
+        FROM a FULL JOIN b ON a.source_id = b.source_id AND a.source_split = b.source_split
+        WHERE a.status IS DISTINCT FROM b.status
+           OR coalesce(a.checks, []) <> coalesce(b.checks, [])
+        ORDER BY source_split, source_id
+    """).to_arrow_table()
