@@ -5,55 +5,51 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from audit import registry
-from audit.errors import InputError
+from audit import inspect
 from audit.scan import status_disagreements
-from audit.workspace import scan_release
+from pages import setup
 
-st.set_page_config(page_title="XHotpotQA audit", layout="wide")
-
-
-@st.cache_resource(show_spinner="Scanning the release…")
-def cached_scan(path: str | None):
-    return scan_release(path or None)
-
-
-st.title("Release overview")
-path = st.text_input("Release (Parquet file, directory of shards, glob or JSONL)",
-                     placeholder="empty = the bundled demo release")
-try:
-    result = cached_scan(path.strip() or None)
-except InputError as error:
-    st.error(f"Cannot open this release: {error}")
-    st.stop()
-
+result = setup("Overview")
 summary = result.summary
+st.title("Release overview")
 st.caption(f"{summary['release']} · {summary['layout']} layout · {summary['rows']:,} rows · "
-           f"scan took {summary['seconds']['total']:.1f} s")
+           f"scanned in {summary['seconds']['total']:.1f} s")
+
 cols = st.columns(4)
 cols[0].metric("Rows", f"{summary['rows']:,}")
 for col, status in zip(cols[1:], ("accepted", "review_required", "quarantined")):
     col.metric(status.replace("_", " "), f"{summary['status_counts'].get(status, 0):,}")
 
-st.subheader("Rows per split")
-st.dataframe([{"split": k, "rows": v} for k, v in summary["rows_per_split"].items()],
-             hide_index=True)
+left, right = st.columns(2)
+with left:
+    st.subheader("Rows per split")
+    st.dataframe([{"split": k, "rows": v} for k, v in summary["rows_per_split"].items()],
+                 hide_index=True)
+with right:
+    st.subheader("Shipped status")
+    st.dataframe([{"status": k, "rows": v} for k, v in summary["shipped_status_counts"].items()],
+                 hide_index=True)
 
 st.subheader("Findings by check")
-rows = [{"check": name, "severity": result.policy.severity(name),
-         "origin": registry.BY_NAME[name].origin, "findings": count,
-         "rows": summary["rows_per_check"].get(name, 0)}
-        for name, count in summary["check_counts"].items()]
-if rows:
-    st.plotly_chart(px.bar(rows, x="findings", y="check", color="severity", orientation="h",
-                           hover_data=["origin", "rows"], height=40 + 24 * len(rows)))
-    st.dataframe(rows, hide_index=True)
+by_check = inspect.findings_by_check(result).to_pylist()
+if by_check:
+    st.plotly_chart(px.bar(by_check, x="findings", y="check", color="severity",
+                           pattern_shape="origin", orientation="h", log_x=True,
+                           hover_data=["origin", "rows", "share_pct"],
+                           height=120 + 22 * len(by_check)))
 else:
     st.success("No findings.")
+if summary["checks_from_shipped_flags"]:
+    st.info("Taken from the shipped flags (this layout cannot show them): "
+            + ", ".join(summary["checks_from_shipped_flags"]))
 
 st.subheader("Shipped vs derived status")
 disagree = status_disagreements(result)
 st.write(f"{disagree.num_rows:,} rows where the shipped status differs from the derived one "
          "(the derived status also counts the checks the reference lacks).")
 if disagree.num_rows:
-    st.dataframe(disagree.slice(0, 500).to_pylist(), hide_index=True)
+    st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
+
+with st.expander("Manifest summary"):
+    st.json({k: summary[k] for k in ("policy", "registry_version", "sources",
+                                     "checks_skipped", "seconds")})

@@ -8,8 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from . import registry
-from . import export, policy, readers, scan
+from . import descriptors, export, mixing, policy, readers, scan
 from .errors import InputError
 
 
@@ -42,10 +44,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     statuses = tuple(args.status or ("quarantined", "review_required"))
-    table = export.quarantine_table(Path(args.scan), statuses)
+    findings, status, _ = export.load_scan(Path(args.scan))
+    table = export.quarantine(findings, status, statuses)
     out = export.write_quarantine(table, Path(args.out), args.format or
                                   Path(args.out).suffix.lstrip(".") or "csv")
-    print(f"{table.num_rows} reasons for {len(set(table.column('id').to_pylist()))} rows "
+    print(f"{table.num_rows} reasons for {len(set(table.column('row').to_pylist()))} rows "
           f"→ {out}")
     return 0
 
@@ -66,6 +69,36 @@ def cmd_checks(args: argparse.Namespace) -> int:
     for check in registry.REGISTRY:
         print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
               f"{','.join(sorted(check.layouts)):16} {check.description}")
+    return 0
+
+
+def cmd_descriptors(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    if out.is_dir():
+        raise InputError(out, "is a directory", expected="a .parquet file path for --out")
+    release = readers.open_release(args.release, args.source)
+    table = descriptors.descriptors(release)
+    with export.staged_file(out) as staging:
+        pq.write_table(table, staging, compression="zstd")
+    print(json.dumps({"descriptors": str(out), "rows": table.num_rows,
+                      **descriptors.counts(table)}, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _descriptor_table(spec: str, sources: list[str]):
+    """A scan directory's descriptors.parquet, else the descriptors of a release."""
+    path = Path(spec)
+    if path.is_dir() and (path / "descriptors.parquet").is_file():
+        return pq.read_table(path / "descriptors.parquet")
+    return descriptors.descriptors(readers.open_release(spec, sources))
+
+
+def cmd_mixing(args: argparse.Namespace) -> int:
+    result = mixing.mixing(_descriptor_table(args.release, args.source))
+    if args.json:
+        print(json.dumps(mixing.to_json(result), indent=2, ensure_ascii=False))
+    else:
+        print(mixing.format_report(result), end="")
     return 0
 
 
@@ -99,6 +132,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("scan", help="a scan directory")
     p.add_argument("--out", help="write it to this file instead of stdout")
     p.set_defaults(func=cmd_manifest)
+    p = sub.add_parser("descriptors", help="write the per-row language descriptors "
+                                           "(ℓq, gold/distractor languages, ρ, H, K_C, "
+                                           "strata, script relation, roles)")
+    p.add_argument("release", help="a Parquet file, a directory of shards, a glob, or JSONL")
+    p.add_argument("--source", action="append", default=[],
+                   help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
+    p.add_argument("--out", required=True, help="output .parquet file (replaced atomically)")
+    p.set_defaults(func=cmd_descriptors)
+    p = sub.add_parser("mixing", help="expected vs realised language mixing, Table 11 "
+                                      "distribution, strata and relation counts")
+    p.add_argument("release", help="a release (as for scan) or a scan directory")
+    p.add_argument("--source", action="append", default=[],
+                   help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(func=cmd_mixing)
     p = sub.add_parser("checks", help="list the check registry")
     p.set_defaults(func=cmd_checks)
     p = sub.add_parser("demo", help="regenerate the bundled demo release")

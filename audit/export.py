@@ -5,16 +5,18 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import hashlib
+import io
 import json
 import platform
 from importlib import metadata
 from pathlib import Path
+from typing import BinaryIO
 
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import registry
+from . import descriptors, registry
 from .errors import InputError
 from .outputs import SCANS, file_sha256, staged_directory, staged_file, write_json
 from .scan import ScanResult
@@ -67,7 +69,8 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
 
 
 def write_scan(result: ScanResult, out: Path | None = None) -> Path:
-    """Write findings, status, summary and manifest into a new directory, atomically."""
+    """Write findings, status, language descriptors, summary and manifest into a new
+    directory, atomically."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     draft = manifest(result, scan_id="")
     scan_id = f"{stamp}-{draft['fingerprint'][:8]}"
@@ -75,7 +78,10 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     with staged_directory(Path(target)) as staging:
         pq.write_table(result.findings, staging / "findings.parquet")
         pq.write_table(result.status, staging / "status.parquet")
-        write_json(staging / "summary.json", {**result.summary, "scan_id": scan_id})
+        language = descriptors.descriptors(result.release)
+        pq.write_table(language, staging / "descriptors.parquet", compression="zstd")
+        write_json(staging / "summary.json", {**result.summary, "scan_id": scan_id,
+                                              "descriptor_counts": descriptors.counts(language)})
         write_json(staging / "manifest.json", {**draft, "scan_id": scan_id})
     return Path(target)
 
@@ -92,22 +98,22 @@ def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
 
 
-def quarantine_table(scan_dir: Path, statuses: tuple[str, ...] = ("quarantined",
-                                                                   "review_required"),
-                     ids: list[str] | None = None) -> pa.Table:
-    """One row per (row, reason): id, split, status and each finding with its location."""
-    findings, status, _ = load_scan(scan_dir)
+def quarantine(findings: pa.Table, status: pa.Table,
+               statuses: tuple[str, ...] = ("quarantined", "review_required"),
+               rows: list[int] | None = None) -> pa.Table:
+    """One row per (release row, reason): id, split, status and each blocking/review finding
+    with its location; optionally only the given release rows (a filtered view)."""
     con = duckdb.connect()
     con.register("findings", findings)
     con.register("status", status)
-    con.register("wanted", pa.table({"id": pa.array(ids or [], pa.string())}))
+    con.register("wanted", pa.table({"row": pa.array(rows or [], pa.int64())}))
     wanted_statuses = "[" + ", ".join(f"'{s}'" for s in statuses) + "]"
-    id_filter = "AND s.id IN (SELECT id FROM wanted)" if ids is not None else ""
+    row_filter = 'AND s."row" IN (SELECT "row" FROM wanted)' if rows is not None else ""
     return con.sql(f"""
         SELECT s.id, s.source_split, s.status, f."check" AS reason, f.severity, f.origin,
-               f.paragraph_id, f.sentence_index, f.detail
+               f.paragraph_id, f.sentence_index, f.detail, s."row"
         FROM status s JOIN findings f ON f."row" = s."row"
-        WHERE list_contains({wanted_statuses}, s.status) AND f.severity <> 'info' {id_filter}
+        WHERE list_contains({wanted_statuses}, s.status) AND f.severity <> 'info' {row_filter}
         ORDER BY s."row", f."check", f.paragraph_id NULLS FIRST, f.sentence_index NULLS FIRST
     """).to_arrow_table()
 
@@ -118,20 +124,45 @@ def _neutralise(value: object) -> object:
     return value
 
 
+def serialize(table: pa.Table, fmt: str, stream: BinaryIO) -> None:
+    """Write a quarantine table as CSV (formula cells neutralised), JSONL or Parquet."""
+    if fmt == "parquet":
+        pq.write_table(table, stream)
+        return
+    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
+    if fmt == "jsonl":
+        for row in table.to_pylist():
+            text.write(json.dumps(row, ensure_ascii=False) + "\n")
+    else:
+        writer = csv.writer(text)
+        writer.writerow(table.column_names)
+        for row in table.to_pylist():
+            writer.writerow([_neutralise(row[name]) for name in table.column_names])
+    text.flush()
+    text.detach()
+
+
+def to_bytes(table: pa.Table, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    serialize(table, fmt, buffer)
+    return buffer.getvalue()
+
+
 def write_quarantine(table: pa.Table, out: Path, fmt: str) -> Path:
     if fmt not in QUARANTINE_FORMATS:
         raise InputError(out, f"unknown format '{fmt}'", expected=" / ".join(QUARANTINE_FORMATS))
-    with staged_file(Path(out)) as staging:
-        if fmt == "parquet":
-            pq.write_table(table, staging)
-        elif fmt == "jsonl":
-            with staging.open("w", encoding="utf-8") as stream:
-                for row in table.to_pylist():
-                    stream.write(json.dumps(row, ensure_ascii=False) + "\n")
-        else:
-            with staging.open("w", encoding="utf-8", newline="") as stream:
-                writer = csv.writer(stream)
-                writer.writerow(table.column_names)
-                for row in table.to_pylist():
-                    writer.writerow([_neutralise(row[name]) for name in table.column_names])
+    with staged_file(Path(out)) as staging, staging.open("wb") as stream:
+        serialize(table, fmt, stream)
     return Path(out)
+
+
+def scan_history(release_name: str) -> list[dict]:
+    """Saved scans of a release, newest first: id, directory and their summary counts."""
+    root = SCANS / release_name
+    scans = []
+    for summary_path in sorted(root.glob("*/summary.json"), reverse=True):
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        scans.append({"scan_id": summary.get("scan_id", summary_path.parent.name),
+                      "directory": str(summary_path.parent), "rows": summary["rows"],
+                      **{f"{k}": v for k, v in summary["status_counts"].items()}})
+    return scans

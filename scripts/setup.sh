@@ -3,9 +3,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
-# PyICU compiles against the system ICU.
-if ! dpkg -s libicu-dev pkg-config >/dev/null 2>&1; then
-  apt-get update -qq && apt-get install -y -qq libicu-dev pkg-config >/dev/null
+# PyICU compiles against the system ICU; the browser tests drive Debian's chromium, and the
+# Noto fonts give Thai, Bengali, Devanagari, Arabic-script and CJK text real glyphs.
+packages="libicu-dev pkg-config chromium fonts-noto-core fonts-noto-cjk"
+if ! dpkg -s $packages >/dev/null 2>&1; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages \
+    >/dev/null
 fi
 if [ ! -x .venv/bin/python ]; then
   "$python" -m venv .venv
