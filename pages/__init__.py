@@ -20,6 +20,8 @@ from audit.scan import ScanResult
 from audit.workspace import scan_release
 
 UPLOADS = REPO / "data" / "uploads"
+# HTML's specials plus every character Markdown or Streamlit's math could interpret.
+_ESCAPES = {ord(ch): f"&#{ord(ch)};" for ch in "&<>\"'\\`*_{}[]()#+-.!|~$:"}
 RTL = {"ar", "fa", "ur"}
 CSS = """
 <style>
@@ -34,17 +36,23 @@ CSS = """
 """
 
 
+def escape(text: str) -> str:
+    """HTML-escape, and turn every character Markdown or Streamlit's math would interpret
+    into a numeric entity, so the text shows literally inside st.markdown."""
+    return text.translate(_ESCAPES)
+
+
 def text_html(text: str | None, language: str | None = None, css: str = "xt") -> str:
     """Escaped HTML for one dataset string, right-to-left where the language is."""
     if text is None:
         return '<span class="missing">(no sentence)</span>'
     rtl = " xt-rtl" if language in RTL else ""
     lang = f' lang="{html.escape(language)}"' if language else ""
-    return f'<div class="{css}{rtl}"{lang} dir="auto">{html.escape(text)}</div>'
+    return f'<div class="{css}{rtl}"{lang} dir="auto">{escape(text)}</div>'
 
 
 def badge(label: str, kind: str = "") -> str:
-    return f'<span class="badge badge-{kind}">{html.escape(label)}</span>'
+    return f'<span class="badge badge-{kind}">{escape(label)}</span>'
 
 
 @st.cache_resource(show_spinner="Scanning the release…", max_entries=4)

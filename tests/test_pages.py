@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -20,7 +21,8 @@ def page(name: str, **params) -> AppTest:
 
 
 def markdown_text(at: AppTest) -> str:
-    return "\n".join(m.value for m in at.markdown)
+    """The markdown sources, with the entities the pages use for dataset text decoded."""
+    return html.unescape("\n".join(m.value for m in at.markdown))
 
 
 def test_findings_page_lists_checks_and_categories():
@@ -47,7 +49,8 @@ def test_findings_drill_down_follows_the_selected_check():
 
 def findings_at(at: AppTest, location: str) -> str:
     """The rendered line of one sentence ('p00 · 1'), findings included."""
-    lines = [m.value for m in at.markdown if f">{location}" in m.value]
+    lines = [html.unescape(m.value) for m in at.markdown
+             if f">{location}" in html.unescape(m.value)]
     assert len(lines) == 1, location
     return lines[0]
 
