@@ -9,6 +9,11 @@ Defects are planted by corrupting the translated view or the source *before* bui
 (so flags, status and hashes are the reference's), except the release-consistency plants,
 which edit finished rows. The findings come from an independent plain-Python oracle that
 reads only the finished rows and the source files, never the plant list.
+
+Language compliance (script_mismatch, language_mismatch) has no independent oracle: its
+plants (wrong-language paragraphs, a wrong-language question, a wrong-script sentence, and
+the Latin words other plants put into non-Latin candidates) record the units the language
+checks must report, in `language_findings`; `findings` leaves those two checks out.
 """
 
 from __future__ import annotations
@@ -327,7 +332,9 @@ def _dup_titles(first: str, second: str, kind: str = "duplicate_normalized_trans
     def apply(inst: Instance, ctx: PlantContext) -> list[Mark]:
         ctx.foreign(inst, 0)[0] = first
         ctx.foreign(inst, 1)[0] = second
-        return [_mark(kind, f"titles {first!r} and {second!r}", 1)]
+        return ([_mark(kind, f"titles {first!r} and {second!r}", 1)]
+                + _latin_in_foreign_script(inst, 0, first) +
+                _latin_in_foreign_script(inst, 1, second))
     return apply
 
 
@@ -381,7 +388,8 @@ def _exact_copy(k: int) -> Callable[[Instance, PlantContext], list[Mark]]:
     def apply(inst: Instance, ctx: PlantContext) -> list[Mark]:
         i = len(inst.paragraphs) - 1
         ctx.foreign(inst, i)[1][k] = inst.source["context"][i][1][k]
-        return [_mark("exact_source_copy", "ordinary English sentence left untranslated", i, k)]
+        return ([_mark("exact_source_copy", "ordinary English sentence left untranslated",
+                       i, k)] + _latin_in_foreign_script(inst, i, inst.translated[i][1][k], k))
     return apply
 
 
@@ -432,6 +440,122 @@ def _source_index_oob(inst: Instance, ctx: PlantContext) -> list[Mark]:
     i = inst.paragraphs.index(_gold(inst, ctx.bank)[0])
     return [_mark("source_support_index_out_of_range", "source fact index 7 of 3", i, 7),
             _mark("support_index_out_of_range", "index 7 also past the translation", i, 7)]
+
+
+# ------------------------------------------------------- language plants (SPEC §3)
+# Language ID has no independent oracle: each plant records the units the two language
+# checks must report (kinds script_mismatch / language_mismatch), and the scan must report
+# no other unit. Scripts are recognised here with unicodedata character names, not ICU.
+
+LANGUAGE_CHECKS = frozenset({"script_mismatch", "language_mismatch"})
+
+
+def _letters_named(text: str, *prefixes: str) -> int:
+    return sum(1 for ch in text if ch.isalpha() and
+               unicodedata.name(ch, "").startswith(prefixes))
+
+
+def _kana_rich(text: str) -> bool:
+    """The Japanese give-away in Chinese-labelled text: >= 2 kana, >= 10% of Han + kana."""
+    kana = _letters_named(text, "HIRAGANA", "KATAKANA")
+    han = _letters_named(text, "CJK UNIFIED IDEOGRAPH")
+    return kana >= 2 and kana >= 0.1 * (han + kana)
+
+
+def _latin_in_foreign_script(inst: Instance, i: int, text: str, k: int | None = None
+                             ) -> list[Mark]:
+    """A side effect of another plant: ordinary Latin words (not capitalised names) put into
+    a candidate whose language has another script are a script mismatch too."""
+    if BY_CODE[inst.codes[i]].script == "Latin":
+        return []
+    words = [w for w in text.split() if w[:1].islower()]
+    if sum(_letters_named(w, "LATIN") for w in words) < 4:
+        return []
+    return [_mark("script_mismatch", "side effect: Latin words in a "
+                  f"{BY_CODE[inst.codes[i]].name} {'title' if k is None else 'sentence'}",
+                  i, k)]
+
+
+def _wrong_language(assigned: str, actual: str) -> Callable[[Instance, PlantContext],
+                                                            list[Mark]]:
+    """A candidate assigned `assigned` whose title and sentences are in `actual`."""
+    def apply(inst: Instance, ctx: PlantContext) -> list[Mark]:
+        i = len(inst.paragraphs) // 2
+        paragraph = ctx.bank[actual]["paragraphs"][inst.paragraphs[i]]
+        inst.codes[i] = assigned
+        inst.translated[i] = [paragraph["title"], list(paragraph["sentences"]),
+                              BY_CODE[assigned].name]
+        note = f"{BY_CODE[assigned].name}-assigned paragraph in {BY_CODE[actual].name}"
+        marks = [_mark("language_mismatch", note, i)]
+        if BY_CODE[assigned].script == BY_CODE[actual].script:
+            return marks
+        units = [(None, paragraph["title"])] + list(enumerate(paragraph["sentences"]))
+        for k, text in units:
+            foreign = (_kana_rich(text) if actual == "ja" else
+                       _letters_named(text, BY_CODE[actual].script.upper()) >= 4)
+            if foreign:
+                marks.append(_mark("script_mismatch", f"{note}: {BY_CODE[actual].script} "
+                                   f"{'title' if k is None else 'sentence'}", i, k))
+        return marks
+    return apply
+
+
+def _wrong_script_sentence(assigned: str, actual: str, k: int
+                           ) -> Callable[[Instance, PlantContext], list[Mark]]:
+    """Sentence k of an `assigned` paragraph in `actual` (another script); the rest of the
+    paragraph keeps the assigned language, which still dominates it."""
+    def apply(inst: Instance, ctx: PlantContext) -> list[Mark]:
+        i = len(inst.paragraphs) // 2
+        entry = ctx.set_code(inst, i, assigned)
+        entry[1][k] = ctx.bank[actual]["paragraphs"][inst.paragraphs[i]]["sentences"][k]
+        script = BY_CODE[assigned].script.upper()
+        own = sum(_letters_named(t, script) for t in entry[1])
+        other = sum(_letters_named(t, BY_CODE[actual].script.upper()) for t in entry[1])
+        assert own > other, "the assigned language must still dominate the paragraph"
+        return [_mark("script_mismatch", f"{BY_CODE[assigned].name} paragraph, sentence in "
+                      f"{BY_CODE[actual].name}", i, k)]
+    return apply
+
+
+def _wrong_language_question(actual: str) -> Callable[[Instance, PlantContext], list[Mark]]:
+    def apply(inst: Instance, ctx: PlantContext) -> list[Mark]:
+        inst.question = ctx.bank[actual]["questions"][inst.question_key]["question"]
+        return [_mark("language_mismatch", f"{inst.language}-assigned question in "
+                      f"{BY_CODE[actual].name}")]
+    return apply
+
+
+def _language_plants() -> list[tuple["Wants", Callable[[Instance, PlantContext],
+                                                        list[Mark]]]]:
+    return [
+        (_any, _wrong_language("de", "nl")),
+        (_any, _wrong_language("pt", "es")),
+        (_any, _wrong_language("ru", "el")),
+        (_any, _wrong_language("zh", "ja")),
+        (lambda inst: inst.language == "Persian", _wrong_language_question("ur")),
+        (_any, _wrong_script_sentence("hi", "bn", 1)),
+    ]
+
+
+def _apply_language_plants(bank: dict, instances: list[Instance]
+                           ) -> list[tuple[Instance, Mark]]:
+    """Like `_apply_plants`, but searching backwards from the end of the split, so the
+    instances the other plants take (and the rows the release plants pick from the start)
+    are the same as without these plants."""
+    ctx = PlantContext(bank)
+    plants = _language_plants()
+    stride = max(1, len(instances) // (2 * len(plants) + 1))
+    marks = []
+    for n, (wants, apply) in enumerate(plants):
+        start = len(instances) - 1 - n * stride
+        order = instances[start::-1] + instances[:start:-1]
+        inst = next((x for x in order if x.role == "normal" and not x.planted
+                     and len(x.paragraphs) > 2 and wants(x)), None)
+        if inst is None:
+            raise RuntimeError(f"no instance fits language plant {apply}")
+        inst.planted = True
+        marks.extend((inst, mark) for mark in apply(inst, ctx))
+    return marks
 
 
 Wants = Callable[[Instance], bool]
@@ -572,6 +696,7 @@ def _build_split(bank: dict, split: str) -> tuple[list[dict], list[dict], list[d
     rng = random.Random(f"{SEED}|{split}")
     instances = _make_instances(bank, split, rng)
     marks = _apply_plants(bank, split, instances)
+    marks += _apply_language_plants(bank, instances)
     sources = [inst.source for inst in instances if inst.role != "unexpected"]
     position = {inst.source_id: n for n, inst in enumerate(
         x for x in instances if x.role != "unexpected")}
@@ -955,6 +1080,11 @@ def generate_demo(out_dir: Path, *, text_dir: Path = TEXT_DIR) -> dict:
         shapes += s
     findings, derived = compute_findings(rows, sources, shapes)
     _check_consistency(rows, planted, derived)
+    language_findings = sorted(
+        ({"id": p["id"], "source_split": p["split"], "release_position": p["release_position"],
+          "check": p["kind"], "paragraph_id": p["paragraph_id"],
+          "sentence_index": p["sentence_index"]}
+         for p in planted if p["kind"] in LANGUAGE_CHECKS), key=finding_key)
     synth.write_release([r for split in rows for r in rows[split]], out_dir / "release")
     for split, records in sources.items():
         text = _json_lines(records, sort_keys=False) + "\n"  # HotpotQA key order kept
@@ -963,14 +1093,17 @@ def generate_demo(out_dir: Path, *, text_dir: Path = TEXT_DIR) -> dict:
                      for split, split_rows in rows.items()}
     generator = {"seed": SEED, "rows": {s: len(r) for s, r in rows.items()},
                  "sources": {s: len(v) for s, v in sources.items()},
-                 "findings": len(findings), "shapes": shapes,
+                 "findings": len(findings), "language_findings": len(language_findings),
+                 "shapes": shapes,
                  "languages": list(CODES)}
     document = {"generator": generator, "status_counts_shipped": status_counts,
                 "planted": sorted(planted, key=_plant_key),
-                "negative_controls": sorted(negatives, key=_plant_key), "findings": findings}
+                "negative_controls": sorted(negatives, key=_plant_key), "findings": findings,
+                "language_findings": language_findings}
     _write_text(out_dir / "expected_findings.json", _render(document))
     return {"out_dir": str(out_dir), "rows": generator["rows"], "sources": generator["sources"],
-            "findings": len(findings), "planted": len(planted),
+            "findings": len(findings), "language_findings": len(language_findings),
+            "planted": len(planted),
             "status_counts_shipped": status_counts}
 
 

@@ -34,9 +34,12 @@ def source(**changes) -> dict:
 
 
 def view(src: dict, languages=("German", "French", "Spanish")) -> list:
-    """A clean translated context: every paragraph in the given languages, same counts."""
-    return [[f"{title} ({language[:2]})", [f"{language} {i}: {s.strip()}"
-                                          for i, s in enumerate(sentences)], language]
+    """A clean translated context: every paragraph in the given languages, same counts.
+    Each sentence is a placeholder made of names and a number ("German 0: Danube"), which
+    no language check can fault: names carry no language (tests/test_language_checks.py
+    writes real text)."""
+    return [[f"{title} ({language[:2]})", [f"{language} {i}: {title}"
+                                          for i, _ in enumerate(sentences)], language]
             for (title, sentences), language in zip(src["context"], languages)]
 
 
@@ -48,9 +51,10 @@ def record(src: dict | None = None, context=None, question="Welcher Fluss ist lÃ
                                   release_position=position, view_index=0)
 
 
-def scan_records(tmp_path: Path, records: list[dict], sources: dict | None = None
-                 ) -> scan.ScanResult:
-    """Write the records as a V1.1 release (and optional {split: [source]}) and scan it."""
+def scan_records(tmp_path: Path, records: list[dict], sources: dict | None = None,
+                 skip: frozenset[str] = frozenset()) -> scan.ScanResult:
+    """Write the records as a V1.1 release (and optional {split: [source]}) and scan it,
+    leaving out the checks named in `skip`."""
     release_dir = tmp_path / "release"
     synth.write_release(records, release_dir)
     specs = []
@@ -58,7 +62,7 @@ def scan_records(tmp_path: Path, records: list[dict], sources: dict | None = Non
         path = tmp_path / f"source_{split}.json"
         path.write_text(json.dumps(items), encoding="utf-8")
         specs.append(f"{split}={path}")
-    return scan.run(readers.open_release(release_dir, specs))
+    return scan.run(readers.open_release(release_dir, specs), skip=frozenset(skip))
 
 
 def located(result: scan.ScanResult, check: str) -> list[tuple]:
@@ -66,6 +70,17 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
     rows = [(r["id"], r["paragraph_id"], r["sentence_index"])
             for r in result.findings.to_pylist() if r["check"] == check]
     return sorted(rows, key=lambda t: (t[0], t[1] or "", -1 if t[2] is None else t[2]))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _language_cache(tmp_path_factory):
+    """The language signals' cache of a test session lives in a temporary directory, not in
+    the workspace (data/cache)."""
+    from audit import langid
+    saved = langid.CACHE_DIR
+    langid.CACHE_DIR = tmp_path_factory.mktemp("langid-cache")
+    yield langid.CACHE_DIR
+    langid.CACHE_DIR = saved
 
 
 @pytest.fixture

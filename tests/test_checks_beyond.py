@@ -34,10 +34,13 @@ def test_exact_copies_are_located_and_categorised(tmp_path):
         ("p02", 3, "name_like"),
     ]
     assert result.status.to_pylist()[0]["status"] == "review_required"
-    severities = {r["category"]: r["severity"] for r in result.findings.to_pylist()}
+    severities = {r["category"]: r["severity"] for r in result.findings.to_pylist()
+                  if r["check"] == "exact_source_copy"}
     assert severities == {"name_like": "info", "number_or_date": "info",
                           "punctuation": "info", "sentence": "review"}
-    assert result.status.to_pylist()[0]["flags"] == ["exact_source_copy"]
+    # The Spanish-assigned paragraph left in English is also a language mismatch.
+    assert located(result, "language_mismatch") == [(ID, "p02", None)]
+    assert result.status.to_pylist()[0]["flags"] == ["exact_source_copy", "language_mismatch"]
 
 
 def test_policy_can_rate_one_copy_category(tmp_path):

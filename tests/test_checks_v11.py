@@ -82,7 +82,10 @@ def test_surplus(tmp_path):
 def test_duplicate_normalized_title(tmp_path, first, second, duplicate):
     ctx = view(source())
     ctx[0][0], ctx[2][0] = first, second
-    result = scan_records(tmp_path, [record(context=ctx)])
+    # A Persian title on a German-labelled candidate is also a real script_mismatch; this
+    # test is about title normalisation, so the language checks stay out of it.
+    result = scan_records(tmp_path, [record(context=ctx)],
+                          skip={"script_mismatch", "language_mismatch"})
     expected = [(ID, "p02", None)] if duplicate else []
     assert only(result, "duplicate_normalized_translated_title") == expected
     assert result.status.to_pylist()[0]["status"] == ("review_required" if duplicate

@@ -28,6 +28,8 @@ CHECKS = {
     "source_support_index_out_of_range", "record_hash_mismatch", "status_mismatch",
     "structural_flags_mismatch", "duplicate_id", "unexpected_source_id", "missing_source_id",
 }
+# Language compliance: planted, and expected in `language_findings` (no independent oracle).
+LANGUAGE = {"script_mismatch", "language_mismatch"}
 
 
 def read_rows(root: Path) -> dict[str, list[dict]]:
@@ -77,19 +79,23 @@ def test_oracle_recomputed_from_the_files_matches(expected: dict, rows: dict) ->
 
 
 def test_every_planted_defect_is_found_where_planted(expected: dict) -> None:
-    found = {location(f) for f in expected["findings"]}
+    found = {location(f) for f in expected["findings"] + expected["language_findings"]}
     for plant in expected["planted"]:
         if plant["kind"] == "missing_source_id":
             assert (plant["id"], plant["split"], None, "missing_source_id", None, None) in found
         else:
             assert location(plant) in found, plant
     kinds = {p["kind"] for p in expected["planted"]}
-    assert kinds == CHECKS
+    assert kinds == CHECKS | LANGUAGE
     for split in SPLITS:  # every kind in both splits, except where the view rule forbids it
         split_kinds = {p["kind"] for p in expected["planted"] if p["split"] == split}
-        assert CHECKS - split_kinds <= ({"unknown_question_language"} if split == "train"
-                                        else set())
+        assert (CHECKS | LANGUAGE) - split_kinds <= (
+            {"unknown_question_language"} if split == "train" else set())
     assert {f["check"] for f in expected["findings"]} == CHECKS
+    # language_findings are exactly the planted language units
+    assert Counter(map(location, expected["language_findings"])) == Counter(
+        location(p) for p in expected["planted"] if p["kind"] in LANGUAGE)
+    assert {f["check"] for f in expected["language_findings"]} == LANGUAGE
     assert len(demo.STRUCTURAL_CHECKS) == 18 and demo.STRUCTURAL_CHECKS <= CHECKS
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import realdata_release
 from audit import checks, readers, scan
+from audit.languages import BY_CODE
 from conftest import REALDATA
 
 # SPEC §2: the reference's own flags (must match what the release shipped).
@@ -44,6 +45,22 @@ RAISES = {
 # is a real NTREX line (no blank_sentence): only the inherited-source check fires. The
 # other real anomalies (records with 2 and 4 paragraphs) raise nothing, as they should.
 REAL_SOURCE_FINDINGS = [("5a7320565542991f9a20c61d", "source_blank_sentence", "p08", 10)]
+
+
+def language_side_effects(result, planted: list[dict]) -> list[tuple]:
+    """An untranslated English sentence planted into a candidate whose language is written
+    in another script is also a script_mismatch (language compliance, SPEC §3)."""
+    out = []
+    for p in planted:
+        if p["kind"] != "exact_source_copy":
+            continue
+        code = result.release.con.sql(
+            "SELECT c.language_code FROM (SELECT id, unnest(candidates) AS c FROM release) "
+            "WHERE id = ? AND c.paragraph_id = ?", params=[p["id"], p["paragraph_id"]]
+        ).fetchall()[0][0]
+        if BY_CODE[code].script != "Latin":
+            out.append((p["id"], "script_mismatch", p["paragraph_id"], p["sentence_index"]))
+    return out
 
 PLANTED_PER_KIND = {
     "blank_sentence": 3, "paragraph_sentence_shortfall": 3, "paragraph_sentence_surplus": 3,
@@ -135,13 +152,14 @@ def test_no_structural_flag_on_a_row_not_planted_with_it(built):
 
 def test_every_finding_is_explained_by_a_plant_or_the_real_source(built):
     info, result = built
-    expected = sorted(expected_from_plants(info["planted"]) + REAL_SOURCE_FINDINGS, key=repr)
+    expected = sorted(expected_from_plants(info["planted"]) + REAL_SOURCE_FINDINGS
+                      + language_side_effects(result, info["planted"]), key=repr)
     assert findings(result) == expected
     assert result.summary["check_counts"] == {
         "blank_answer": 3, "blank_question": 3, "blank_sentence": 3,
         "duplicate_normalized_translated_title": 4, "english_identity_mismatch": 3,
         "exact_source_copy": 3, "invalid_unicode": 3, "paragraph_sentence_shortfall": 3,
-        "paragraph_sentence_surplus": 3, "placeholder_sentence": 3,
+        "paragraph_sentence_surplus": 3, "placeholder_sentence": 3, "script_mismatch": 1,
         "source_blank_sentence": 1, "support_index_out_of_range": 6,
         "supporting_title_missing": 3, "unknown_candidate_language": 3}
 

@@ -1,0 +1,74 @@
+"""Language compliance (SPEC §3): output in the assigned language and an acceptable script.
+
+Both are whole-release checks (the `query` hook): `audit.langid.prepare` computes the slow
+signals once per distinct text (cached by content hash) into table `lang_judged`, one row
+per title, paragraph, question and answer with its signals, and each check is one filter
+over it (joined to the release for ids), so the one-pass row checks are not slowed.
+
+Units whose assigned language is not one of the 24 ('und') are skipped: the unknown-language
+checks report them. English-assigned units are checked like any other: an English-assigned
+paragraph in German is a defect too (English identity only compares with the source).
+
+script_mismatch: a title (paragraph_id, NULL), sentence (paragraph_id, k), question or
+answer (NULL, NULL) whose letters, names set aside, are not mostly in the assigned
+language's script; detail "sentence: Cyrillic, expected Greek".
+language_mismatch: a paragraph (paragraph_id, NULL), question or answer (NULL, NULL) whose
+detected language differs; detail "paragraph: detected nl (0.97), assigned de".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import langid
+from .checks import ALL, Check
+
+if TYPE_CHECKING:
+    from .readers import Release
+
+
+def _script_mismatch(release: "Release") -> str:
+    langid.prepare(release)
+    latin = "(" + ", ".join(f"'{c}'" for c in langid.AMBIGUOUS["Latin"]) + ")"
+    group = (f"CASE WHEN lang = 'zh' AND x.kana THEN 'Japanese' WHEN lang IN {latin} "
+             f"THEN {langid.group_name_sql('x.dom')} "
+             f"ELSE {langid.group_name_sql('x.dom_nn')} END")
+    # The cached verdicts: a bit per script rule, for the text and for each of its pieces
+    # (a paragraph's sentences; a title, question or answer is one piece).
+    return f"""SELECT rid, r.id, r.source_split, 'script_mismatch' AS "check", paragraph_id,
+            CASE WHEN unit = 'paragraph' THEN f.k END AS sentence_index,
+            CASE WHEN unit = 'paragraph' THEN 'sentence' ELSE unit END || ': ' || f.g ||
+              ', expected ' || ({langid.group_sql('lang')}) AS detail,
+            NULL::VARCHAR AS category
+        FROM (SELECT *, unnest(CASE WHEN unit = 'paragraph' THEN bad ELSE bad[1:1] END) AS f
+              FROM (SELECT rid, paragraph_id, unit, lang,
+                           list_transform(list_filter(list_transform(s.parts, lambda x, i: {{
+                               'k': (i - 1)::INTEGER, 'x': x}}),
+                               lambda e: (e.x.fails >> bit) & 1 = 1),
+                             lambda e: {{'k': e.k, 'g': {group.replace('x.', 'e.x.')}}}) AS bad
+                    FROM (SELECT *, {langid.rule_sql('lang')} AS bit FROM lang_judged) j
+                    JOIN lang_script s USING (key)
+                    WHERE (j.fails >> bit) & 1 = 1))
+        JOIN (SELECT rid, id, source_split FROM release) r USING (rid)"""
+
+
+def _language_mismatch(release: "Release") -> str:
+    prepared = langid.prepare(release)
+    rule = langid.language_rule_sql("j", "j.lang", prepared.min_confidence, "detected")
+    return f"""SELECT rid, r.id, r.source_split, 'language_mismatch' AS "check", paragraph_id,
+            NULL::INTEGER AS sentence_index,
+            unit || ': detected ' || detected || ' (' || printf('%.2f', confidence) ||
+              '), assigned ' || lang AS detail, NULL::VARCHAR AS category
+        FROM lang_judged j JOIN (SELECT rid, id, source_split FROM release) r USING (rid)
+        WHERE unit <> 'title' AND {rule}"""
+
+
+LANGUAGE_CHECKS = (
+    Check("script_mismatch", "sentence", "review", "translation",
+          "The letters of a translated title, sentence, question or answer are not mostly in "
+          "the assigned language's script (Latin names, digits and punctuation set aside).",
+          ALL, query=_script_mismatch),
+    Check("language_mismatch", "paragraph", "review", "translation",
+          "Language ID disagrees with the assigned language for a paragraph (all its "
+          "sentences), a question or an answer.", ALL, query=_language_mismatch),
+)

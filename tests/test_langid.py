@@ -1,0 +1,245 @@
+"""The language layer's signals (audit/langid.py): the script rule on mixed-script strings,
+language ID on short sentences, and the content-hash cache."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+from audit import langid
+from audit.langid import script_mismatch
+from conftest import record, source
+
+
+# ------------------------------------------------------------------------ script rule
+
+@pytest.mark.parametrize(("text", "code"), [
+    # Latin names, digits and punctuation inside non-Latin text
+    ("ภาพยนตร์เรื่อง Jurassic Park ออกฉายเมื่อปี 1993 และกำกับโดย Steven Spielberg", "th"),
+    ("ولد Albert Einstein في مدينة Ulm عام 1879.", "ar"),
+    ("Компания Apple представила iPhone 15 Pro в сентябре 2023 года.", "ru"),
+    ("BBC Scotland 的 Alasdair Lamont 在 Tony Macaroni 球场报道。", "zh"),
+    ("警察透露，事故发生在Ballyhackamore。", "zh"),   # a name glued to Han characters
+    # Japanese: kanji and kana together
+    ("東京は日本の首都であり、人口は約1400万人です。", "ja"),
+    ("黒澤明", "ja"),                                   # kanji only is still Japanese script
+    # Persian with ZWNJ (U+200C), which is not a letter of any script
+    ("این کتاب\u200cها را می\u200cخواهم بخوانم.", "fa"),
+    # Korean with some Han
+    ("서울특별시(서울特別市)는 대한민국의 수도이다.", "ko"),
+    # Chinese
+    ("北京是中华人民共和国的首都。", "zh"),
+    # too few letters outside the script to judge, or only a name
+    ("5 km²", "ja"), ("Lake Baikal", "th"), ("1661", "el"), ("—", "hi"),
+    ("Die Donau ist der zweitlängste Fluss Europas.", "de"),
+])
+def test_script_rule_accepts(text, code):
+    assert script_mismatch(text, code) is None
+
+
+@pytest.mark.parametrize(("text", "code", "dominant"), [
+    ("Η Αθήνα είναι η πρωτεύουσα της Ελλάδας.", "ru", "Greek"),
+    ("東京は日本の首都であり、人口は約1400万人です。", "zh", "Japanese"),   # kana-rich
+    ("ドナウ川", "zh", "Japanese"),
+    ("北京是中华人民共和国的首都。", "ko", "Han"),
+    ("The river flows into the Black Sea.", "th", "Latin"),
+    ("lake baikal", "th", "Latin"),                  # not a name: lower-case words
+    ("Il faut bien le faire.", "ru", "Latin"),
+    ("भारत की राजधानी नई दिल्ली है।", "bn", "Devanagari"),
+    ("Москва — столица России.", "de", "Cyrillic"),
+    ("Москва — столица России.", "en", "Cyrillic"),   # English-assigned units are checked
+    ("این کتاب\u200cها را می\u200cخواهم بخوانم.", "tr", "Arabic"),
+])
+def test_script_rule_rejects(text, code, dominant):
+    assert script_mismatch(text, code) == dominant
+
+
+def test_script_profile_counts_letters_not_digits_punctuation_or_zwnj():
+    p = langid.script_profile("می\u200cخواهم 123، BBC!")
+    assert (p["arabic"], p["latin"], p["latin_names"], p["letters"]) == (7, 3, 3, 10)
+    p = langid.script_profile("ドナウ川は2番目")
+    assert (p["kana"], p["han"], p["dominant"]) == (4, 3, "Japanese")
+
+
+def test_the_check_query_applies_the_rule_for_every_language():
+    """The cached per-rule verdicts, read by the script_mismatch query, equal
+    script_mismatch(text, code) for every text and every one of the 24 languages."""
+    from audit.language_checks import LANGUAGE_CHECKS
+    texts = ["Η Αθήνα είναι η πρωτεύουσα.", "東京は日本の首都です。", "北京是首都。",
+             "BBC Scotland 的 Alasdair Lamont", "The river flows east.", "Lake Baikal",
+             "서울특별시(서울特別市)는 수도", "ولد Albert Einstein في Ulm", "Il faut bien le faire.",
+             "क ख ग घ বাংলা ভাষা", "", "1993", "สวัสดี Bangkok city", "Привет, мир",
+             "ドナウ川 and the river", "این کتاب‌ها"]
+    table, _ = langid._script_table([str(i) for i in range(len(texts))], texts)
+    con = duckdb.connect()
+    con.register("signals", table)
+    codes = ", ".join(f"('{c}')" for c in langid.CODES)
+    con.execute("CREATE TABLE lang_script AS SELECT * FROM signals")
+    con.execute(f"""CREATE TABLE lang_judged AS
+        SELECT row_number() OVER () AS rid, s.key || ':' || l.code AS id,
+               NULL::VARCHAR AS paragraph_id, 'question' AS unit, l.code AS lang, s.key,
+               s.fails, NULL::VARCHAR AS detected, NULL::DOUBLE AS confidence
+        FROM signals s, (VALUES {codes}) l(code)""")
+    con.execute("CREATE TABLE release AS SELECT rid, id, 'validation' AS source_split "
+                "FROM lang_judged")
+
+    class Prepared:  # a release whose signals are already in place
+        pass
+    release = Prepared()
+    release.con = con
+    langid._PREPARED[con] = langid.Prepared("test", 0.7)
+    found = sorted((r[1], r[6]) for r in con.sql(LANGUAGE_CHECKS[0].query(release)).fetchall())
+    expected = sorted((f"{i}:{c}", f"question: {script_mismatch(t, c)}, expected "
+                       f"{langid.GROUP_OF[c]}") for i, t in enumerate(texts)
+                      for c in langid.CODES if script_mismatch(t, c))
+    assert found == expected and len(expected) == 209
+
+
+# ------------------------------------------------------------------------- language ID
+
+SHORT = [  # written for these tests: one everyday sentence per language
+    ("de", "Der Zug nach München hatte heute Morgen eine Stunde Verspätung."),
+    ("nl", "De trein naar Amsterdam had vanochtend een uur vertraging."),
+    ("pt", "O comboio para Lisboa chegou hoje de manhã com uma hora de atraso."),
+    ("es", "El tren a Madrid llegó esta mañana con una hora de retraso."),
+    ("fr", "Le train pour Lyon avait une heure de retard ce matin."),
+    ("it", "Il treno per Milano è arrivato con un'ora di ritardo stamattina."),
+    ("sv", "Tåget till Göteborg var en timme försenat i morse."),
+    ("en", "The train to Leeds was an hour late this morning."),
+    ("pl", "Pociąg do Krakowa spóźnił się dziś rano o godzinę."),
+    ("tr", "Ankara treni bu sabah bir saat gecikmeyle geldi."),
+    ("id", "Kereta ke Bandung terlambat satu jam tadi pagi."),
+    ("vi", "Chuyến tàu đi Hà Nội sáng nay đến muộn một tiếng."),
+    ("sw", "Treni ya kwenda Mombasa ilichelewa kwa saa moja asubuhi ya leo."),
+    ("ar", "وصل القطار المتجه إلى القاهرة متأخرا ساعة هذا الصباح."),
+    ("fa", "قطار تهران امروز صبح یک ساعت تأخیر داشت."),
+    ("ur", "آج صبح لاہور جانے والی ٹرین ایک گھنٹہ تاخیر سے پہنچی۔"),
+    ("zh", "今天早上开往上海的火车晚点了一个小时。"),
+    ("ja", "今朝、大阪行きの電車は一時間遅れて到着した。"),
+    ("ko", "오늘 아침 부산행 기차가 한 시간 늦게 도착했다."),
+    ("ru", "Поезд в Казань сегодня утром опоздал на час."),
+    ("el", "Το τρένο για τη Θεσσαλονίκη άργησε μία ώρα σήμερα το πρωί."),
+    ("th", "รถไฟไปเชียงใหม่มาถึงช้าไปหนึ่งชั่วโมงเมื่อเช้านี้"),
+    ("hi", "आज सुबह जयपुर जाने वाली ट्रेन एक घंटे देर से पहुँची।"),
+    ("bn", "আজ সকালে ঢাকাগামী ট্রেনটি এক ঘণ্টা দেরিতে পৌঁছেছে।"),
+]
+
+
+def test_default_detector_names_the_language_of_short_sentences():
+    identifier = langid.detector()
+    found = identifier.identify([text for _, text in SHORT])
+    assert [d.lang for d in found] == [code for code, _ in SHORT]
+    assert min(d.confidence for d in found) > 0.6
+    # no correctly labelled sentence is a mismatch; every same-script relabelling of the
+    # pairs the issue names (pt/es, ur/fa, nl/de) and the Japanese/Chinese pair is
+    for (code, _), d in zip(SHORT, found):
+        assert not langid.language_mismatch(d, code, identifier.min_confidence)
+    by = dict(zip((c for c, _ in SHORT), found))
+    for true, label in [("pt", "es"), ("es", "pt"), ("ur", "fa"), ("fa", "ur"), ("nl", "de"),
+                        ("de", "nl"), ("ja", "zh"), ("zh", "ja")]:
+        assert langid.language_mismatch(by[true], label, identifier.min_confidence)
+
+
+def test_langdetect_baseline_is_seeded_and_restricted():
+    identifier = langid.LangdetectIdentifier()
+    texts = [text for code, text in SHORT if langid.GROUP_OF[code] in ("Latin", "Arabic")]
+    first, second = identifier.identify(texts), identifier.identify(texts)
+    assert first == second
+    assert {d.lang for d in first} <= set(langid.CODES)
+
+
+@pytest.mark.parametrize("text", ["Ja.", "Marie Curie", "Mount Kilimanjaro", "1661", "",
+                                  "Sir Arthur Conan Doyle, Edinburgh", "東京都", "서울"])
+def test_short_or_name_only_texts_are_undetermined(text):
+    assert langid.detector().identify([text])[0].lang is None
+
+
+def test_scripts_that_name_their_language_need_no_detector():
+    found = langid.detector().identify(
+        ["Поезд в Казань сегодня утром опоздал на час.",
+         "ภาพยนตร์เรื่อง Jurassic Park ออกฉายเมื่อปี 1993 และกำกับโดย Steven Spielberg"])
+    assert [(d.lang, d.group) for d in found] == [("ru", "Cyrillic"), ("th", "Thai")]
+    assert found[0].confidence == 1.0 and found[1].confidence == 1.0   # names set aside
+
+
+def test_a_rare_name_does_not_outvote_english_function_words():
+    text = ("John Ronald Reuel Tolkien was an English writer and philologist. He was a "
+            "professor of Anglo-Saxon at the University of Oxford. He was born in "
+            "Bloemfontein in 1892.")
+    assert langid.detector().identify([text])[0].lang == "en"
+
+
+# -------------------------------------------------------------------------------- cache
+
+class CountingIdentifier(langid.LanguageIdentifier):
+    """A deterministic stand-in detector that counts what it is asked."""
+
+    name = "counting"
+    min_confidence = 0.7
+
+    def __init__(self):
+        self.texts = 0
+
+    @property
+    def version(self) -> str:
+        return "counting-1"
+
+    def detect_group(self, group, texts):
+        self.texts += len(texts)
+        return [(langid.AMBIGUOUS[group][0], 0.99)] * len(texts)
+
+
+def _release(tmp_path, records):
+    from audit import readers, synth
+    synth.write_release(records, tmp_path / "release")
+    return readers.open_release(tmp_path / "release")
+
+
+GERMAN = [["Donau", ["Die Donau ist ein langer Fluss, der durch viele Länder fließt.",
+                     "Sie fließt von Westen nach Osten durch ganz Mitteleuropa.",
+                     "Am Ende mündet sie über ein breites Delta ins Meer."], "German"],
+          ["Rhein", ["Der Rhein entspringt in den Alpen und ist sehr lang.",
+                     "Er fließt nach Norden bis zur Nordsee."], "German"],
+          ["Seine", ["Die Seine fließt durch Paris."], "German"]]
+
+
+def test_cache_is_reused_and_only_new_texts_are_detected(tmp_path):
+    src = source()
+    german = GERMAN
+    cache = tmp_path / "cache"
+    first = CountingIdentifier()
+    done = langid.prepare(_release(tmp_path / "a", [record(src, german)]), cache, first)
+    assert done.script_misses == done.script_texts > 0
+    assert done.lang_misses == done.lang_texts > 0 and first.texts > 0
+    parts = sorted(cache.rglob("part-*.parquet"))
+    assert len(parts) == 2
+    keys = set(pq.read_table(parts[0]).column("key").to_pylist()) | set(
+        pq.read_table(parts[1]).column("key").to_pylist())
+    assert langid.text_key("Welcher Fluss ist länger?") in keys
+
+    again = CountingIdentifier()
+    done = langid.prepare(_release(tmp_path / "b", [record(src, german)]), cache, again)
+    assert (done.script_misses, done.lang_misses, again.texts) == (0, 0, 0)
+    assert len(sorted(cache.rglob("part-*.parquet"))) == 2
+
+    grown = CountingIdentifier()
+    other = record(src, german, position=1,
+                   question="In welchem Jahr wurde die älteste Brücke über diesen Fluss gebaut?")
+    done = langid.prepare(_release(tmp_path / "c", [record(src, german), other]), cache,
+                          grown)
+    assert (done.script_misses, done.lang_misses, grown.texts) == (1, 1, 1)
+
+
+def test_compaction_keeps_one_row_per_key(tmp_path):
+    cache = langid.SignalCache(tmp_path, "lang", "v", langid.LANG_SCHEMA)
+    import pyarrow as pa
+    for n in range(langid.COMPACT_AFTER + 1):
+        cache.append(pa.table({"key": [f"k{n}", "shared"], "lang": ["de", "de"],
+                               "confidence": [0.9, 0.9], "letters": [30, 30],
+                               "grp": ["Latin", "Latin"]}, schema=langid.LANG_SCHEMA))
+    parts = cache.parts()
+    assert len(parts) == 1
+    keys = pq.read_table(parts[0]).column("key").to_pylist()
+    assert sorted(keys) == sorted({f"k{n}" for n in range(langid.COMPACT_AFTER + 1)}
+                                  | {"shared"})
