@@ -2,34 +2,58 @@
 filters that round-trip through a URL query string, facet counts and result pages.
 
 Facet counts are disjunctive: each facet counts its values under every filter except its
-own, so a selection can still be widened. Every query is a set-based scan of the index.
+own, so a selection can still be widened. Every query is a set-based scan of the index;
+set-valued facets (gold/distractor languages, checks) are bitmasks, so neither filtering nor
+counting them unnests anything.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 
+import duckdb
 import pyarrow as pa
 
+from . import registry
 from .descriptors import descriptors
+from .languages import CODES, UNKNOWN_CODE
 from .scan import ScanResult
 
 PAGE_SIZE = 50
-# facet name → (index column, whether the column holds a list)
-FACETS: dict[str, tuple[str, bool]] = {
-    "split": ("source_split", False),
-    "question_language": ("question_language", False),
-    "gold_language": ("gold_languages", True),
-    "distractor_language": ("distractor_languages", True),
-    "stratum": ("stratum", False),
-    "script_relation": ("script_relation", False),
-    "role_condition": ("role_condition", False),
-    "pair_relation": ("pair_relation", False),
-    "question_type": ("question_type", False),
-    "status": ("status", False),
-    "check": ("checks", True),
+LANGUAGE_VOCABULARY = (*CODES, UNKNOWN_CODE)
+# Checks get a bit each in registry order; BIGINT masks hold 63 of them, and checks past
+# that (never seen together on one layout) fall back to the list column.
+CHECK_VOCABULARY = tuple(check.name for check in registry.REGISTRY)[:63]
+# facet name → (index column, vocabulary when the facet is a set of values per row). Sets are
+# stored as bitmasks: membership tests and per-value counts then need no UNNEST.
+FACETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "split": ("source_split", None),
+    "question_language": ("question_language", None),
+    "gold_language": ("gold_mask", LANGUAGE_VOCABULARY),
+    "distractor_language": ("distractor_mask", LANGUAGE_VOCABULARY),
+    "stratum": ("stratum", None),
+    "script_relation": ("script_relation", None),
+    "role_condition": ("role_condition", None),
+    "pair_relation": ("pair_relation", None),
+    "question_type": ("question_type", None),
+    "status": ("status", None),
+    "check": ("check_mask", CHECK_VOCABULARY),
 }
+
+
+def _mask_literal(values: list[str], vocabulary: tuple[str, ...]) -> str:
+    bits = sum(1 << vocabulary.index(v) for v in values if v in vocabulary)
+    return f"{bits}::BIGINT"
+
+
+def _mask_of(list_column: str, vocabulary: tuple[str, ...]) -> str:
+    """SQL turning a list of values into the bitmask of their vocabulary positions."""
+    words = "[" + ", ".join(f"'{v}'" for v in vocabulary) + "]"
+    return (f"coalesce(list_sum(list_transform(list_distinct({list_column}), lambda x: "
+            f"coalesce((1::BIGINT) << (list_position({words}, x) - 1), 0)))::BIGINT, 0)")
 
 
 @dataclass
@@ -85,17 +109,18 @@ class Filters:
     def where(self, skip: str | None = None) -> tuple[str, list]:
         """SQL condition and parameters for every filter except facet `skip`."""
         terms, params = ["TRUE"], []
-        for name, (column, is_list) in FACETS.items():
+        for name, (column, vocabulary) in FACETS.items():
             chosen = getattr(self, name)
             if not chosen or name == skip:
                 continue
-            if is_list:
-                test = ("list_has_all" if name == "gold_language" and self.gold_mode == "all"
-                        else "list_has_any")
-                terms.append(f"{test}({column}, ?::VARCHAR[])")
+            if vocabulary is not None:
+                wanted = _mask_literal(chosen, vocabulary)
+                terms.append(f"({column} & {wanted}) = {wanted}"
+                             if name == "gold_language" and self.gold_mode == "all"
+                             else f"({column} & {wanted}) <> 0")
             else:
                 terms.append(f"list_contains(?::VARCHAR[], {column})")
-            params.append(chosen)
+                params.append(chosen)
         if self.k_c_min is not None:
             terms.append("k_c >= ?")
             params.append(self.k_c_min)
@@ -112,13 +137,16 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     con.register("descriptor_arrow", table if table is not None else descriptors(result.release))
     con.execute("CREATE OR REPLACE TABLE descriptors AS SELECT * FROM descriptor_arrow")
     con.unregister("descriptor_arrow")
-    con.execute("""
+    con.execute(f"""
         CREATE OR REPLACE TABLE browse_index AS
         SELECT d.rid, d.id, d.source_id, d.source_split, d.question_type,
                d.question_language, d.gold_languages, d.distractor_languages, d.stratum,
                d.script_relation, d.role_condition, d.pair_relation, d.k_c,
                s.status, s.flags, coalesce(f.checks, []::VARCHAR[]) AS checks,
-               coalesce(f.findings, 0) AS findings, r.question
+               coalesce(f.findings, 0) AS findings, r.question,
+               {_mask_of("d.gold_languages", LANGUAGE_VOCABULARY)} AS gold_mask,
+               {_mask_of("d.distractor_languages", LANGUAGE_VOCABULARY)} AS distractor_mask,
+               {_mask_of("f.checks", CHECK_VOCABULARY)} AS check_mask
         FROM descriptors d
         JOIN status s ON s."row" = d.rid
         JOIN (SELECT rid, question FROM release) r ON r.rid = d.rid
@@ -143,38 +171,68 @@ class Page:
     seconds: float
 
 
-def facet_counts(result: ScanResult, filters: Filters) -> dict[str, list[tuple[str, int]]]:
+class QueryTimeout(Exception):
+    """A browse query ran past its time limit and was interrupted."""
+
+
+@contextmanager
+def time_limit(cur, seconds: float):
+    """Interrupt the cursor's running query after `seconds` instead of freezing a page."""
+    timer = threading.Timer(seconds, cur.interrupt)
+    timer.start()
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise QueryTimeout(f"the query ran longer than {seconds:g} s and was stopped; "
+                           "narrow the filter") from None
+    finally:
+        timer.cancel()
+
+
+def facet_counts(result: ScanResult, filters: Filters, cur=None, limit_seconds: float = 10.0
+                 ) -> dict[str, list[tuple[str, int]]]:
     """For each facet, (value, rows) under every other filter, most frequent first."""
-    cur = result.release.con.cursor()
-    parts, params = [], []
-    for name, (column, is_list) in FACETS.items():
-        where, values = filters.where(skip=name)
-        value = f"unnest({column})" if is_list else column
-        parts.append(f"""SELECT '{name}' AS facet, CAST(v AS VARCHAR) AS value, count(*) AS n
-            FROM (SELECT {"DISTINCT rid, " if is_list else ""}{value} AS v FROM browse_index
-                  WHERE {where}) WHERE v IS NOT NULL GROUP BY v""")
-        params += values
-    counts: dict[str, list[tuple[str, int]]] = {name: [] for name in FACETS}
-    for facet, value, n in cur.execute(" UNION ALL ".join(parts) + " ORDER BY facet, n DESC, "
-                                       "value", params).fetchall():
-        counts[facet].append((value, n))
+    cur = cur or result.release.con.cursor()
+    counts: dict[str, list[tuple[str, int]]] = {}
+    with time_limit(cur, limit_seconds):
+        for name, (column, vocabulary) in FACETS.items():
+            counts[name] = _facet(cur, filters, name, column, vocabulary)
     return counts
 
 
+def _facet(cur, filters: Filters, name: str, column: str,
+           vocabulary: tuple[str, ...] | None) -> list[tuple[str, int]]:
+    where, params = filters.where(skip=name)
+    if vocabulary is None:
+        pairs = cur.execute(f"""SELECT CAST({column} AS VARCHAR), count(*) FROM browse_index
+            WHERE {where} AND {column} IS NOT NULL GROUP BY 1""", params).fetchall()
+    else:
+        # Rows share few distinct masks: count per mask, then spread each count over its bits.
+        counted = cur.execute(f"""
+            SELECT bit, sum(n)::BIGINT FROM (
+                SELECT {column} AS mask, count(*) AS n FROM browse_index WHERE {where}
+                GROUP BY 1) JOIN range({len(vocabulary)}) r(bit) ON (mask >> bit) & 1 = 1
+            GROUP BY bit""", params).fetchall()
+        pairs = [(vocabulary[bit], n) for bit, n in counted]
+    return sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
+
+
 def search(result: ScanResult, filters: Filters, page: int = 0,
-           page_size: int = PAGE_SIZE) -> Page:
-    """Facet counts plus one page of matching rows (in release order)."""
+           page_size: int = PAGE_SIZE, limit_seconds: float = 10.0) -> Page:
+    """Facet counts plus one page of matching rows (in release order); raises QueryTimeout
+    past `limit_seconds`."""
     started = time.perf_counter()
     cur = result.release.con.cursor()
     where, params = filters.where()
-    total = cur.execute(f"SELECT count(*) FROM browse_index WHERE {where}", params
-                        ).fetchall()[0][0]
-    rows = cur.sql(f"""
-        SELECT rid AS "row", id, question, question_language, gold_languages, stratum,
-               status, findings, checks
-        FROM browse_index WHERE {where} ORDER BY rid LIMIT ? OFFSET ?""",
-                   params=params + [page_size, page * page_size]).to_arrow_table()
-    facets = facet_counts(result, filters)
+    with time_limit(cur, limit_seconds):
+        total = cur.execute(f"SELECT count(*) FROM browse_index WHERE {where}", params
+                            ).fetchall()[0][0]
+        rows = cur.sql(f"""
+            SELECT rid AS "row", id, question, question_language, gold_languages, stratum,
+                   status, findings, checks
+            FROM browse_index WHERE {where} ORDER BY rid LIMIT ? OFFSET ?""",
+                       params=params + [page_size, page * page_size]).to_arrow_table()
+    facets = facet_counts(result, filters, cur, limit_seconds)
     return Page(total, rows, facets, time.perf_counter() - started)
 
 

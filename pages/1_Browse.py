@@ -13,7 +13,11 @@ st.title("Browse")
 
 filters = current_filters()
 page_no = max(int(st.query_params.get("page", "0") or 0), 0)
-page = browse.search(result, filters, page_no)
+try:
+    page = browse.search(result, filters, page_no)
+except browse.QueryTimeout as error:
+    st.warning(f"This view is too slow to compute: {error}.")
+    st.stop()
 
 LABELS = {"split": "Split", "question_language": "Question language ℓq",
           "gold_language": "Gold-paragraph languages", "distractor_language":

@@ -143,7 +143,7 @@ def test_download_quarantine_csv(server, browser):
     with tab.expect_download() as download:
         tab.get_by_role("button", name="Download CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
-    assert len(rows) == 100
+    assert len(rows) == 129
     assert {r["status"] for r in rows} == {"quarantined", "review_required"}
     assert rows[0].keys() >= {"id", "source_split", "reason", "paragraph_id", "sentence_index"}
     tab.close()

@@ -30,7 +30,7 @@ def test_findings_page_lists_checks_and_categories():
     assert not at.exception
     table = at.dataframe[0].value
     counts = dict(zip(table["check"], table["findings"]))
-    assert counts["exact_source_copy"] == 429 and counts["blank_sentence"] == 6
+    assert counts["exact_source_copy"] == 430 and counts["blank_sentence"] == 6
     assert at.selectbox[0].value == "exact_source_copy"
     heatmap = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert heatmap["data"][0]["type"] == "heatmap"
@@ -119,7 +119,7 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
-    assert "reasons on 66 rows" in markdown_text(at)
+    assert "reasons on 78 rows" in markdown_text(at)
     whole = at.dataframe[0].value
     assert set(whole["status"]) == {"quarantined", "review_required"}
     at.radio[0].set_value("current Browse filter")
@@ -135,3 +135,14 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     saved = str(next((tmp_path / "scans").glob("*/*")))
     at.text_input(key="compare_with").input(saved).run()
     assert "0 rows differ" in markdown_text(at)
+
+
+def test_a_slow_browse_query_is_stopped_and_says_so():
+    from audit import browse
+    from audit.workspace import scan_release
+    result = scan_release()
+    browse.build_index(result)
+    cur = result.release.con.cursor()
+    with pytest.raises(browse.QueryTimeout, match="longer than 0.2 s"):
+        with browse.time_limit(cur, 0.2):
+            cur.execute("SELECT count(*) FROM range(1000000000000) a").fetchall()
