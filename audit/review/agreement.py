@@ -1,0 +1,515 @@
+"""Inter-annotator agreement, the adjudication queue and final labels over pulled review
+annotations (SPEC §5; XHotpotQA App. C.5; MAPLE App. D.1–D.2). Pure functions over one table.
+
+Annotations table (pyarrow.Table or polars.DataFrame), long format, one row per
+(annotation, criterion):
+
+    item_id        str        the reviewed unit (one Label Studio task)
+    cluster_id     str        source instance id; the bootstrap resamples these
+    kind           str        "translation" | "realism" | "relevance"
+    language       str|null   assigned language of the unit (null for MAPLE)
+    unit           str|null   "paragraph" | "question" | "answer" | "instance" (null for MAPLE)
+    setting        str|null   MAPLE realism comparison "<first> vs <second>" (else null)
+    annotator      str
+    role           str        "initial" | "adjudication"
+    criterion      str        see CRITERIA; "comment" rows are accepted and ignored
+    value          str|null   in the criterion's domain; null = not answered
+    annotation_id  int
+    updated_at     timestamp
+    source_a, source_b  str|null  optional, realism only: the unblinded sources shown as A, B
+
+Criteria (kind: criterion -> values):
+
+    translation: adequacy, fluency                      "1" .. "5" (ordinal)
+                 answer_preserved, entities_preserved,
+                 alignment_preserved, assigned_language  "yes" | "no"
+                 consequence   cosmetic | metric-sensitive | reasoning-changing |
+                               label-invalidating
+    realism:     preference    "A" | "Tie" | "B"   (A = source_a was preferred)
+    relevance:   relevance     relevant | irrelevant
+
+Conventions:
+- A re-submission replaces the earlier one: per (item, criterion, annotator, role) the row
+  with the latest (updated_at, annotation_id) counts.
+- Realism preferences are re-expressed relative to the setting, so "A" always means its
+  first-named source ("MAPLE vs Human": A = MAPLE), whatever the blind display order was.
+- In a pair, annotator 1 is the name that sorts first: with one fixed pair of annotators
+  this is exactly the two-rater Cohen's κ.
+- A criterion one initial annotator answered and the other did not is a disagreement
+  (queue, final label null) but not a pair (it is listed among the irregular pairs).
+- Several adjudications of one item and criterion: the latest counts.
+- Undefined statistics never raise: κ and α are NaN with a note when every annotation is
+  in one category (chance agreement 1) or no item has two initial annotations. Bootstrap
+  replicates that are undefined (a resample with one category) are left out of the
+  percentiles and counted (n_boot_defined, note).
+
+Agreement comes from libraries only: κ from sklearn's cohen_kappa_score (fixed `labels`);
+α from the `krippendorff` package. Bootstrap replicates reuse the same estimators on the
+resampled contingency table (statsmodels' cohens_kappa, identical to sklearn's value; α via
+an exact compact value-count matrix) because 2,000 replicates of sklearn's per-call
+overhead would take about 20 s for the seven translation criteria.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, NamedTuple
+
+import krippendorff
+import numpy as np
+import polars as pl
+import pyarrow as pa
+from sklearn.metrics import cohen_kappa_score
+from statsmodels.stats.inter_rater import cohens_kappa
+
+RATING = ("1", "2", "3", "4", "5")
+YES_NO = ("no", "yes")
+CONSEQUENCES = ("cosmetic", "metric-sensitive", "reasoning-changing", "label-invalidating")
+PREFERENCE = ("A", "Tie", "B")
+RELEVANCE = ("relevant", "irrelevant")
+
+
+@dataclass(frozen=True)
+class Scale:
+    labels: tuple[str, ...]
+    ordinal: bool = False
+
+    @property
+    def level(self) -> str:
+        return "ordinal" if self.ordinal else "nominal"
+
+
+CRITERIA: dict[str, dict[str, Scale]] = {
+    "translation": {
+        "adequacy": Scale(RATING, ordinal=True),
+        "fluency": Scale(RATING, ordinal=True),
+        "answer_preserved": Scale(YES_NO),
+        "entities_preserved": Scale(YES_NO),
+        "alignment_preserved": Scale(YES_NO),
+        "assigned_language": Scale(YES_NO),
+        "consequence": Scale(CONSEQUENCES),
+    },
+    "realism": {"preference": Scale(PREFERENCE)},
+    "relevance": {"relevance": Scale(RELEVANCE)},
+}
+COMMENT = "comment"
+ROLES = ("initial", "adjudication")
+REQUIRED = ("item_id", "cluster_id", "kind", "language", "unit", "setting", "annotator", "role",
+            "criterion", "value", "annotation_id", "updated_at")
+ITEM = ["item_id", "cluster_id", "kind", "language", "unit", "setting"]
+CI_LEVEL = 95.0
+
+
+# ---------------------------------------------------------------- validation and preparation
+
+def prepare(table: pa.Table | pl.DataFrame) -> pl.DataFrame:
+    """Validated annotations: comments and unanswered rows dropped, re-submissions reduced to
+    the latest, realism preferences relative to the setting. Raises ValueError on bad input."""
+    frame = _as_polars(table)
+    missing = [name for name in REQUIRED if name not in frame.columns]
+    if missing:
+        raise ValueError(f"annotations table is missing column(s) {', '.join(map(repr, missing))}"
+                         f" (required: {', '.join(REQUIRED)})")
+    frame = frame.with_columns(pl.col(name).cast(pl.String) for name in
+                               ("item_id", "cluster_id", "kind", "language", "unit", "setting",
+                                "annotator", "role", "criterion", "value"))
+    _check_not_null(frame, ("item_id", "cluster_id", "kind", "annotator", "role", "criterion"))
+    _check_domain(frame)
+    frame = frame.filter(pl.col("criterion") != COMMENT, pl.col("value").is_not_null())
+    _check_items(frame)
+    return _relative_preferences(_latest(frame))
+
+
+def _as_polars(table: pa.Table | pl.DataFrame) -> pl.DataFrame:
+    if isinstance(table, pl.DataFrame):
+        return table
+    if isinstance(table, pa.Table):
+        return pl.from_arrow(table)
+    raise ValueError(f"annotations must be a pyarrow.Table or polars.DataFrame, "
+                     f"not {type(table).__name__}")
+
+
+def _check_not_null(frame: pl.DataFrame, names: tuple[str, ...]) -> None:
+    for name in names:
+        if frame[name].null_count():
+            raise ValueError(f"annotations column {name!r} has {frame[name].null_count()} null(s)")
+
+
+def _check_domain(frame: pl.DataFrame) -> None:
+    bad_roles = set(frame["role"].unique()) - set(ROLES)
+    if bad_roles:
+        raise ValueError(f"unknown role(s) {sorted(bad_roles)} (expected {ROLES})")
+    seen = frame.select("kind", "criterion", "value").unique().iter_rows()
+    for kind, criterion, value in seen:
+        if kind not in CRITERIA:
+            raise ValueError(f"unknown kind {kind!r} (expected {tuple(CRITERIA)})")
+        if criterion == COMMENT:
+            continue
+        scale = CRITERIA[kind].get(criterion)
+        if scale is None:
+            raise ValueError(f"unknown {kind} criterion {criterion!r} "
+                             f"(expected {tuple(CRITERIA[kind])} or {COMMENT!r})")
+        if value is not None and value not in scale.labels:
+            raise ValueError(f"{kind} {criterion} value {value!r} is not one of {scale.labels}")
+
+
+def _check_items(frame: pl.DataFrame) -> None:
+    """An item belongs to one source instance and has one kind, language, unit and setting."""
+    spread = frame.group_by("item_id").agg(pl.col(c).n_unique() for c in ITEM[1:])
+    for column in ITEM[1:]:
+        bad = spread.filter(pl.col(column) > 1)
+        if bad.height:
+            raise ValueError(f"item {bad['item_id'][0]!r} has more than one {column}")
+    realism = frame.filter(pl.col("kind") == "realism")
+    if realism["setting"].null_count():
+        raise ValueError("realism rows need a setting such as 'MAPLE vs Human'")
+
+
+def _latest(frame: pl.DataFrame) -> pl.DataFrame:
+    # Label Studio keeps edits in place; a second submission by the same person replaces the first.
+    return (frame.sort("updated_at", "annotation_id")
+            .unique(subset=["item_id", "criterion", "annotator", "role"], keep="last",
+                    maintain_order=True))
+
+
+def split_setting(setting: str) -> tuple[str, str]:
+    """'MAPLE vs Human' -> ('MAPLE', 'Human'); A is always the first-named source."""
+    parts = re.split(r"\s+vs\.?\s+", setting.strip())
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"realism setting {setting!r} is not '<source> vs <source>'")
+    return parts[0], parts[1]
+
+
+def _relative_preferences(frame: pl.DataFrame) -> pl.DataFrame:
+    """Flip A/B where the pair was stored in the order opposite to the setting's name."""
+    sources = [c for c in ("source_a", "source_b") if c in frame.columns]
+    realism = frame.filter(pl.col("kind") == "realism")
+    if len(sources) < 2 or realism.height == 0:
+        return frame.drop(sources)
+    flipped = pl.lit(False)
+    for setting, source_a, source_b in realism.select("setting", *sources).unique().iter_rows():
+        first, second = split_setting(setting)
+        if (source_a, source_b) in ((None, None), (first, second)):
+            continue
+        if (source_a, source_b) != (second, first):
+            raise ValueError(f"realism sources ({source_a!r}, {source_b!r}) do not match "
+                             f"setting {setting!r}")
+        flipped = flipped | ((pl.col("setting") == setting) & (pl.col("source_a") == source_a)
+                             & (pl.col("source_b") == source_b))
+    flip = (pl.col("kind") == "realism") & flipped.fill_null(False)
+    value = (pl.when(flip & (pl.col("value") == "A")).then(pl.lit("B"))
+             .when(flip & (pl.col("value") == "B")).then(pl.lit("A"))
+             .otherwise(pl.col("value")))
+    return frame.with_columns(value.alias("value")).drop(sources)
+
+
+def _items(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.group_by("item_id").agg(pl.col(c).first() for c in ITEM[1:])
+
+
+# --------------------------------------------------------------------------------- pairs
+
+class Pairs(NamedTuple):
+    complete: pa.Table   # (item, criterion) with exactly two initial annotators
+    irregular: pa.Table  # (item, criterion) with fewer or more: reported, never dropped
+
+
+def pairs(table: pa.Table | pl.DataFrame) -> Pairs:
+    """For each (item, criterion) the two initial annotations, annotator names sorted."""
+    complete, irregular = pair_frames(prepare(table))
+    return Pairs(complete.to_arrow(), irregular.to_arrow())
+
+
+def pair_frames(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    initial = frame.filter(pl.col("role") == "initial").sort("annotator")
+    per_item = initial.group_by("item_id").agg(
+        pl.col("annotator").n_unique().alias("n_item_annotators"))
+    grouped = (initial.group_by(ITEM + ["criterion"], maintain_order=True)
+               .agg(pl.col("annotator"), pl.col("value"), pl.len().alias("n_annotators"))
+               .join(per_item, on="item_id")
+               .sort("kind", "criterion", "item_id"))
+    complete = grouped.filter(pl.col("n_annotators") == 2).select(
+        *ITEM, "criterion",
+        pl.col("annotator").list.get(0).alias("annotator_1"),
+        pl.col("annotator").list.get(1).alias("annotator_2"),
+        pl.col("value").list.get(0).alias("value_1"),
+        pl.col("value").list.get(1).alias("value_2"))
+    irregular = grouped.filter(pl.col("n_annotators") != 2).select(
+        *ITEM, "criterion", "n_annotators", "n_item_annotators",
+        pl.col("annotator").alias("annotators"), pl.col("value").alias("values"))
+    return complete, irregular
+
+
+# ----------------------------------------------------------------- single-sample statistics
+
+def codes(values, scale: Scale) -> np.ndarray:
+    """Category index of each value, in the scale's fixed order (ratings: 1..5 -> 0..4)."""
+    index = {label: i for i, label in enumerate(scale.labels)}
+    return np.array([index[v] for v in values], dtype=np.int64)
+
+
+def raw_agreement(first: np.ndarray, second: np.ndarray) -> float:
+    return float(np.mean(first == second)) if len(first) else float("nan")
+
+
+def cohen_kappa(first: np.ndarray, second: np.ndarray, n_labels: int,
+                weights: str | None = None) -> float:
+    """sklearn's κ over category codes with every label fixed, so an unused category cannot
+    change the weighting scale. NaN when undefined (no pairs, or chance agreement is 1)."""
+    if len(first) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # sklearn warns before returning NaN for one label
+        return float(cohen_kappa_score(first, second, labels=list(range(n_labels)),
+                                       weights=weights))
+
+
+def krippendorff_alpha(first: np.ndarray, second: np.ndarray, n_labels: int,
+                       level: str) -> float:
+    """The `krippendorff` package's α over two coders. NaN when undefined."""
+    if len(first) == 0:
+        return float("nan")
+    data = np.vstack([first, second]).astype(float)
+    return _alpha(lambda: krippendorff.alpha(reliability_data=data,
+                                             value_domain=np.arange(n_labels),
+                                             level_of_measurement=level))
+
+
+def _alpha(compute: Callable[[], float]) -> float:
+    try:
+        with np.errstate(all="ignore"):   # expected disagreement 0 -> 0/0 -> NaN
+            return float(compute())
+    except ValueError:                    # no unit coded twice
+        return float("nan")
+
+
+def undefined_note(first: np.ndarray, second: np.ndarray, scale: Scale) -> str:
+    if len(first) == 0:
+        return "no item has two initial annotations"
+    used = np.union1d(first, second)
+    if len(used) == 1:
+        return (f"every annotation is {scale.labels[used[0]]!r}: chance agreement is 1, "
+                f"so κ and α are undefined")
+    return "undefined"
+
+
+# ------------------------------------------------------ statistics of a contingency table
+
+def kappa_of_table(table: np.ndarray, weights: str | None = None) -> float:
+    """Same estimator as cohen_kappa, from a contingency table (statsmodels)."""
+    if table.sum() == 0:
+        return float("nan")
+    with np.errstate(all="ignore"):
+        if weights is None:
+            return float(cohens_kappa(table, return_results=False))
+        return float(cohens_kappa(table, wt=weights, return_results=False))
+
+
+def alpha_of_table(table: np.ndarray, level: str) -> float:
+    """Same α as krippendorff_alpha, from a contingency table. The value counts are compact
+    but exact: k agreeing units on category c give the coincidences of one unit coded 2k
+    times c (2k(2k-1)/(2k-1) = 2k), so only disagreeing units need a row each."""
+    n = len(table)
+    first, second = np.triu_indices(n, k=1)
+    disagreeing = (table[first, second] + table[second, first]).astype(np.int64)
+    agree = np.diag(table)
+    counts = np.vstack([np.diag(2 * agree)[agree > 0],
+                        np.repeat(_pair_rows(n), disagreeing, axis=0)])
+    if len(counts) == 0:
+        return float("nan")
+    return _alpha(lambda: krippendorff.alpha(value_counts=counts, level_of_measurement=level))
+
+
+@lru_cache(maxsize=None)
+def _pair_rows(n: int) -> np.ndarray:
+    """One value-count row per unordered category pair (a < b): one a and one b."""
+    first, second = np.triu_indices(n, k=1)
+    rows = np.zeros((len(first), n))
+    rows[np.arange(len(first)), first] = 1
+    rows[np.arange(len(first)), second] = 1
+    rows.flags.writeable = False
+    return rows
+
+
+def raw_of_table(table: np.ndarray) -> float:
+    total = table.sum()
+    return float(np.trace(table) / total) if total else float("nan")
+
+
+@dataclass(frozen=True)
+class Statistic:
+    name: str
+    point: Callable[[np.ndarray, np.ndarray, Scale], float]
+    of_table: Callable[[np.ndarray, Scale], float]
+
+
+def statistics(scale: Scale) -> list[Statistic]:
+    """Raw agreement, κ (unweighted for nominal; linear and quadratic for ratings), α."""
+    n = len(scale.labels)
+    stats = [Statistic("raw_agreement", lambda a, b, s: raw_agreement(a, b),
+                       lambda t, s: raw_of_table(t))]
+    kappas = (("linear", "quadratic") if scale.ordinal else (None,))
+    for weights in kappas:
+        name = "cohen_kappa" + (f"_{weights}" if weights else "")
+        stats.append(Statistic(name, lambda a, b, s, w=weights: cohen_kappa(a, b, n, w),
+                               lambda t, s, w=weights: kappa_of_table(t, w)))
+    stats.append(Statistic("krippendorff_alpha",
+                           lambda a, b, s: krippendorff_alpha(a, b, n, s.level),
+                           lambda t, s: alpha_of_table(t, s.level)))
+    return stats
+
+
+# --------------------------------------------------------------------------------- bootstrap
+
+def rng_for(seed: int, *keys: str) -> np.random.Generator:
+    """One generator per (seed, criterion, ...): a criterion's interval does not depend on
+    which other criteria happen to be in the table."""
+    return np.random.default_rng([seed, zlib.crc32("/".join(keys).encode())])
+
+
+def cluster_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_boot, n_clusters): how often each cluster is drawn when n_clusters clusters are
+    drawn with replacement, once per replicate."""
+    draws = rng.integers(0, n_clusters, (n_boot, n_clusters)) if n_clusters else \
+        np.zeros((n_boot, 0), dtype=np.int64)
+    # Offset each replicate's draws so one bincount counts all replicates at once.
+    flat = (draws + n_clusters * np.arange(n_boot)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_boot * n_clusters).reshape(n_boot, n_clusters)
+
+
+def percentile_interval(replicates: np.ndarray) -> tuple[float, float, int]:
+    """Percentile 95% interval over the defined replicates, and how many were defined."""
+    defined = replicates[~np.isnan(replicates)]
+    if len(defined) == 0:
+        return float("nan"), float("nan"), 0
+    tail = (100 - CI_LEVEL) / 2
+    low, high = np.percentile(defined, [tail, 100 - tail])
+    return float(low), float(high), len(defined)
+
+
+def bootstrap_tables(first: np.ndarray, second: np.ndarray, clusters: np.ndarray,
+                     n_labels: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """(n_boot, L, L) contingency tables of cluster resamples: each replicate table is the
+    weighted sum of the per-cluster tables."""
+    _, cluster_index = np.unique(clusters, return_inverse=True)
+    n_clusters = int(cluster_index.max()) + 1 if len(clusters) else 0
+    per_cluster = np.zeros((n_clusters, n_labels * n_labels))
+    np.add.at(per_cluster, (cluster_index, first * n_labels + second), 1)
+    weights = cluster_weights(n_clusters, n_boot, rng)
+    return (weights @ per_cluster).reshape(n_boot, n_labels, n_labels)
+
+
+# --------------------------------------------------------------------------------- agreement
+
+AGREEMENT_SCHEMA = pa.schema([
+    ("kind", pa.string()), ("criterion", pa.string()), ("level", pa.string()),
+    ("statistic", pa.string()), ("n_items", pa.int64()), ("n_clusters", pa.int64()),
+    ("n_irregular", pa.int64()), ("estimate", pa.float64()), ("ci_low", pa.float64()),
+    ("ci_high", pa.float64()), ("n_boot", pa.int64()), ("n_boot_defined", pa.int64()),
+    ("note", pa.string()),
+])
+
+
+def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> pa.Table:
+    """Per criterion: raw agreement, Cohen's κ, Krippendorff's α with source-clustered
+    percentile bootstrap 95% intervals. One row per (criterion, statistic)."""
+    complete, irregular = pair_frames(prepare(table))
+    rows = []
+    for kind, criteria in CRITERIA.items():
+        for criterion, scale in criteria.items():
+            mine = (pl.col("kind") == kind) & (pl.col("criterion") == criterion)
+            group, n_irregular = complete.filter(mine), irregular.filter(mine).height
+            if group.height or n_irregular:
+                rows += criterion_agreement(group, scale, n_boot, rng_for(seed, kind, criterion),
+                                            kind=kind, criterion=criterion,
+                                            n_irregular=n_irregular)
+    return pa.Table.from_pylist(rows, schema=AGREEMENT_SCHEMA)
+
+
+def criterion_agreement(group: pl.DataFrame, scale: Scale, n_boot: int,
+                        rng: np.random.Generator, **labels) -> list[dict]:
+    """Rows for one criterion from its complete pairs (value_1, value_2, cluster_id)."""
+    first, second = codes(group["value_1"], scale), codes(group["value_2"], scale)
+    clusters = group["cluster_id"].to_numpy()
+    tables = bootstrap_tables(first, second, clusters, len(scale.labels), n_boot, rng)
+    rows = []
+    for stat in statistics(scale):
+        estimate = stat.point(first, second, scale)
+        if np.isnan(estimate):   # undefined on the data: no interval either
+            low, high, defined = float("nan"), float("nan"), 0
+            note = undefined_note(first, second, scale)
+        else:
+            replicates = np.array([stat.of_table(t, scale) for t in tables])
+            low, high, defined = percentile_interval(replicates)
+            note = (f"{n_boot - defined} of {n_boot} bootstrap replicates undefined, excluded"
+                    if defined < n_boot else "")
+        rows.append({**labels, "level": scale.level, "statistic": stat.name,
+                     "n_items": group.height, "n_clusters": len(np.unique(clusters)),
+                     "estimate": estimate, "ci_low": low, "ci_high": high,
+                     "n_boot": n_boot, "n_boot_defined": defined, "note": note})
+    return rows
+
+
+# ------------------------------------------------------------ adjudication and final labels
+
+def adjudication_queue(table: pa.Table | pl.DataFrame) -> pa.Table:
+    """Items whose initial annotators disagree on any criterion (comments excluded), with
+    the criteria in disagreement and whether an adjudication already exists."""
+    frame = prepare(table)
+    status = _initial_status(frame)
+    queue = (status.filter(pl.col("status") == "disagreement")
+             .group_by("item_id").agg(pl.col("criterion").sort().alias("criteria")))
+    adjudicated = (frame.filter(pl.col("role") == "adjudication").select("item_id").unique()
+                   .with_columns(pl.lit(True).alias("has_adjudication")))
+    return (queue.join(_items(frame), on="item_id")
+            .join(adjudicated, on="item_id", how="left")
+            .select(*ITEM, "criteria", pl.col("criteria").list.len().alias("n_criteria"),
+                    pl.col("has_adjudication").fill_null(False))
+            .sort("kind", "item_id").to_arrow())
+
+
+def _initial_status(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per (item, criterion) with initial annotations: agreed / disagreement / incomplete.
+    An unanswered criterion counts as a different answer once an item has two annotators."""
+    initial = frame.filter(pl.col("role") == "initial").sort("annotator")
+    per_item = initial.group_by("item_id").agg(
+        pl.col("annotator").n_unique().alias("n_item_annotators"))
+    status = (pl.when(pl.col("n_item_annotators") < 2).then(pl.lit("incomplete"))
+              .when((pl.col("n_values") == 1)
+                    & (pl.col("n_initial") == pl.col("n_item_annotators"))).then(pl.lit("agreed"))
+              .otherwise(pl.lit("disagreement")))
+    return (initial.group_by("item_id", "criterion", maintain_order=True)
+            .agg(pl.col("value").alias("initial_values"),
+                 pl.col("value").n_unique().alias("n_values"),
+                 pl.len().alias("n_initial"))
+            .join(per_item, on="item_id")
+            .with_columns(status.alias("status")))
+
+
+def final_labels(table: pa.Table | pl.DataFrame) -> pa.Table:
+    """Per item and criterion: the adjudicated value if one exists, else the agreed initial
+    value, else null (status says why: disagreement / incomplete)."""
+    return final_frame(prepare(table)).to_arrow()
+
+
+def final_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    # Several adjudications of one criterion (a second adjudicator): the latest counts.
+    adjudicated = (frame.filter(pl.col("role") == "adjudication")
+                   .sort("updated_at", "annotation_id")
+                   .group_by("item_id", "criterion")
+                   .agg(pl.col("value").last().alias("adjudicated")))
+    labels = _initial_status(frame).join(adjudicated, on=["item_id", "criterion"], how="full",
+                                         coalesce=True)
+    value = (pl.when(pl.col("adjudicated").is_not_null()).then(pl.col("adjudicated"))
+             .when(pl.col("status") == "agreed").then(pl.col("initial_values").list.first()))
+    status = (pl.when(pl.col("adjudicated").is_not_null()).then(pl.lit("adjudicated"))
+              .otherwise(pl.col("status").fill_null("incomplete")))
+    return (labels.join(_items(frame), on="item_id")
+            .select(*ITEM, "criterion", value.alias("value"), status.alias("status"),
+                    pl.col("n_initial").fill_null(0),
+                    pl.col("initial_values").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+            .sort("kind", "item_id", "criterion"))

@@ -1,0 +1,234 @@
+"""The Label Studio labeling configs (annotation_configs/*.xml) and the task data they read.
+
+A config is static XML. Dataset text never goes into it: it reaches the page only through
+`<Text name=… value="$field">`, which Label Studio renders as plain text, from the task's
+`data` dict built here. So a question holding `</View><script>` cannot break the config or
+run in the annotator's browser. `validate_config()` holds the configs to that contract:
+
+- well-formed XML with a <View> root, tags from a small allow-list (no HyperText/HTML
+  objects, which would render data as markup);
+- `$field` references only in the `value` of <Text>, and exactly the fields FIELDS names;
+- the expected controls (name, tag, target, choice values, rating scale) and no others,
+  each pointing at an object that exists, so exported results parse by name.
+
+Payloads: `task_payload(kind, item_id=…, batch_id=…, **texts)` → {"item_id", "batch_id",
+<the kind's text fields>}; all values are strings and are passed through unchanged. The
+realism payload carries only the two query texts: sources stay in our assignment key.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
+
+from ..errors import InputError
+from ..outputs import REPO
+
+if TYPE_CHECKING:
+    from .maple import RealismItem, RelevancePair
+
+CONFIG_DIR = REPO / "annotation_configs"
+KINDS = ("translation_review", "maple_realism", "maple_relevance")
+# The annotation kind each config produces, as audit/review/agreement.py names it; control
+# names there are the criterion names (a result's from_name is its criterion).
+ANNOTATION_KINDS = {"translation_review": "translation", "maple_realism": "realism",
+                    "maple_relevance": "relevance"}
+
+YES_NO = ("yes", "no")
+ERROR_CONSEQUENCES = ("cosmetic", "metric-sensitive", "reasoning-changing",
+                      "label-invalidating")
+REALISM_CHOICES = ("A", "Tie", "B")
+RELEVANCE_CHOICES = ("relevant", "irrelevant")
+
+
+@dataclass(frozen=True)
+class Control:
+    """What a control must look like: its tag, target object, and choices or scale."""
+
+    tag: str
+    to_name: str
+    choices: tuple[str, ...] = ()
+    max_rating: int | None = None
+
+
+CONTROLS: dict[str, dict[str, Control]] = {
+    "translation_review": {
+        "adequacy": Control("Rating", "translation", max_rating=5),
+        "fluency": Control("Rating", "translation", max_rating=5),
+        "answer_preserved": Control("Choices", "translation", YES_NO),
+        "entities_preserved": Control("Choices", "translation", YES_NO),
+        "alignment_preserved": Control("Choices", "translation", YES_NO),
+        "assigned_language": Control("Choices", "translation", YES_NO),
+        "consequence": Control("Choices", "translation", ERROR_CONSEQUENCES),
+        "comment": Control("TextArea", "translation"),
+    },
+    "maple_realism": {
+        "preference": Control("Choices", "query_a", REALISM_CHOICES),
+    },
+    "maple_relevance": {
+        "relevance": Control("Choices", "text", RELEVANCE_CHOICES),
+        "comment": Control("TextArea", "text"),
+    },
+}
+
+# The task-data fields each config shows; a payload holds these plus item_id and batch_id.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "translation_review": ("item_id", "unit", "language", "question", "source_question",
+                           "answer", "source_answer", "title", "source_title", "source_text",
+                           "translation_text"),
+    "maple_realism": ("query_a", "query_b"),
+    "maple_relevance": ("query", "aspect", "title", "abstract", "text"),
+}
+
+_ALLOWED_TAGS = {"View", "Header", "Text", "Choices", "Choice", "Rating", "TextArea"}
+_CONTROL_TAGS = {"Choices", "Rating", "TextArea"}
+_OBJECT_TAGS = {"Text"}
+_FIELD = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+# ------------------------------------------------------------------------- configs
+
+def config_path(kind: str) -> Path:
+    if kind not in KINDS:
+        raise ValueError(f"unknown config kind {kind!r} (expected one of {', '.join(KINDS)})")
+    return CONFIG_DIR / f"{kind}.xml"
+
+
+def load_config(kind: str, path: Path | None = None) -> str:
+    """The XML text of a kind's config (the bundled file unless `path`), validated."""
+    path = Path(path) if path is not None else config_path(kind)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(path, "no such file", expected=f"the {kind} labeling config") from None
+    validate_config(text, kind, path)
+    return text
+
+
+def validate_config(text: str, kind: str, path: object = "<config>") -> None:
+    """Raise InputError unless `text` is a well-formed config of `kind` (module docstring)."""
+    root = _parse(text, path)
+    elements = list(root.iter())
+    for problem in (_tag_problem(elements), _field_problem(elements, kind),
+                    _control_problem(elements, kind)):
+        if problem:
+            raise InputError(path, problem, where=f"{kind} config")
+
+
+def data_fields(text: str) -> set[str]:
+    """The `$field` names a config reads from task data."""
+    return {match for element in _parse(text, "<config>").iter()
+            for value in element.attrib.values() for match in _FIELD.findall(value)}
+
+
+def _parse(text: str, path: object) -> ET.Element:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as error:
+        raise InputError(path, f"not well-formed XML ({error})",
+                         expected="a Label Studio labeling config") from None
+    if root.tag != "View":
+        raise InputError(path, f"the root element is <{root.tag}>", expected="<View>")
+    return root
+
+
+def _tag_problem(elements: list[ET.Element]) -> str | None:
+    for element in elements:
+        if element.tag not in _ALLOWED_TAGS:
+            return (f"tag <{element.tag}> is not allowed (allowed: "
+                    f"{', '.join(sorted(_ALLOWED_TAGS))})")
+    names = [e.get("name") for e in elements if e.tag in _CONTROL_TAGS | _OBJECT_TAGS]
+    if None in names:
+        return "a control or object tag has no name"
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    return f"names used twice: {', '.join(repeated)}" if repeated else None
+
+
+def _field_problem(elements: list[ET.Element], kind: str) -> str | None:
+    """Data may enter only as a whole `$field` in a <Text value>: anywhere else (a Header,
+    a dynamic Choices list) it would shape the page rather than be shown on it."""
+    used = set()
+    for element in elements:
+        for attribute, value in element.attrib.items():
+            if "$" not in value:
+                continue
+            if element.tag != "Text" or attribute != "value" or not _FIELD.fullmatch(value):
+                return f"<{element.tag} {attribute}={value!r}> reads task data"
+            used.add(value[1:])
+    expected = set(FIELDS[kind])
+    if used != expected:
+        missing, extra = sorted(expected - used), sorted(used - expected)
+        return ("task fields differ from the payload: "
+                + "; ".join(filter(None, [missing and f"not shown: {', '.join(missing)}",
+                                          extra and f"unknown: {', '.join(extra)}"])))
+    return None
+
+
+def _control_problem(elements: list[ET.Element], kind: str) -> str | None:
+    objects = {e.get("name") for e in elements if e.tag in _OBJECT_TAGS}
+    found = {e.get("name"): e for e in elements if e.tag in _CONTROL_TAGS}
+    expected = CONTROLS[kind]
+    missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
+    if missing or extra:
+        return "controls differ: " + "; ".join(filter(None, [
+            missing and f"missing {', '.join(missing)}",
+            extra and f"unexpected {', '.join(extra)}"]))
+    for name, want in expected.items():
+        problem = _one_control(found[name], name, want, objects)
+        if problem:
+            return problem
+    return None
+
+
+def _one_control(element: ET.Element, name: str, want: Control, objects: set) -> str | None:
+    if element.tag != want.tag:
+        return f"control {name!r} is <{element.tag}>, expected <{want.tag}>"
+    target = element.get("toName")
+    if target != want.to_name or target not in objects:
+        return f"control {name!r} points at {target!r}, expected the object {want.to_name!r}"
+    choices = tuple(c.get("value") for c in element if c.tag == "Choice")
+    if choices != want.choices:
+        return f"control {name!r} offers {list(choices)}, expected {list(want.choices)}"
+    if want.max_rating is not None and element.get("maxRating") != str(want.max_rating):
+        return (f"control {name!r} has maxRating={element.get('maxRating')!r}, "
+                f"expected {want.max_rating}")
+    return None
+
+
+# ------------------------------------------------------------------------- payloads
+
+def task_payload(kind: str, *, item_id: str, batch_id: str, **texts: str) -> dict:
+    """The task `data` dict of one item: our ids and exactly the kind's text fields, as
+    given (no escaping: the <Text> tag shows them as plain text)."""
+    if kind not in FIELDS:
+        raise ValueError(f"unknown config kind {kind!r} (expected one of {', '.join(KINDS)})")
+    wanted = [f for f in FIELDS[kind] if f != "item_id"]
+    if set(texts) != set(wanted):
+        raise ValueError(f"{kind} payload fields {sorted(texts)} (expected {sorted(wanted)})")
+    data = {"item_id": item_id, "batch_id": batch_id, **{f: texts[f] for f in wanted}}
+    for key, value in data.items():
+        if not isinstance(value, str):
+            raise TypeError(f"payload field {key!r} is {type(value).__name__}, not str")
+    return data
+
+
+def translation_payload(texts: Mapping[str, str], batch_id: str) -> dict:
+    """From one entry of sampling.unit_texts()."""
+    fields = {f: texts[f] for f in FIELDS["translation_review"] if f != "item_id"}
+    return task_payload("translation_review", item_id=texts["item_id"], batch_id=batch_id,
+                        **fields)
+
+
+def realism_payload(item: RealismItem, batch_id: str) -> dict:
+    """Only the two texts in shown order: the sources stay in the assignment key."""
+    return task_payload("maple_realism", item_id=item.item_id, batch_id=batch_id,
+                        query_a=item.shown_a, query_b=item.shown_b)
+
+
+def relevance_payload(pair: RelevancePair, batch_id: str) -> dict:
+    return task_payload("maple_relevance", item_id=f"relevance:{pair.pair_id}",
+                        batch_id=batch_id, query=pair.query, aspect=pair.aspect,
+                        title=pair.title, abstract=pair.abstract, text=pair.text)

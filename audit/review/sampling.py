@@ -1,0 +1,546 @@
+"""Seeded stratified samples of translation-review units (SPEC §5, paper C.5).
+
+A review *unit* is one thing an annotator judges:
+
+    paragraph   one candidate paragraph of a row (its translation against its English source)
+    question    the row's question             answer     the row's answer
+    instance    the whole row: question, answer and its gold paragraphs together
+
+`build_units(scan_result)` turns a scanned release into a unit table, one row per unit, by
+set-based DuckDB queries over `release`, the language descriptors and the scan's `status`.
+Its stratum attributes:
+
+    language         the unit's assigned language (code): the candidate's language for a
+                     paragraph, the answer language for an answer, the question language for
+                     a question and an instance
+    script           that language's script (NULL for an unknown language)
+    unit             paragraph | question | answer | instance
+    question_type    bridge | comparison, as the release says
+    answer_type      of the English source answer, by ANSWER_TYPE_RULE below
+    support_role     paragraphs only (NULL otherwise): gold-bridge | gold-answer-hop | gold
+                     (comparison or undetermined roles) | distractor, from the descriptors'
+                     bridge_paragraph_id / answer_hop_paragraph_id / gold_paragraph_ids
+    script_relation, stratum, role_condition   the row's descriptors (SPEC §4)
+    status           the status our scan derived (accepted | review_required | quarantined)
+    check            the checks that set that status (severity blocking or review; info
+                     findings such as most exact source copies change nothing), sorted and
+                     joined by '+', or 'none'; `checks` holds the same names as a list
+
+Item ids are f"{row_id}:{unit}:{paragraph_id or '-'}". row_id is the release id, or
+f"{id}@{rid}" when the id is blank or repeats in the release (duplicate ids are a finding, and
+must not make two units share an id). A paragraph id that repeats inside its row, or is
+missing, gets '#<position>' so item ids stay unique.
+
+`sample(units, by=[...], …)` draws a batch. Strata are the distinct values of the `by`
+columns (NULL is a value); within a stratum the order is sha256(f"{seed}:{item_id}") — a hash,
+not Python's random state, so the same seed on the same release gives the same batch on any
+machine, and a unit's draw does not depend on which other units exist. Allocation:
+
+    per_stratum=K          K units from every stratum (equal allocation); K may be a mapping
+                           {unit: K} when 'unit' is a dimension (the paper asks more paragraphs
+                           than questions); its keys are then the units sampled
+    size=N, equal          N split evenly; the N mod S leftover units go to strata in seeded
+                           hash order
+    size=N, proportional   N split by stratum size, largest remainder (ties in seeded order)
+
+A stratum never gives more than it has: it gives everything, and the manifest records the
+shortfall (target − chosen). Shortfalls are not moved to other strata, so a design's
+per-stratum promise stays visible. `levels={dim: values}` fixes a dimension's domain: units
+outside it are left out, and strata with no unit still appear (available 0), which is how the
+paper preset reports languages the release lacks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from .. import descriptors as descriptor_module
+from ..languages import BY_CODE, LANGUAGES
+from ..outputs import staged_file, write_json
+from ..readers import Release
+from ..scan import ScanResult
+
+UNITS = ("paragraph", "question", "answer", "instance")
+SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")
+ANSWER_TYPES = ("yes-no", "date", "number", "entity")
+ALLOCATIONS = ("equal", "proportional")
+DIMENSIONS = ("language", "script", "unit", "question_type", "answer_type", "support_role",
+              "script_relation", "stratum", "role_condition", "status", "check")
+NON_ENGLISH = tuple(language.code for language in LANGUAGES if language.code != "en")
+PAPER_SEED = 20260810
+
+# ------------------------------------------------------------------------- answer type
+
+ANSWER_TYPE_RULE = """\
+The English source answer, trimmed (NULL or blank → NULL), is
+  yes-no  when it is 'yes' or 'no' (any case);
+  date    when it is date-like: a month name with a day and/or year ('5 May 1821',
+          'May 5, 1821', 'May 1821'), an ISO or slashed date ('1821-05-05', '05/05/1821'),
+          a bare year 1000–2099 with optional decade 's' or era ('1661', '1990s',
+          'c. 1500', '44 BC'), a year range ('1939–1945') or a century ('19th century');
+  number  when it is a numeral (digits with , or . separators) after an optional
+          approximation word or currency sign, followed by at most a multiplier
+          (thousand … trillion), '%' and two unit words ('3,677', '7 million people',
+          '86 square kilometres'); a bare 1000–2099 counts as a year, '1,661' as a number;
+  entity  otherwise (names, titles, number words such as 'three').
+Case-insensitive; one SQL macro is the only definition (answer_type() runs it)."""
+
+_MONTH = (r"(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|"
+          r"sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?")
+_ORDINAL = r"\d{1,2}(st|nd|rd|th)?"
+_YEAR = r"(1\d{3}|20\d{2})"
+_ERA = r"(\s*(ad|bc|bce|ce))"
+_DATE_RE = "|".join([
+    rf"{_ORDINAL}\s+{_MONTH},?(\s+\d{{3,4}})?",
+    rf"{_MONTH}\s+{_ORDINAL}(,?\s+\d{{3,4}})?",
+    rf"{_MONTH},?\s+\d{{3,4}}",
+    r"\d{4}-\d{1,2}(-\d{1,2})?",
+    r"\d{1,2}[/.]\d{1,2}[/.]\d{2,4}",
+    rf"(c\.\s*|circa\s+)?{_YEAR}s?{_ERA}?",
+    rf"\d{{1,4}}{_ERA}",
+    rf"{_YEAR}\s*[-–]\s*{_YEAR}",
+    rf"{_ORDINAL}\s+century{_ERA}?",
+])
+_NUMBER_RE = (r"(about|approximately|around|nearly|almost|over|under|more than|less than|"
+              r"~|≈)?\s*[$£€¥]?\s*\d[\d,]*(\.\d+)?\s*"
+              r"(%|percent|thousand|million|billion|trillion)?(\s+[^\s\d]+){0,2}")
+
+_ANSWER_TYPE_MACRO = f"""
+CREATE OR REPLACE TEMP MACRO review_answer_type(a) AS CASE
+    WHEN a IS NULL OR trim(a) = '' THEN NULL
+    WHEN lower(trim(a)) IN ('yes', 'no') THEN 'yes-no'
+    WHEN regexp_full_match(trim(a), '{_DATE_RE}', 'i') THEN 'date'
+    WHEN regexp_full_match(trim(a), '{_NUMBER_RE}', 'i') THEN 'number'
+    ELSE 'entity' END
+"""
+
+
+def answer_type(text: str | None) -> str | None:
+    """The answer type of one English answer, by the same SQL the unit table uses."""
+    con = duckdb.connect()
+    con.execute(_ANSWER_TYPE_MACRO)
+    return con.execute("SELECT review_answer_type(?::VARCHAR)", [text]).fetchall()[0][0]
+
+
+# ------------------------------------------------------------------------- unit table
+
+_UNITS_QUERY = """
+WITH rows AS (
+    SELECT r.rid, r.id, r.source_split, r.question_type, r.question_language,
+           r.answer_language, r.candidates,
+           -- blank or repeated ids would make two units share an item id
+           CASE WHEN coalesce(r.id, '') = '' OR count(*) OVER (PARTITION BY r.id) > 1
+                THEN coalesce(r.id, '') || '@' || r.rid ELSE r.id END AS row_id,
+           review_answer_type(r.source_answer) AS answer_type,
+           d.stratum, d.script_relation, d.role_condition, d.gold_paragraph_ids,
+           d.bridge_paragraph_id, d.answer_hop_paragraph_id,
+           s.status, coalesce(s.flags, []::VARCHAR[]) AS checks
+    FROM release r
+    JOIN _review_descriptors d ON d.rid = r.rid
+    LEFT JOIN status s ON s."row" = r.rid),
+row_units AS (
+    SELECT rows.*, u.unit, u.ord,
+           CASE u.unit WHEN 'answer' THEN answer_language ELSE question_language END
+             AS language,
+           NULL::VARCHAR AS paragraph_id, NULL::VARCHAR AS paragraph_key,
+           NULL::INTEGER AS candidate_index, NULL::VARCHAR AS support_role
+    FROM rows CROSS JOIN (VALUES ('instance', 0), ('question', 1), ('answer', 2)) u(unit, ord)),
+unnested AS (
+    SELECT *, unnest(candidates) AS c, unnest(range(len(candidates))) AS position
+    FROM rows),
+paragraph_units AS (
+    SELECT * EXCLUDE (c, position), 'paragraph' AS unit, 3 AS ord,
+           c.language_code AS language, c.paragraph_id,
+           CASE WHEN c.paragraph_id IS NULL THEN '#' || position
+                WHEN count(*) OVER (PARTITION BY rid, c.paragraph_id) > 1
+                  THEN c.paragraph_id || '#' || position
+                ELSE c.paragraph_id END AS paragraph_key,
+           position::INTEGER AS candidate_index,
+           CASE WHEN c.paragraph_id = bridge_paragraph_id THEN 'gold-bridge'
+                WHEN c.paragraph_id = answer_hop_paragraph_id THEN 'gold-answer-hop'
+                WHEN list_contains(gold_paragraph_ids, c.paragraph_id) THEN 'gold'
+                ELSE 'distractor' END AS support_role
+    FROM unnested),
+units AS (
+    SELECT * FROM row_units UNION ALL BY NAME SELECT * FROM paragraph_units)
+SELECT row_id || ':' || unit || ':' || coalesce(paragraph_key, '-') AS item_id,
+       row_id, rid, id, source_split, unit, paragraph_id, candidate_index, language,
+       lang_script(language) AS script, question_type, answer_type, support_role,
+       script_relation, stratum, role_condition, status,
+       CASE WHEN len(checks) = 0 THEN 'none' ELSE array_to_string(checks, '+') END AS "check",
+       checks
+FROM units
+ORDER BY rid, ord, candidate_index
+"""
+
+
+def build_units(result: ScanResult, descriptor_table: pa.Table | None = None) -> pa.Table:
+    """The unit table of a scanned release (see the module docstring for its columns).
+    Pass the descriptor table when you already have it, to skip recomputing it."""
+    release = result.release
+    table = descriptor_table if descriptor_table is not None else \
+        descriptor_module.descriptors(release)
+    con = release.con
+    descriptor_module.register(con)  # lang_script()
+    con.execute(_ANSWER_TYPE_MACRO)
+    con.register("_review_descriptors", table)
+    try:
+        return con.sql(_UNITS_QUERY).to_arrow_table()
+    finally:
+        con.unregister("_review_descriptors")
+
+
+# ------------------------------------------------------------------------- designs
+
+@dataclass(frozen=True)
+class Design:
+    """A named sampling design: the arguments of one sample() call, without the data."""
+
+    name: str
+    by: tuple[str, ...]
+    seed: int
+    allocation: str = "equal"
+    per_stratum: int | Mapping[str, int] | None = None
+    size: int | None = None
+    levels: Mapping[str, tuple] = field(default_factory=dict)
+
+
+# Paper C.5: per non-English language 80 paragraphs + 20 questions + 20 answers
+# (23 × 120 = 2,760 units).
+PAPER_PRESET = Design(name="paper", by=("language", "unit"), seed=PAPER_SEED,
+                      per_stratum={"paragraph": 80, "question": 20, "answer": 20},
+                      levels={"language": NON_ENGLISH})
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The chosen units (unit-table columns, in draw order) and the batch manifest."""
+
+    units: pa.Table
+    manifest: dict
+
+    @property
+    def batch_id(self) -> str:
+        return self.manifest["batch_id"]
+
+    @property
+    def item_ids(self) -> list[str]:
+        return self.manifest["item_ids"]
+
+
+def order_key(seed: int | str, item_id: str) -> str:
+    """A unit's place in the random order: what the SQL draw computes, in Python."""
+    return hashlib.sha256(f"{seed}:{item_id}".encode("utf-8")).hexdigest()
+
+
+# ------------------------------------------------------------------------- sampling
+
+Where = Mapping[str, object] | str | None
+
+
+def sample(units: pa.Table, by: Sequence[str], *, seed: int,
+           allocation: str = "equal", size: int | None = None,
+           per_stratum: int | Mapping[str, int] | None = None, where: Where = None,
+           levels: Mapping[str, Sequence] | None = None,
+           release_fingerprint: str | None = None, created_at: str | None = None,
+           design: str | None = None) -> Batch:
+    """Draw a stratified batch from a unit table (see the module docstring).
+
+    `where` filters units first: a mapping {column: value or list of values} (None matches
+    NULL) or a DuckDB SQL predicate over the unit-table columns."""
+    by = tuple(by)
+    levels = {dim: tuple(values) for dim, values in (levels or {}).items()}
+    _check_arguments(units, by, allocation, size, per_stratum, where, levels)
+    if isinstance(per_stratum, Mapping):
+        levels.setdefault("unit", tuple(per_stratum))  # the mapping names the units sampled
+    con = duckdb.connect()
+    con.register("units", units)
+    predicate, params = _predicate(where, levels)
+    con.execute("CREATE TABLE pool AS SELECT *, sha256(? || ':' || item_id) AS draw "
+                f"FROM units WHERE {predicate}", [str(seed), *params])
+    strata = _strata(con, by, levels)
+    targets = _targets(strata, by, allocation, size, per_stratum, seed)
+    chosen = _draw(con, units.schema, by, strata, targets)
+    manifest = _manifest(
+        design=design, seed=seed, strata=list(by), allocation=allocation, size=size,
+        per_stratum=dict(per_stratum) if isinstance(per_stratum, Mapping) else per_stratum,
+        levels={dim: list(values) for dim, values in levels.items()}, where=_jsonable(where),
+        release_fingerprint=release_fingerprint, counts=_counts(by, strata, targets),
+        item_ids=chosen.column("item_id").to_pylist(), created_at=created_at)
+    return Batch(chosen, manifest)
+
+
+def sample_design(units: pa.Table, design: Design = PAPER_PRESET, *, where: Where = None,
+                  release_fingerprint: str | None = None,
+                  created_at: str | None = None) -> Batch:
+    """sample() with a named design's arguments (by default the paper's)."""
+    return sample(units, design.by, seed=design.seed, allocation=design.allocation,
+                  size=design.size, per_stratum=design.per_stratum, where=where,
+                  levels=design.levels, release_fingerprint=release_fingerprint,
+                  created_at=created_at, design=design.name)
+
+
+def _check_arguments(units: pa.Table, by: tuple[str, ...], allocation: str,
+                     size: int | None, per_stratum, where: Where,
+                     levels: dict[str, tuple]) -> None:
+    _check_dimensions(units, by, where, levels)
+    _check_allocation(by, allocation, size, per_stratum)
+
+
+def _check_dimensions(units: pa.Table, by: tuple[str, ...], where: Where,
+                      levels: dict[str, tuple]) -> None:
+    # Only scalar columns: a list (checks) cannot name a stratum; filter it with SQL instead.
+    scalar = {f.name for f in units.schema if not pa.types.is_list(f.type)}
+    for dim in (*by, *(where if isinstance(where, Mapping) else ())):
+        if dim not in scalar:
+            raise ValueError(f"unknown or non-scalar unit column {dim!r} "
+                             f"(expected one of {', '.join(sorted(scalar))})")
+    if len(set(by)) != len(by):
+        raise ValueError(f"a dimension repeats in by={list(by)}")
+    if set(levels) - set(by):
+        raise ValueError(f"levels given for {sorted(set(levels) - set(by))}, "
+                         "which are not dimensions")
+
+
+def _check_allocation(by: tuple[str, ...], allocation: str, size: int | None,
+                      per_stratum) -> None:
+    if allocation not in ALLOCATIONS:
+        raise ValueError(f"allocation {allocation!r} (expected one of {', '.join(ALLOCATIONS)})")
+    if (size is None) == (per_stratum is None):
+        raise ValueError("give exactly one of size=N or per_stratum=K")
+    if allocation == "proportional" and size is None:
+        raise ValueError("proportional allocation needs size=N")
+    quotas = per_stratum.values() if isinstance(per_stratum, Mapping) else [per_stratum]
+    for value in (size,) if size is not None else quotas:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ValueError(f"size / per_stratum must be non-negative integers, "
+                             f"not {value!r}")
+    if isinstance(per_stratum, Mapping):
+        if "unit" not in by:
+            raise ValueError("a per-unit per_stratum mapping needs 'unit' among the dimensions")
+        unknown = set(per_stratum) - set(UNITS)
+        if unknown:
+            raise ValueError(f"unknown unit(s) {sorted(unknown)} in per_stratum "
+                             f"(expected {', '.join(UNITS)})")
+
+
+def _predicate(where: Where, levels: dict[str, tuple]) -> tuple[str, list]:
+    """The WHERE clause and its parameters: the filter, then the fixed level domains."""
+    parts, params = ["TRUE"], []
+    if isinstance(where, str):
+        parts.append(f"({where})")
+    elif where is not None:
+        for column, value in where.items():
+            values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
+            parts.append(_in_clause(column, values))
+            params += [v for v in values if v is not None]
+    for column, values in levels.items():
+        parts.append(_in_clause(column, list(values)))
+        params += [v for v in values if v is not None]
+    return " AND ".join(parts), params
+
+
+def _in_clause(column: str, values: list) -> str:
+    present = [v for v in values if v is not None]
+    tests = [f'"{column}" IN ({", ".join("?" for _ in present)})'] if present else []
+    if len(present) < len(values):
+        tests.append(f'"{column}" IS NULL')
+    return "(" + (" OR ".join(tests) or "FALSE") + ")"
+
+
+def _strata(con: duckdb.DuckDBPyConnection, by: tuple[str, ...],
+            levels: dict[str, tuple]) -> list[tuple[tuple, int]]:
+    """(stratum key, available units), sorted: leveled dimensions in level order, the others
+    by value. Leveled dimensions take every level, observed or not."""
+    columns = ", ".join(f'"{dim}"' for dim in by)
+    sql = (f"SELECT {columns}, count(*) FROM pool GROUP BY ALL" if by
+           else "SELECT count(*) FROM pool")
+    observed = {tuple(row[:-1]): row[-1] for row in con.sql(sql).fetchall()}
+    fixed = [dim for dim in by if dim in levels]
+    free = [dim for dim in by if dim not in levels]
+    free_keys = sorted({tuple(key[by.index(dim)] for dim in free) for key in observed},
+                       key=_value_order) if free else [()]
+    keys = []
+    for fixed_values in itertools.product(*(levels[dim] for dim in fixed)):
+        for free_values in free_keys:
+            value = dict(zip(fixed, fixed_values)) | dict(zip(free, free_values))
+            keys.append(tuple(value[dim] for dim in by))
+    return [(key, observed.get(key, 0)) for key in keys]
+
+
+def _value_order(key: tuple) -> tuple:
+    return tuple((value is None, str(value)) for value in key)
+
+
+def _stratum_rank(strata: list[tuple[tuple, int]], seed: int) -> list[int]:
+    """Stratum positions in seeded hash order, for leftover units and ties."""
+    def digest(key: tuple) -> str:
+        return hashlib.sha256(f"{seed}:{json.dumps(key, default=str)}".encode()).hexdigest()
+    return sorted(range(len(strata)), key=lambda i: digest(strata[i][0]))
+
+
+def _targets(strata: list[tuple[tuple, int]], by: tuple[str, ...], allocation: str,
+             size: int | None, per_stratum, seed: int) -> list[int]:
+    if isinstance(per_stratum, Mapping):
+        position = by.index("unit")
+        return [per_stratum[key[position]] for key, _ in strata]
+    if per_stratum is not None:
+        return [per_stratum] * len(strata)
+    if not strata:
+        return []
+    rank = _stratum_rank(strata, seed)
+    if allocation == "equal":
+        base, extra = divmod(size, len(strata))
+        targets = [base] * len(strata)
+        for i in rank[:extra]:
+            targets[i] += 1
+        return targets
+    return _largest_remainder(size, [available for _, available in strata], rank)
+
+
+def _largest_remainder(size: int, weights: list[int], rank: list[int]) -> list[int]:
+    """size × weight / total, rounded so the targets sum to size exactly (Hamilton)."""
+    total = sum(weights)
+    if total == 0:
+        return [0] * len(weights)
+    shares = [divmod(size * w, total) for w in weights]
+    targets = [quotient for quotient, _ in shares]
+    order = {position: r for r, position in enumerate(rank)}
+    by_remainder = sorted(range(len(weights)), key=lambda i: (-shares[i][1], order[i]))
+    for i in by_remainder[:size - sum(targets)]:
+        targets[i] += 1
+    return targets
+
+
+def _draw(con: duckdb.DuckDBPyConnection, schema: pa.Schema, by: tuple[str, ...],
+          strata: list[tuple[tuple, int]], targets: list[int]) -> pa.Table:
+    """The first `target` units of each stratum in draw order, all in draw order."""
+    quotas = {dim: pa.array([key[i] for key, _ in strata], schema.field(dim).type)
+              for i, dim in enumerate(by)}
+    quotas["target"] = pa.array(targets, pa.int64())
+    con.register("quotas", pa.table(quotas))
+    partition = f"PARTITION BY {', '.join(chr(34) + d + chr(34) for d in by)}" if by else ""
+    join = " AND ".join(f'p."{d}" IS NOT DISTINCT FROM q."{d}"' for d in by) or "TRUE"
+    return con.sql(f"""
+        SELECT p.* EXCLUDE (draw, k)
+        FROM (SELECT *, row_number() OVER ({partition} ORDER BY draw, item_id) AS k
+              FROM pool) p
+        JOIN quotas q ON {join}
+        WHERE p.k <= q.target
+        ORDER BY p.draw, p.item_id""").to_arrow_table()
+
+
+# ------------------------------------------------------------------------- manifest
+
+def _counts(by: tuple[str, ...], strata: list[tuple[tuple, int]],
+            targets: list[int]) -> list[dict]:
+    """Per stratum: what it has, what the design asked, what it gave, what is missing."""
+    return [{"stratum": dict(zip(by, key)), "available": available, "target": target,
+             "chosen": min(available, target), "shortfall": target - min(available, target)}
+            for (key, available), target in zip(strata, targets)]
+
+
+def _jsonable(value: object) -> object:
+    """A `where` mapping as JSON; sets sorted, so the batch id does not depend on their
+    iteration order."""
+    if not isinstance(value, Mapping):
+        return value
+    return {k: sorted(v, key=str) if isinstance(v, (set, frozenset))
+            else list(v) if isinstance(v, (list, tuple)) else v for k, v in value.items()}
+
+
+def _manifest(*, created_at: str | None, counts: list[dict], **content) -> dict:
+    """The batch manifest. batch_id hashes everything except created_at, so the same design
+    on the same release gets the same id whenever it is drawn."""
+    totals = {name: sum(c[name] for c in counts)
+              for name in ("available", "target", "chosen", "shortfall")}
+    body = {**content, "counts": counts, "totals": totals}
+    canonical = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
+    stamp = created_at or dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return {"batch_id": hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16],
+            **body, "created_at": stamp}
+
+
+def write_manifest(path: Path, manifest: dict) -> Path:
+    """Write a batch manifest as JSON, atomically."""
+    with staged_file(Path(path)) as staging:
+        write_json(staging, manifest)
+    return Path(path)
+
+
+# ------------------------------------------------------------------------- unit texts
+
+_TEXTS_QUERY = """
+SELECT u.item_id, u.unit, u.language, r.question, r.source_question, r.answer,
+       r.source_answer,
+       CASE WHEN u.unit = 'paragraph' THEN r.candidates[u.candidate_index + 1] END AS paragraph,
+       CASE WHEN u.unit = 'instance' THEN list_filter(r.candidates, lambda c: list_contains(
+           list_transform(r.supporting_facts, lambda f: f.paragraph_id), c.paragraph_id))
+       END AS gold
+FROM _review_chosen u JOIN release r ON r.rid = u.rid
+ORDER BY u._position
+"""
+
+
+def unit_texts(release: Release, units: pa.Table) -> list[dict]:
+    """What an annotator reads for each unit, in the order of `units`: the instance context
+    (question, answer, paragraph title, English and translated) and the unit's source and
+    translation, sentences numbered so alignment can be judged. One set-based query fetches
+    the rows; only the chosen units are formatted."""
+    chosen = units.select(["item_id", "rid", "unit", "candidate_index", "language"])
+    chosen = chosen.append_column("_position", pa.array(range(chosen.num_rows), pa.int64()))
+    release.con.register("_review_chosen", chosen)
+    try:
+        rows = release.con.sql(_TEXTS_QUERY).to_arrow_table().to_pylist()
+    finally:
+        release.con.unregister("_review_chosen")
+    return [_texts(row) for row in rows]
+
+
+def _texts(row: dict) -> dict:
+    paragraph = row["paragraph"] or {}
+    source, translation = _unit_sides(row)
+    return {"item_id": row["item_id"], "unit": row["unit"],
+            "language": _language_label(row["language"]),
+            "question": row["question"] or "", "source_question": row["source_question"] or "",
+            "answer": row["answer"] or "", "source_answer": row["source_answer"] or "",
+            "title": paragraph.get("title") or "",
+            "source_title": paragraph.get("source_title") or "",
+            "source_text": source, "translation_text": translation}
+
+
+def _unit_sides(row: dict) -> tuple[str, str]:
+    unit = row["unit"]
+    if unit == "question":
+        return row["source_question"] or "", row["question"] or ""
+    if unit == "answer":
+        return row["source_answer"] or "", row["answer"] or ""
+    if unit == "paragraph":
+        p = row["paragraph"] or {}
+        return (_paragraph(p.get("source_title"), p.get("source_sentences")),
+                _paragraph(p.get("title"), p.get("sentences")))
+    gold = row["gold"] or []
+    head = "Q: {}\nA: {}"
+    return ("\n\n".join([head.format(row["source_question"] or "", row["source_answer"] or "")]
+                        + [_paragraph(c["source_title"], c["source_sentences"]) for c in gold]),
+            "\n\n".join([head.format(row["question"] or "", row["answer"] or "")]
+                        + [_paragraph(c["title"], c["sentences"]) for c in gold]))
+
+
+def _paragraph(title: str | None, sentences: list | None) -> str:
+    lines = [title or ""] + [f"[{i}] {s or ''}" for i, s in enumerate(sentences or [])]
+    return "\n".join(lines)
+
+
+def _language_label(code: str | None) -> str:
+    language = BY_CODE.get(code or "")
+    return f"{language.name} ({code})" if language else (code or "unknown")

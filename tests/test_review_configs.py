@@ -1,0 +1,184 @@
+"""Label Studio labeling configs (annotation_configs/*.xml) and their task payloads
+(audit/review/configs.py): the controls are there, the XML is static, and hostile dataset text
+travels as JSON data without touching it."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from audit.errors import InputError
+from audit.review import configs
+from audit.review.maple import QueryPair, RelevancePair, assign_order
+
+HOSTILE = "</View><script>alert('x')</script> $question \"quoted\" 'single' < & > ]]> &amp;"
+
+
+def controls(kind: str) -> dict[str, ET.Element]:
+    root = ET.fromstring(configs.load_config(kind))
+    return {e.get("name"): e for e in root.iter() if e.tag in {"Choices", "Rating", "TextArea"}}
+
+
+def choices(element: ET.Element) -> list[str]:
+    return [c.get("value") for c in element if c.tag == "Choice"]
+
+
+@pytest.mark.parametrize("kind", configs.KINDS)
+def test_bundled_configs_validate(kind):
+    text = configs.load_config(kind)
+    assert configs.data_fields(text) == set(configs.FIELDS[kind])
+    assert configs.config_path(kind).name == f"{kind}.xml"
+
+
+def test_translation_review_controls():
+    found = controls("translation_review")
+    assert set(found) == {"adequacy", "fluency", "answer_preserved", "entities_preserved",
+                          "alignment_preserved", "assigned_language", "consequence",
+                          "comment"}
+    for name in ("adequacy", "fluency"):
+        assert found[name].tag == "Rating" and found[name].get("maxRating") == "5"
+    for name in ("answer_preserved", "entities_preserved", "alignment_preserved",
+                 "assigned_language"):
+        assert choices(found[name]) == ["yes", "no"]
+    assert choices(found["consequence"]) == [
+        "cosmetic", "metric-sensitive", "reasoning-changing", "label-invalidating"]
+    assert found["comment"].tag == "TextArea"
+    text = configs.load_config("translation_review")
+    # Source and translation side by side, with the instance context.
+    for field in ("source_text", "translation_text", "question", "answer", "title"):
+        assert f'value="${field}"' in text
+
+
+def test_maple_realism_is_blind_with_a_tie():
+    found = controls("maple_realism")
+    assert set(found) == {"preference"}
+    assert choices(found["preference"]) == ["A", "Tie", "B"]
+    text = configs.load_config("maple_realism")
+    assert "Pairwise" not in {e.tag for e in ET.fromstring(text).iter()}
+    assert configs.data_fields(text) == {"query_a", "query_b"}  # no source, no setting
+
+
+def test_maple_relevance_controls():
+    found = controls("maple_relevance")
+    assert choices(found["relevance"]) == ["relevant", "irrelevant"]
+    assert configs.data_fields(configs.load_config("maple_relevance")) == {
+        "query", "aspect", "title", "abstract", "text"}
+
+
+# ------------------------------------------------------------------------- hostile text
+
+def hostile_payloads() -> list[tuple[str, dict]]:
+    texts = {f: HOSTILE for f in configs.FIELDS["translation_review"]}
+    translation = configs.translation_payload(texts, batch_id=HOSTILE)
+    pair = QueryPair("p<1>", "MAPLE vs LLM", HOSTILE + " A", "MAPLE", HOSTILE + " B", "LLM")
+    realism = configs.realism_payload(assign_order([pair], seed=1)[0], batch_id="b1")
+    relevance = configs.relevance_payload(
+        RelevancePair(HOSTILE, "q", HOSTILE, "method", "paper", HOSTILE, HOSTILE, HOSTILE),
+        batch_id="b1")
+    return [("translation_review", translation), ("maple_realism", realism),
+            ("maple_relevance", relevance)]
+
+
+@pytest.mark.parametrize("kind, payload", hostile_payloads())
+def test_hostile_text_round_trips_as_json_data(kind, payload):
+    before = configs.load_config(kind)
+    wire = json.dumps({"data": payload})
+    assert json.loads(wire)["data"] == payload
+    # Values are passed through as given: no escaping, no truncation.
+    assert any(HOSTILE in value for value in payload.values())
+    # The config is static: it stays well-formed and unchanged, and never holds data.
+    after = configs.load_config(kind)
+    assert after == before
+    ET.fromstring(after)
+    assert HOSTILE not in after and "<script>" not in after
+
+
+def test_translation_payload_keeps_text_verbatim():
+    texts = {f: f"{f} {HOSTILE}" for f in configs.FIELDS["translation_review"]}
+    payload = configs.translation_payload(texts, batch_id="b7")
+    assert payload == {**texts, "batch_id": "b7"}
+    assert list(payload)[:2] == ["item_id", "batch_id"]
+
+
+def test_realism_payload_holds_only_the_two_texts():
+    pair = QueryPair("qp-1", "MAPLE vs human-written", "first query", "MAPLE",
+                     "second query", "human-written")
+    item = assign_order([pair], seed=3)[0]
+    payload = configs.realism_payload(item, batch_id="b2")
+    assert set(payload) == {"item_id", "batch_id", "query_a", "query_b"}
+    assert {payload["query_a"], payload["query_b"]} == {"first query", "second query"}
+    flat = json.dumps(payload)
+    for secret in ("MAPLE", "human-written", "qp-1", "swapped"):
+        assert secret not in flat
+
+
+@pytest.mark.parametrize("texts, error, message", [
+    ({"query_a": "x"}, ValueError, "expected ['query_a', 'query_b']"),
+    ({"query_a": "x", "query_b": "y", "source_a": "MAPLE"}, ValueError, "payload fields"),
+    ({"query_a": "x", "query_b": None}, TypeError, "'query_b' is NoneType"),
+])
+def test_task_payload_rejects_wrong_fields(texts, error, message):
+    with pytest.raises(error) as raised:
+        configs.task_payload("maple_realism", item_id="i", batch_id="b", **texts)
+    assert message in str(raised.value)
+
+
+# ------------------------------------------------------------------------- validation
+
+def realism_text(**replace: str) -> str:
+    text = configs.load_config("maple_realism")
+    for old, new in replace.items():
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+@pytest.mark.parametrize("text, message", [
+    ("<View><Text name='a' value='$query_a'>", "not well-formed XML"),
+    ("<Config/>", "the root element is <Config> (expected <View>)"),
+    (realism_text(**{'<Text name="query_b"': '<HyperText name="query_b"'}),
+     "tag <HyperText> is not allowed"),
+    (realism_text(**{'value="Query B"': 'value="$query_b"'}),
+     "<Header value='$query_b'> reads task data"),
+    (realism_text(**{'value="$query_b"': 'value="$source_b"'}),
+     "task fields differ from the payload: not shown: query_b; unknown: source_b"),
+    (realism_text(**{'name="preference"': 'name="choice"'}),
+     "controls differ: missing preference; unexpected choice"),
+    (realism_text(**{'<Choice value="Tie" hint="The two are equally realistic"/>': ""}),
+     "control 'preference' offers ['A', 'B'], expected ['A', 'Tie', 'B']"),
+    (realism_text(**{'toName="query_a"': 'toName="query_c"'}),
+     "control 'preference' points at 'query_c'"),
+    (realism_text(**{'<Text name="query_b"': '<Text name="query_a"'}),
+     "names used twice: query_a"),
+])
+def test_invalid_configs_are_rejected(text, message):
+    with pytest.raises(InputError) as error:
+        configs.validate_config(text, "maple_realism", "custom.xml")
+    assert message in str(error.value)
+    assert str(error.value).startswith("custom.xml: ")
+
+
+def test_rating_scale_is_checked():
+    text = configs.load_config("translation_review").replace(
+        '<Rating name="fluency" toName="translation" maxRating="5"',
+        '<Rating name="fluency" toName="translation" maxRating="10"')
+    with pytest.raises(InputError, match="maxRating='10', expected 5"):
+        configs.validate_config(text, "translation_review")
+
+
+def test_missing_config_file(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        configs.load_config("maple_realism", tmp_path / "absent.xml")
+    with pytest.raises(ValueError, match="unknown config kind"):
+        configs.config_path("pairwise")
+
+
+@pytest.mark.parametrize("kind", configs.KINDS)
+def test_control_names_are_the_agreement_criteria(kind):
+    """Label Studio results carry the control name (from_name); the agreement module reads
+    it as the criterion, so the two lists must match."""
+    agreement = pytest.importorskip("audit.review.agreement")
+    criteria = set(agreement.CRITERIA[configs.ANNOTATION_KINDS[kind]])
+    assert set(configs.CONTROLS[kind]) - {agreement.COMMENT} == criteria
