@@ -36,7 +36,7 @@ def test_findings_page_lists_checks_and_categories():
     assert heatmap["data"][0]["type"] == "heatmap"
     categories = at.dataframe[2].value
     assert dict(zip(zip(categories["category"], categories["unit"]),
-                    categories["findings"]))[("name_like", "title")] == 332
+                    categories["findings"]))[("name_like", "title")] == 333
 
 
 def test_findings_drill_down_follows_the_selected_check():
