@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from audit import inspect
+from audit import export, inspect
 from audit.scan import status_disagreements
 from pages import setup
 
@@ -49,6 +49,13 @@ st.write(f"{disagree.num_rows:,} rows where the shipped status differs from the 
          "(the derived status also counts the checks the reference lacks).")
 if disagree.num_rows:
     st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
+
+st.subheader("Scan history")
+history = export.scan_history(summary["release"])
+if history:
+    st.dataframe(history, hide_index=True)
+else:
+    st.caption("No saved scan of this release yet — save one on the Export page.")
 
 with st.expander("Manifest summary"):
     st.json({k: summary[k] for k in ("policy", "registry_version", "sources",
