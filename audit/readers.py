@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob as globlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,43 +268,53 @@ def _jsonl_row(obj: dict, rid: int) -> dict:
             "candidates": candidates, "supporting_facts": facts}
 
 
+def iter_jsonl_objects(path: Path) -> Iterator[tuple[str, dict]]:
+    """(`line N`, object) for each non-blank line; bad UTF-8, bad JSON or a non-object line
+    is an InputError naming the line."""
+    with path.open("rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            where = f"line {number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(path, f"invalid UTF-8 at byte {error.start}", where=where,
+                                 expected="UTF-8 text") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(path, f"invalid JSON ({error.msg}, column {error.colno})",
+                                 where=where, expected="one JSON object per line") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, f"a JSON {type(obj).__name__}", where=where,
+                                 expected="a JSON object")
+            yield where, obj
+
+
+def _record_problem(obj: dict) -> str | None:
+    """The first missing or mistyped field of a canonical JSONL record, if any."""
+    problem = _type_problem(obj, _JSONL_REQUIRED, "record")
+    for i, cand in enumerate(obj.get("candidates") or []):
+        problem = problem or (f"candidate {i} is not an object" if not isinstance(cand, dict)
+                              else _type_problem(cand, _CANDIDATE_REQUIRED, f"candidate {i}"))
+    for i, fact in enumerate(obj.get("supporting_facts") or []):
+        problem = problem or (f"supporting fact {i} is not an object"
+                              if not isinstance(fact, dict) else
+                              _type_problem(fact, _FACT_REQUIRED, f"supporting fact {i}"))
+    return problem
+
+
 def _read_jsonl(paths: list[Path]) -> pa.Table:
     rows: list[dict] = []
     for path in paths:
-        with path.open("rb") as stream:
-            for number, raw in enumerate(stream, start=1):
-                where = f"line {number}"
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise InputError(path, f"invalid UTF-8 at byte {error.start}", where=where,
-                                     expected="UTF-8 text") from None
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise InputError(path, f"invalid JSON ({error.msg}, column {error.colno})",
-                                     where=where, expected="one JSON object per line") from None
-                if not isinstance(obj, dict):
-                    raise InputError(path, f"a JSON {type(obj).__name__}", where=where,
-                                     expected="a JSON object")
-                problem = _type_problem(obj, _JSONL_REQUIRED, "record")
-                for i, cand in enumerate(obj.get("candidates") or []):
-                    problem = problem or (f"candidate {i} is not an object"
-                                          if not isinstance(cand, dict) else
-                                          _type_problem(cand, _CANDIDATE_REQUIRED,
-                                                        f"candidate {i}"))
-                for i, fact in enumerate(obj.get("supporting_facts") or []):
-                    problem = problem or (f"supporting fact {i} is not an object"
-                                          if not isinstance(fact, dict) else
-                                          _type_problem(fact, _FACT_REQUIRED,
-                                                        f"supporting fact {i}"))
-                if problem:
-                    raise InputError(path, problem, where=where)
-                rows.append(_jsonl_row(obj, len(rows)))
         if path.stat().st_size == 0:
             raise InputError(path, "the file is empty", expected="JSON lines")
+        for where, obj in iter_jsonl_objects(path):
+            problem = _record_problem(obj)
+            if problem:
+                raise InputError(path, problem, where=where)
+            rows.append(_jsonl_row(obj, len(rows)))
     return pa.Table.from_pylist(rows, schema=_JSONL_SCHEMA)
 
 

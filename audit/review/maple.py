@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..outputs import REPO, staged_file
+from ..readers import iter_jsonl_objects
 
 SOURCES = ("MAPLE", "human-written", "LLM+human-edited", "LLM")
 SETTINGS: dict[str, tuple[str, str]] = {
@@ -126,7 +127,7 @@ def _records(path: Path) -> Iterator[tuple[str, dict]]:
     if not path.is_file():
         raise InputError(path, "no such file" if not path.exists() else "not a regular file")
     if path.suffix in _JSONL_SUFFIXES:
-        records = _jsonl_records(path)
+        records = iter_jsonl_objects(path)
     elif path.suffix == ".parquet":
         records = _parquet_records(path)
     else:
@@ -137,28 +138,6 @@ def _records(path: Path) -> Iterator[tuple[str, dict]]:
         yield item
     if count == 0:
         raise InputError(path, "the file holds no records", expected="at least one pair")
-
-
-def _jsonl_records(path: Path) -> Iterator[tuple[str, dict]]:
-    with path.open("rb") as stream:
-        for number, raw in enumerate(stream, start=1):
-            where = f"line {number}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise InputError(path, f"invalid UTF-8 at byte {error.start}", where=where,
-                                 expected="UTF-8 text") from None
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(path, f"invalid JSON ({error.msg}, column {error.colno})",
-                                 where=where, expected="one JSON object per line") from None
-            if not isinstance(record, dict):
-                raise InputError(path, f"a JSON {type(record).__name__}", where=where,
-                                 expected="a JSON object")
-            yield where, record
 
 
 def _parquet_records(path: Path) -> Iterator[tuple[str, dict]]:
