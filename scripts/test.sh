@@ -1,6 +1,14 @@
 #!/usr/bin/env bash
-# Set up, then run the whole test suite (extra arguments go to pytest).
+# Set up, start a fresh local Label Studio (unless LABEL_STUDIO_URL names one), run the whole
+# test suite (extra arguments go to pytest), then stop and remove that server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-exec .venv/bin/python -m pytest -q "$@"
+if [ -z "${LABEL_STUDIO_URL:-}" ]; then
+  ls_dir=data/labelstudio/test-$$
+  trap 'scripts/labelstudio.sh stop --data-dir "$ls_dir" 2>/dev/null || true; rm -rf "$ls_dir"' EXIT
+  ls_port=$(.venv/bin/python -c 'from audit.review.labelstudio import free_port; print(free_port())')
+  ls_url=$(scripts/labelstudio.sh start --data-dir "$ls_dir" --port "$ls_port")
+  export "$ls_url"   # LABEL_STUDIO_URL=http://127.0.0.1:<port>
+fi
+.venv/bin/python -m pytest -q "$@"

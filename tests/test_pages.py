@@ -146,3 +146,35 @@ def test_a_slow_browse_query_is_stopped_and_says_so():
     with pytest.raises(browse.QueryTimeout, match="longer than 0.2 s"):
         with browse.time_limit(cur, 0.2):
             cur.execute("SELECT count(*) FROM range(1000000000000) a").fetchall()
+
+
+def test_review_page_previews_a_stratified_batch():
+    at = page("7_Review")
+    assert not at.exception
+    strata = at.dataframe[0].value
+    assert set(strata.columns) >= {"language", "unit", "available", "target", "chosen"}
+    assert (strata["chosen"] <= 2).all() and (strata["target"] == 2).all()
+    assert "Batch `" in markdown_text(at)
+    at.radio(key="review_kind").set_value("MAPLE realism pairs").run()
+    assert not at.exception
+    assert "30 pairs" in markdown_text(at)
+
+
+def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+    from audit.review import loop
+    from test_agreement import annotations, planted_review   # hand-planted review
+    batch = tmp_path / "demo-batch"
+    batch.mkdir()
+    (batch / "ledger.json").write_text(json.dumps(
+        {"batch_id": "demo-batch", "config": "translation_review", "kind": "translation",
+         "projects": {}}))
+    pq.write_table(annotations(planted_review()), batch / "annotations.parquet")
+    monkeypatch.setattr(loop, "REVIEWS", tmp_path)
+    at = page("8_Annotations")
+    assert not at.exception
+    scores = at.dataframe[0].value
+    assert set(scores["statistic"]) >= {"cohen_kappa", "raw_agreement", "krippendorff_alpha"}
+    assert "3 items on which the two initial annotators disagree" in markdown_text(at)
+    queue = at.dataframe[-1].value
+    assert list(queue["item_id"]) == ["i03", "i07", "i09"]

@@ -1,4 +1,4 @@
-"""The review loop's server-free side: stratified samples of translation units
-(`sampling`), the Label Studio labeling configs and the task payloads they read
-(`configs`), and the MAPLE realism / relevance inputs (`maple`). Nothing here imports
-Label Studio; the adapter that talks to the server lives elsewhere."""
+"""The human review loop: stratified samples of translation units (`sampling`), the Label
+Studio labeling configs and task payloads (`configs`), MAPLE realism / relevance inputs
+(`maple`), push and pull with our overlap, blinding and adjudication layer (`loop`),
+agreement and reports (`agreement`, `reports`). Only `labelstudio` imports the SDK."""

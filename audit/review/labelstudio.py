@@ -1,0 +1,457 @@
+"""The Label Studio adapter: the only module that imports label_studio_sdk (2.x, imported
+when a connection is made, so the rest of the workbench runs without it).
+
+    server = connect()                      # LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY
+    project = server.ensure_project(title, label_config, description)
+    server.import_tasks(project.id, payloads, chunk_size=100)   -> task ids
+    server.list_tasks(project.id)           -> [Task(id, item_id)]
+    server.ensure_user(email)               -> User
+    server.create_annotation(task_id, result, completed_by=user)
+    server.export_annotations(project.id)   -> full JSON export (tasks with annotations)
+    server.delete_project(project.id)
+
+Where the server and token come from when not given: LABEL_STUDIO_URL, else the URL that
+`scripts/labelstudio.sh start` recorded for the default data dir
+(data/labelstudio/default/server.url), else http://127.0.0.1:8080; LABEL_STUDIO_API_KEY,
+else .labelstudio.env. The token is always passed to the SDK explicitly (the SDK would
+otherwise read LABEL_STUDIO_API_KEY once, at import) and never appears in a message.
+
+Every failure of a call becomes ServerError (an InputError): the URL, what we were doing,
+and the cause in one line — "cannot reach", "the token was rejected", or the HTTP status
+with the server's short reason (never a whole HTML error page).
+
+Writes are not retried by the SDK (max_retries=0): a POST whose response was lost may have
+been applied, and a blind retry of an import would duplicate tasks. The review loop
+resumes by listing what the server holds instead (audit/review/loop.py).
+
+`LocalServer` drives scripts/labelstudio.sh (start / stop / SIGKILL) for tests and benches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from ..errors import InputError
+from ..outputs import REPO
+
+ENV_FILE = REPO / ".labelstudio.env"
+SCRIPT = REPO / "scripts" / "labelstudio.sh"
+DATA_ROOT = REPO / "data" / "labelstudio"
+DEFAULT_DATA_DIR = DATA_ROOT / "default"
+DEFAULT_URL = "http://127.0.0.1:8080"
+CHUNK_SIZE = 100
+PAGE_SIZE = 1000
+_NO_RETRY = {"max_retries": 0}
+
+
+class ServerError(InputError):
+    """A Label Studio call failed: names the server URL and what was being done."""
+
+    def __init__(self, url: str, problem: str, *, expected: str | None = None) -> None:
+        super().__init__(f"Label Studio at {url}", problem, expected=expected)
+        self.url = url
+
+
+@dataclass(frozen=True)
+class Project:
+    id: int
+    title: str
+    description: str
+    task_number: int | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    id: int
+    item_id: str | None
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    email: str
+    username: str = ""
+
+
+# ------------------------------------------------------------------------- settings
+
+def read_env_file(path: Path = ENV_FILE) -> dict[str, str]:
+    """KEY=value lines of .labelstudio.env (comments and blank lines skipped)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            values[key.strip()] = value.strip().strip("'\"")
+    return values
+
+
+def default_url() -> str:
+    if os.environ.get("LABEL_STUDIO_URL"):
+        return os.environ["LABEL_STUDIO_URL"].rstrip("/")
+    try:
+        recorded = (DEFAULT_DATA_DIR / "server.url").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        recorded = ""
+    return recorded or DEFAULT_URL
+
+
+def default_token() -> str | None:
+    return os.environ.get("LABEL_STUDIO_API_KEY") or \
+        read_env_file().get("LABEL_STUDIO_API_KEY") or None
+
+
+def connect(url: str | None = None, token: str | None = None, *,
+            timeout: float = 120.0) -> "Server":
+    """A checked connection: the server answers /health and accepts the token."""
+    url = (url or default_url()).rstrip("/")
+    token = token or default_token()
+    if not token:
+        raise ServerError(url, "no API token", expected=(
+            "LABEL_STUDIO_API_KEY, or .labelstudio.env, which scripts/labelstudio.sh start "
+            "creates"))
+    try:
+        import httpx
+        from label_studio_sdk import LabelStudio
+    except ImportError:
+        raise ServerError(url, "the label_studio_sdk package is not installed",
+                          expected="pip install -r requirements.txt") from None
+    http = httpx.Client(timeout=timeout, follow_redirects=True)
+    server = Server(url, LabelStudio(base_url=url, api_key=token, timeout=timeout,
+                                     httpx_client=http), http)
+    try:
+        server.check()
+    except BaseException:
+        server.close()
+        raise
+    return server
+
+
+# ------------------------------------------------------------------------- errors
+
+def _reason(body: Any) -> str:
+    """The server's short reason from an error body (JSON detail, not an HTML page)."""
+    if isinstance(body, dict):
+        detail = body.get("detail") or body.get("message") or ""
+        extra = body.get("validation_errors")
+        text = f"{detail} {json.dumps(extra, ensure_ascii=False)}" if extra else str(detail)
+    elif isinstance(body, str) and "<html" not in body.lower():
+        text = body
+    else:
+        text = ""
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:300] + ("…" if len(text) > 300 else "")
+
+
+class Server:
+    """One Label Studio server, through the SDK; every call's failure is a ServerError.
+    close() (or a with block) closes its HTTP connections."""
+
+    def __init__(self, url: str, client: Any, http: Any = None) -> None:
+        self.url = url
+        self.client = client
+        self._http = http
+        self._users: dict[int, User] | None = None
+
+    def close(self) -> None:
+        if self._http is not None:
+            self._http.close()
+
+    def __enter__(self) -> "Server":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- plumbing
+
+    @contextmanager
+    def _calling(self, what: str) -> Iterator[None]:
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+        try:
+            yield
+        except ApiError as error:
+            status = error.status_code
+            if status in (401, 403):
+                raise ServerError(self.url, f"{what}: the API token was rejected (HTTP {status})",
+                                  expected="the token of this server's admin, from "
+                                           "LABEL_STUDIO_API_KEY or .labelstudio.env") from None
+            reason = _reason(error.body)
+            raise ServerError(self.url, f"{what}: HTTP {status}"
+                              + (f": {reason}" if reason else "")) from None
+        except httpx.TimeoutException as error:
+            raise ServerError(self.url, f"{what}: no answer in time ({type(error).__name__})",
+                              expected="a responsive server") from None
+        except httpx.TransportError as error:
+            raise ServerError(self.url, f"{what}: cannot reach the server "
+                              f"({type(error).__name__}: {error})",
+                              expected="a running Label Studio: scripts/labelstudio.sh start, "
+                                       "or set LABEL_STUDIO_URL") from None
+
+    def check(self) -> User:
+        """/health says UP and the token is accepted; the current user."""
+        import httpx
+        try:
+            response = (self._http or httpx).get(f"{self.url}/health", timeout=10)
+            body = response.json() if response.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError) as error:
+            raise ServerError(self.url, f"cannot reach the server ({type(error).__name__}: "
+                              f"{error})", expected="a running Label Studio: "
+                              "scripts/labelstudio.sh start, or set LABEL_STUDIO_URL") from None
+        if body.get("status") != "UP":
+            raise ServerError(self.url, f"/health answered HTTP {response.status_code} "
+                              f"{_reason(body) or ''}".rstrip(), expected='{"status": "UP"}')
+        return self.whoami()
+
+    def whoami(self) -> User:
+        with self._calling("who am I"):
+            me = self.client.users.whoami()
+        return User(me.id, me.email or "", me.username or "")
+
+    # -------------------------------------------------------------- projects
+
+    def projects(self) -> list[Project]:
+        with self._calling("list projects"):
+            return [_project(p) for p in self.client.projects.list(page_size=PAGE_SIZE)]
+
+    def find_project(self, title: str) -> Project | None:
+        """The project with exactly this title (titles are our keys: two is an error)."""
+        with self._calling(f"find project {title!r}"):
+            found = [_project(p) for p in self.client.projects.list(title=title,
+                                                                   page_size=PAGE_SIZE)]
+        exact = [p for p in found if p.title == title]
+        if len(exact) > 1:
+            raise ServerError(self.url, f"{len(exact)} projects are titled {title!r} "
+                              f"(ids {', '.join(str(p.id) for p in exact)})",
+                              expected="one project per title: delete the extra ones")
+        return exact[0] if exact else None
+
+    def get_project(self, project_id: int) -> Project | None:
+        """The project, or None when the server has no project with this id."""
+        from label_studio_sdk.core.api_error import ApiError
+        with self._calling(f"get project {project_id}"):
+            try:
+                return _project(self.client.projects.get(id=project_id))
+            except ApiError as error:
+                if error.status_code == 404:
+                    return None
+                raise
+
+    def ensure_project(self, title: str, label_config: str, description: str = "") -> Project:
+        """The project titled `title`, created with this config and description when none
+        exists (idempotent by title; an existing project is returned as it is)."""
+        existing = self.find_project(title)
+        if existing is not None:
+            return existing
+        with self._calling(f"create project {title!r}"):
+            created = self.client.projects.create(
+                title=title, description=description, label_config=label_config,
+                maximum_annotations=1, request_options=_NO_RETRY)
+        return _project(created)
+
+    def delete_project(self, project_id: int) -> None:
+        with self._calling(f"delete project {project_id}"):
+            self.client.projects.delete(id=project_id)
+
+    # -------------------------------------------------------------- tasks
+
+    def list_tasks(self, project_id: int) -> list[Task]:
+        """Every task of a project with the item_id of its data, in id order."""
+        with self._calling(f"list the tasks of project {project_id}"):
+            pager = self.client.tasks.list(project=project_id, include="id,data",
+                                           page_size=PAGE_SIZE)
+            tasks = [Task(t.id, (t.data or {}).get("item_id")) for t in pager]
+        return sorted(tasks, key=lambda t: t.id)
+
+    def import_tasks(self, project_id: int, payloads: Sequence[dict], *,
+                     meta: Sequence[dict] | None = None,
+                     annotations: Sequence[list[dict]] | None = None,
+                     chunk_size: int = CHUNK_SIZE,
+                     progress: Callable[[int, int], None] | None = None) -> list[int]:
+        """Create one task per payload (its `data`), chunk_size per request, in order; the
+        new task ids. Each chunk is its own request: if one fails, the chunks before it
+        stay imported and ServerError says how many were sent. progress(sent, total) after
+        each chunk. `meta` gives each task's meta; `annotations` each task's existing
+        annotations ({"result": [...], "completed_by": user id}), e.g. labels made
+        elsewhere."""
+        total = len(payloads)
+        for name, extra in (("meta", meta), ("annotations", annotations)):
+            if extra is not None and len(extra) != total:
+                raise ValueError(f"{name} must have one entry per payload")
+        ids: list[int] = []
+        for start in range(0, total, chunk_size):
+            chunk = []
+            for i in range(start, min(start + chunk_size, total)):
+                task: dict = {"data": dict(payloads[i])}
+                if meta is not None:
+                    task["meta"] = meta[i]
+                if annotations is not None:
+                    task["annotations"] = annotations[i]
+                chunk.append(task)
+            what = (f"import tasks {start + 1}-{start + len(chunk)} of {total} into project "
+                    f"{project_id} ({len(ids)} sent before)")
+            with self._calling(what):
+                response = self.client.projects.import_tasks(
+                    id=project_id, request=chunk, return_task_ids=True,
+                    request_options=_NO_RETRY)
+            new = list(response.task_ids or [])
+            if len(new) != len(chunk):
+                raise ServerError(self.url, f"{what}: the server created {len(new)} tasks "
+                                  f"for {len(chunk)}")
+            ids += new
+            if progress is not None:
+                progress(len(ids), total)
+        return ids
+
+    # -------------------------------------------------------------- users
+
+    def users(self, refresh: bool = False) -> dict[int, User]:
+        if self._users is None or refresh:
+            with self._calling("list users"):
+                self._users = {u.id: User(u.id, u.email or "", u.username or "")
+                               for u in self.client.users.list()}
+        return self._users
+
+    def find_user(self, email: str) -> User | None:
+        wanted = email.strip().lower()
+        for refresh in (False, True):
+            for user in self.users(refresh=refresh).values():
+                if user.email.lower() == wanted:
+                    return user
+        return None
+
+    def ensure_user(self, email: str) -> User:
+        """The user with this email, created (without a password) when missing. People
+        who log in set their password through the sign-up page with the same email."""
+        found = self.find_user(email)
+        if found is not None:
+            return found
+        with self._calling(f"create user {email}"):
+            created = self.client.users.create(username=email, email=email,
+                                               request_options=_NO_RETRY)
+        user = User(created.id, created.email or email, created.username or "")
+        self.users()[user.id] = user
+        return user
+
+    # -------------------------------------------------------------- annotations
+
+    def create_annotation(self, task_id: int, result: list[dict],
+                          completed_by: int | User, *, ground_truth: bool = False) -> int:
+        """Submit an annotation as `completed_by` (the admin token acts for the user)."""
+        user_id = completed_by.id if isinstance(completed_by, User) else int(completed_by)
+        with self._calling(f"annotate task {task_id}"):
+            created = self.client.annotations.create(
+                id=task_id, result=result, completed_by=user_id, ground_truth=ground_truth,
+                request_options=_NO_RETRY)
+        return created.id
+
+    def update_annotation(self, annotation_id: int, result: list[dict]) -> None:
+        with self._calling(f"update annotation {annotation_id}"):
+            self.client.annotations.update(id=annotation_id, result=result,
+                                           request_options=_NO_RETRY)
+
+    def export_annotations(self, project_id: int) -> list[dict]:
+        """The full JSON export (not JSON_MIN, which drops meta and ground_truth) of the
+        project's annotated tasks: each task with data, meta and annotations[]."""
+        with self._calling(f"export project {project_id}"):
+            raw = b"".join(self.client.projects.exports.download_sync(
+                id=project_id, export_type="JSON", download_all_tasks=False))
+        try:
+            tasks = json.loads(raw)
+        except ValueError as error:
+            raise ServerError(self.url, f"export project {project_id}: not JSON "
+                              f"({error})") from None
+        if not isinstance(tasks, list):
+            raise ServerError(self.url, f"export project {project_id}: a JSON "
+                              f"{type(tasks).__name__}", expected="a list of tasks")
+        return tasks
+
+
+def _project(p: Any) -> Project:
+    return Project(p.id, p.title or "", p.description or "", getattr(p, "task_number", None))
+
+
+# ------------------------------------------------------------------------- local server
+
+class LocalServer:
+    """A server started by scripts/labelstudio.sh on a data dir and port (tests, benches).
+
+    label_studio_bin defaults to the label-studio beside the running Python."""
+
+    def __init__(self, data_dir: Path, port: int, *, postgres: bool = False,
+                 label_studio_bin: Path | None = None, timeout: int = 300) -> None:
+        self.data_dir = Path(data_dir)
+        self.port = port
+        self.postgres = postgres
+        self.timeout = timeout
+        self.bin = Path(label_studio_bin) if label_studio_bin else \
+            Path(sys.executable).parent / "label-studio"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        try:
+            return int((self.data_dir / "server.pid").read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def _run(self, command: str, *extra: str) -> subprocess.CompletedProcess:
+        env = {**os.environ, "LABEL_STUDIO_BIN": str(self.bin)}
+        args = ["bash", str(SCRIPT), command, "--data-dir", str(self.data_dir), *extra]
+        return subprocess.run(args, env=env, capture_output=True, text=True,
+                              timeout=self.timeout + 120)
+
+    def start(self) -> "LocalServer":
+        extra = ["--port", str(self.port), "--timeout", str(self.timeout)]
+        done = self._run("start", *extra, *(["--postgres"] if self.postgres else []))
+        if done.returncode != 0:
+            raise ServerError(self.url, "scripts/labelstudio.sh start failed: "
+                              + done.stderr.strip()[-2000:])
+        return self
+
+    def stop(self) -> None:
+        self._run("stop")
+
+    def kill(self) -> None:
+        """SIGKILL the server process (a crash, for resumption tests)."""
+        pid = self.pid
+        if pid is None:
+            raise RuntimeError(f"no pid file in {self.data_dir}")
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def free_port() -> int:
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
