@@ -99,6 +99,8 @@ def shot(tab, name: str) -> None:
     ("/Findings", "Findings", "findings"),
     ("/Mixing", "Language mixing", "mixing"),
     ("/Export", "Export", "export"),
+    ("/Review", "Review", "review"),
+    ("/Annotations", "Annotations", "annotations"),
 ])
 def test_every_page_renders(server, browser, path, heading, name):
     tab = visit(browser, server + path, heading)

@@ -24,7 +24,7 @@ import pytest
 
 from audit import workspace as audit_workspace
 from audit.errors import InputError
-from audit.review import agreement, loop, maple, sampling
+from audit.review import agreement, loop, maple, reports, sampling
 from audit.review import labelstudio as ls
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
@@ -347,6 +347,14 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     # Relative to the setting every preference is "A" (the first-named source).
     final = agreement.final_labels(table).to_pylist()
     assert sorted(r["value"] or "-" for r in final) == ["-"] + ["A"] * 5
+    # Table 4 for "MAPLE vs human-written" (qp-001 A/A, qp-006 A/Tie, not adjudicated):
+    # shares over the one resolved pair; κ over the two initial pairs, p_o = 1/2,
+    # p_e = 1 · 1/2 = 1/2, κ = 0.
+    table4 = {r["setting"]: r for r in reports.realism_table(table).to_pylist()}
+    row = table4["MAPLE vs human-written"]
+    assert (row["prefer_a"], row["tie"], row["prefer_b"], row["n"], row["n_unresolved"],
+            row["n_pairs"]) == (100.0, 0.0, 0.0, 1, 1, 2)
+    assert row["kappa"] == pytest.approx(0.0, abs=1e-12)
     # Deleting the Label Studio projects loses nothing already pulled.
     before = (tmp_path / batch.batch_id / "annotations.parquet").read_bytes()
     for project in report.projects:
