@@ -58,16 +58,32 @@ st.dataframe(scores.to_pandas(), hide_index=True)
 st.download_button("Agreement CSV", export.to_bytes(scores, "csv"),
                    file_name=f"{batch_id}-agreement.csv", mime="text/csv")
 
+def chart(name: str, frame):
+    """The Plotly view of one report, where a chart says more than the table."""
+    if name == "rating_means":
+        rows = frame[frame["by"] == "language"]
+        return px.bar(rows, x="group", y="mean", color="criterion", barmode="group",
+                      error_y=rows["ci_high"] - rows["mean"],
+                      error_y_minus=rows["mean"] - rows["ci_low"],
+                      labels={"group": "language", "mean": "mean rating (1–5)"})
+    if name == "preservation_rates":
+        return px.bar(frame, x="criterion", y="share_yes", error_y=frame["ci_high"] -
+                      frame["share_yes"], error_y_minus=frame["share_yes"] - frame["ci_low"],
+                      labels={"share_yes": "share preserved"})
+    if name == "consequences":
+        return px.bar(frame, x="consequence", y="n")
+    if name == "realism":
+        return px.bar(frame, y="setting", x=["prefer_a", "tie", "prefer_b"], orientation="h",
+                      labels={"value": "% of pairs", "variable": "outcome"})
+    return None
+
+
 for name, report in tables.items():
     st.subheader(name.replace("_", " ").capitalize())
     frame = report.to_pandas()
-    if name == "rating_means":
-        by_language = frame[frame["by"] == "language"]
-        st.plotly_chart(px.bar(by_language, x="group", y="mean", color="criterion",
-                               barmode="group", height=360,
-                               error_y=by_language["ci_high"] - by_language["mean"],
-                               error_y_minus=by_language["mean"] - by_language["ci_low"],
-                               labels={"group": "language", "mean": "mean rating (1–5)"}))
+    figure = chart(name, frame)
+    if figure is not None and len(frame):
+        st.plotly_chart(figure.update_layout(height=340), key=f"chart-{name}")
     st.dataframe(frame, hide_index=True)
     st.download_button(f"{name} CSV", export.to_bytes(report, "csv"),
                        file_name=f"{batch_id}-{name}.csv", mime="text/csv", key=f"csv-{name}")

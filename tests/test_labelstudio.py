@@ -129,6 +129,9 @@ ANSWER_2 = ("yes", "yes", "no", "no", "yes", "yes", "yes", "no")
 # κ by hand: observed 6/8; both say "yes" 5/8 of the time, so expected
 # (5/8)² + (3/8)² = 34/64 and κ = (48/64 − 34/64) / (1 − 34/64) = 14/30 = 7/15.
 KAPPA_ANSWER = 7 / 15
+# Nominal α by hand: 16 pairable values, yes 10 / no 6; coincidences o[y,y] = 8, o[n,n] = 4,
+# o[y,n] = o[n,y] = 2; α = 1 − (16 − 1)·4 / (2·10·6) = 1 − 60/120 = 1/2.
+ALPHA_ANSWER = 1 / 2
 DISAGREEING = {2, 4, 5, 7}
 
 
@@ -234,7 +237,7 @@ def test_rejected_annotations_are_reported(translation):
     assert (by_slot["annotator 1"].annotations, by_slot["annotator 1"].accepted) == (9, 8)
 
 
-def test_kappa_matches_the_hand_computed_value(translation):
+def test_kappa_and_alpha_match_the_hand_computed_values(translation):
     stats = agreement.agreement(translation.table, n_boot=200).to_pylist()
     kappa = [r for r in stats if r["criterion"] == "answer_preserved"
              and r["statistic"] == "cohen_kappa"]
@@ -243,6 +246,9 @@ def test_kappa_matches_the_hand_computed_value(translation):
     raw = [r for r in stats if r["criterion"] == "answer_preserved"
            and r["statistic"] == "raw_agreement"][0]
     assert raw["estimate"] == 0.75
+    alpha = [r for r in stats if r["criterion"] == "answer_preserved"
+             and r["statistic"] == "krippendorff_alpha"][0]
+    assert math.isclose(alpha["estimate"], ALPHA_ANSWER, rel_tol=1e-12)
 
 
 def test_repush_adds_nothing(session, translation):

@@ -176,5 +176,7 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     scores = at.dataframe[0].value
     assert set(scores["statistic"]) >= {"cohen_kappa", "raw_agreement", "krippendorff_alpha"}
     assert "3 items on which the two initial annotators disagree" in markdown_text(at)
+    charts = [json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")]
+    assert charts == ["bar", "bar", "bar"]      # ratings, preservation, consequences
     queue = at.dataframe[-1].value
     assert list(queue["item_id"]) == ["i03", "i07", "i09"]
