@@ -130,6 +130,9 @@ class Filters:
         return " AND ".join(terms), params
 
 
+FILTER_KEYS = frozenset(f.name for f in fields(Filters))   # the URL query keys
+
+
 def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     """The flat per-row table browse queries read: descriptors, derived status, the checks
     that fired and the question text (so a result page never touches the nested rows)."""

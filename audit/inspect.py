@@ -11,9 +11,6 @@ from . import registry
 from .languages import BY_CODE
 from .scan import ScanResult
 
-RTL = frozenset({"ar", "fa", "ur"})
-
-
 def findings_by_check(result: ScanResult) -> pa.Table:
     """One row per check that fired: metadata, findings, rows and share of rows."""
     meta = pa.table({
@@ -100,7 +97,7 @@ def instance(result: ScanResult, row: int) -> dict:
             **{k: cand[k] for k in ("paragraph_id", "candidate_index", "title",
                                     "source_title", "language", "language_code")},
             "script": BY_CODE[code].script if code in BY_CODE else "unknown",
-            "rtl": code in RTL, "gold": pid in gold, "lines": lines,
+            "gold": pid in gold, "lines": lines,
             "findings": [f for f in findings if f["paragraph_id"] == pid
                          and f["sentence_index"] is None]})
     # Facts whose paragraph is not a candidate keep their own place in the evidence.
@@ -112,7 +109,6 @@ def instance(result: ScanResult, row: int) -> dict:
                                   "source_answer", "question_type", "difficulty", "status")
            if k != "status"},
         "shipped_status": record["status"],
-        "question_rtl": record["question_language"] in RTL,
         "row_findings": [f for f in findings if f["paragraph_id"] is None],
         "unplaced_findings": [f for f in findings if f["paragraph_id"] is not None
                               and f["sentence_index"] is not None

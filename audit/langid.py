@@ -167,10 +167,6 @@ def _count_tuple(text: str) -> tuple[int, ...]:
     return counts + (latin_names,)
 
 
-def script_counts(text: str) -> dict[str, int]:
-    """Letters per script class, plus `latin_names` (see the module doc)."""
-    return dict(zip(CLASSES + ("latin_names",), _count_tuple(text)))
-
 
 def kana_rich(han: int, kana: int) -> bool:
     return kana >= KANA_MIN and kana >= KANA_SHARE * (han + kana)
@@ -855,6 +851,3 @@ def _unicode_version() -> str:
     return icu.UNICODE_VERSION
 
 
-def forget(release) -> None:
-    """Drop the per-connection memo, so the next `prepare` recomputes the tables."""
-    _PREPARED.pop(release.con, None)

@@ -46,3 +46,5 @@ BY_CODE: dict[str, Language] = {language.code: language for language in LANGUAGE
 BY_NAME: dict[str, Language] = {language.name: language for language in LANGUAGES}
 CODES: tuple[str, ...] = tuple(BY_CODE)
 UNKNOWN_CODE = "und"
+# Written right to left (the three Arabic-script languages).
+RTL_CODES = frozenset({"ar", "fa", "ur"})

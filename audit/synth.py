@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from audit.languages import BY_NAME, UNKNOWN_CODE
+from audit.sqltext import normalize_title
 
 S, I16, I32, B = pa.string(), pa.int16(), pa.int32(), pa.bool_()
 
@@ -85,10 +85,6 @@ def record_sha256(record: dict) -> str:
 def is_blank(text: str) -> bool:
     # Python's notion of whitespace (NBSP, U+3000, tab...), not just ASCII space.
     return not text.strip()
-
-
-def normalize_title(title: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", title).split()).casefold()
 
 
 def language_code(name: str) -> str:

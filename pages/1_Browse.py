@@ -46,7 +46,7 @@ wanted = browse.Filters(**chosen, gold_mode=mode,
                         k_c_max=k_c[1] if k_c[1] < 24 else None)
 if wanted != filters:
     keep = {k: v for k, v in st.query_params.to_dict().items()
-            if k not in browse.Filters().__dict__ and k != "page"}
+            if k not in browse.FILTER_KEYS and k != "page"}
     st.query_params.from_dict({**keep, **wanted.to_query()})
     st.rerun()
 

@@ -15,6 +15,7 @@ import streamlit as st
 
 from audit import browse
 from audit.errors import InputError
+from audit.languages import RTL_CODES
 from audit.outputs import REPO
 from audit.scan import ScanResult
 from audit.workspace import scan_release
@@ -22,7 +23,6 @@ from audit.workspace import scan_release
 UPLOADS = REPO / "data" / "uploads"
 # HTML's specials plus every character Markdown or Streamlit's math could interpret.
 _ESCAPES = {ord(ch): f"&#{ord(ch)};" for ch in "&<>\"'\\`*_{}[]()#+-.!|~$:"}
-RTL = {"ar", "fa", "ur"}
 CSS = """
 <style>
 .xt { white-space: pre-wrap; unicode-bidi: plaintext; }
@@ -46,7 +46,7 @@ def text_html(text: str | None, language: str | None = None, css: str = "xt") ->
     """Escaped HTML for one dataset string, right-to-left where the language is."""
     if text is None:
         return '<span class="missing">(no sentence)</span>'
-    rtl = " xt-rtl" if language in RTL else ""
+    rtl = " xt-rtl" if language in RTL_CODES else ""
     lang = f' lang="{html.escape(language)}"' if language else ""
     return f'<div class="{css}{rtl}"{lang} dir="auto">{escape(text)}</div>'
 
