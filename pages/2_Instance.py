@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit import browse, inspect
-from pages import badge, current_filters, setup, text_html
+from audit import browse, inspect, render
+from pages import current_filters, html, say, setup
 
 result = setup("Instance")
 st.title("Instance")
@@ -36,54 +36,56 @@ before, after = browse.neighbours(result, filters, row)
 prev_col.button("◀ previous", disabled=before is None, on_click=go, args=(before,))
 next_col.button("next ▶", disabled=after is None, on_click=go, args=(after,))
 if filters.to_query():
-    st.caption("Previous/next follow the Browse filter: " + ", ".join(
+    say(st.caption, "Previous/next follow the Browse filter: {filter}", filter=", ".join(
         f"{k}={v}" for k, v in filters.to_query().items()))
 st.query_params["row"] = str(row)
 item = inspect.instance(result, row)
 
 
 def findings_html(findings: list[dict]) -> str:
-    return "".join(badge(f"{f['check']}: {f['detail']}", f["severity"]) for f in findings)
+    return "".join(render.badge(f"{f['check']}: {f['detail']}", f["severity"])
+                   for f in findings)
 
 
-st.markdown(
-    badge(item["status"], {"quarantined": "blocking", "review_required": "review"}.get(
-        item["status"], "info"))
-    + badge(f"shipped {item['shipped_status']}") + badge(item["question_type"] or "")
-    + badge(item["source_split"]) + badge(item["id"]), unsafe_allow_html=True)
+STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
+html(render.badge(item["status"], STATUS_KIND.get(item["status"], "info")),
+     render.badge(f"shipped {item['shipped_status']}"), render.badge(item["question_type"]),
+     render.badge(item["source_split"]), render.badge(item["id"]))
 left, right = st.columns(2)
 with left:
-    st.markdown(f"**Question** {badge(item['question_language'])}", unsafe_allow_html=True)
-    st.markdown(text_html(item["question"], item["question_language"]), unsafe_allow_html=True)
-    st.markdown(f"**Answer** {badge(item['answer_language'])}", unsafe_allow_html=True)
-    st.markdown(text_html(item["answer"], item["answer_language"]), unsafe_allow_html=True)
+    html(render.strong("Question "), render.badge(item["question_language"]),
+         render.paragraph(item["question"], item["question_language"]))
+    html(render.strong("Answer "), render.badge(item["answer_language"]),
+         render.paragraph(item["answer"], item["answer_language"]))
 with right:
-    st.markdown(f"**English question** {badge('en')}", unsafe_allow_html=True)
-    st.markdown(text_html(item["source_question"], "en"), unsafe_allow_html=True)
-    st.markdown(f"**English answer** {badge('en')}", unsafe_allow_html=True)
-    st.markdown(text_html(item["source_answer"], "en"), unsafe_allow_html=True)
+    html(render.strong("English question "), render.badge("en"),
+         render.paragraph(item["source_question"], "en"))
+    html(render.strong("English answer "), render.badge("en"),
+         render.paragraph(item["source_answer"], "en"))
 if item["row_findings"]:
-    st.markdown(findings_html(item["row_findings"]), unsafe_allow_html=True)
+    html(findings_html(item["row_findings"]))
 if item["unplaced_findings"]:
-    st.markdown("**Findings at sentences no candidate has:** "
-                + findings_html(item["unplaced_findings"]), unsafe_allow_html=True)
+    html(render.strong("Findings at sentences no candidate has: "),
+         findings_html(item["unplaced_findings"]))
 
 for cand in item["candidates"]:
-    header = (f"{cand['paragraph_id']} · {badge(cand['language_code'])}"
-              f"{badge(cand['script'])}" + (badge("gold", "gold") if cand["gold"] else ""))
-    st.markdown(f"#### {header}", unsafe_allow_html=True)
+    st.divider()
+    html(render.strong(cand["paragraph_id"]), " ", render.badge(cand["language_code"]),
+         render.badge(cand["script"]), render.badge("gold", "gold") if cand["gold"] else "")
     title_l, title_r = st.columns(2)
-    title_l.markdown("<b>" + text_html(cand["title"], cand["language_code"]) + "</b>",
-                     unsafe_allow_html=True)
-    title_r.markdown("<b>" + text_html(cand["source_title"], "en") + "</b>",
-                     unsafe_allow_html=True)
+    with title_l:
+        html(render.paragraph(cand["title"], cand["language_code"], css="xt xt-title"))
+    with title_r:
+        html(render.paragraph(cand["source_title"], "en", css="xt xt-title"))
     if cand["findings"]:
-        st.markdown(findings_html(cand["findings"]), unsafe_allow_html=True)
+        html(findings_html(cand["findings"]))
     for line in cand["lines"]:
         left, right = st.columns(2)
-        mark = badge(f"{cand['paragraph_id']} · {line['index']}"
-                     + (" ★ support" if line["support"] else ""),
-                     "gold" if line["support"] else "")
-        left.markdown(mark + text_html(line["text"], cand["language_code"])
-                      + findings_html(line["findings"]), unsafe_allow_html=True)
-        right.markdown(text_html(line["source"], "en"), unsafe_allow_html=True)
+        mark = render.badge(f"{cand['paragraph_id']} · {line['index']}"
+                            + (" ★ support" if line["support"] else ""),
+                            "gold" if line["support"] else "")
+        with left:
+            html(mark, render.paragraph(line["text"], cand["language_code"]),
+                 findings_html(line["findings"]))
+        with right:
+            html(render.paragraph(line["source"], "en"))

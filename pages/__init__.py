@@ -1,58 +1,36 @@
 """Shared set-up called at the top of every page (so a deep link to any page gets the same
 page config, release and filters as navigating there), plus safe text rendering.
 
-Dataset text is untrusted: it is only ever shown through `text_html`, which escapes it, or
-through Streamlit's own text elements; never as Markdown.
+Outside text (release fields, paths, URL parameters, exports) is untrusted: pages show it only
+through `html` (fragments from `audit.render`), `say` (Streamlit's boxes with each value
+verbatim), or as data in tables and charts; never as Markdown of their own.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 from pathlib import Path
 
 import streamlit as st
 
-from audit import browse
+from audit import browse, render
 from audit.errors import InputError
-from audit.languages import RTL_CODES
 from audit.outputs import REPO
 from audit.scan import ScanResult
 from audit.workspace import scan_release
 
 UPLOADS = REPO / "data" / "uploads"
-# HTML's specials plus every character Markdown or Streamlit's math could interpret.
-_ESCAPES = {ord(ch): f"&#{ord(ch)};" for ch in "&<>\"'\\`*_{}[]()#+-.!|~$:"}
-CSS = """
-<style>
-.xt { white-space: pre-wrap; unicode-bidi: plaintext; }
-.xt-rtl { direction: rtl; text-align: right; }
-.badge { display: inline-block; padding: 0 .45em; margin-right: .3em; border-radius: .4em;
-         font-size: .8em; background: #e8eaf0; }
-.badge-gold { background: #ffe08a; } .badge-blocking { background: #f7b1ab; }
-.badge-review { background: #fde2a7; } .badge-info { background: #d7e8fb; }
-.missing { color: #a33; font-style: italic; }
-</style>
-"""
 
 
-def escape(text: str) -> str:
-    """HTML-escape, and turn every character Markdown or Streamlit's math would interpret
-    into a numeric entity, so the text shows literally inside st.markdown."""
-    return text.translate(_ESCAPES)
+def html(*fragments: str) -> None:
+    """Show fragments built by `audit.render` (the only HTML a page may show)."""
+    st.markdown(render.block(*fragments), unsafe_allow_html=True)
 
 
-def text_html(text: str | None, language: str | None = None, css: str = "xt") -> str:
-    """Escaped HTML for one dataset string, right-to-left where the language is."""
-    if text is None:
-        return '<span class="missing">(no sentence)</span>'
-    rtl = " xt-rtl" if language in RTL_CODES else ""
-    lang = f' lang="{html.escape(language)}"' if language else ""
-    return f'<div class="{css}{rtl}"{lang} dir="auto">{escape(text)}</div>'
-
-
-def badge(label: str, kind: str = "") -> str:
-    return f'<span class="badge badge-{kind}">{escape(label)}</span>'
+def say(box, template: str, **values: object) -> None:
+    """One of Streamlit's boxes (st.error, st.info, st.caption…) with our wording and
+    every outside value shown verbatim: say(st.error, "Cannot open {path}", path=p)."""
+    box(render.message(template, **values))
 
 
 @st.cache_resource(show_spinner="Scanning the release…", max_entries=4)
@@ -108,13 +86,13 @@ def setup(title: str) -> ScanResult:
     """Page config, release picker and the cached scan; stops the page with an error box
     when the release cannot be read."""
     st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
-    st.markdown(CSS, unsafe_allow_html=True)
+    st.markdown(render.CSS, unsafe_allow_html=True)
     path = release_picker()
     try:
         result = _scan(path, _stamp(path))
     except InputError as error:
         st.title(title)
-        st.error(f"Cannot open this release — {error}")
+        say(st.error, "Cannot open this release: {problem}", problem=error)
         st.stop()
     st.sidebar.caption(f"{result.summary['release']} · {result.summary['layout']} · "
                        f"{result.summary['rows']:,} rows")

@@ -1,0 +1,133 @@
+"""The one boundary between untrusted text and what a page shows.
+
+Release fields, file names, URL parameters, policy keys and Label Studio exports only ever
+reach a page through this module. No Streamlit here: it returns strings, and
+`pages/__init__.py` is the only caller of `st.markdown(..., unsafe_allow_html=True)`.
+
+Two kinds of output:
+
+- HTML (`block` of `text` / `paragraph` / `badge` fragments). The block is one HTML
+  element with no raw newline in it, so Markdown never parses its inside: no emphasis,
+  links, images, math or autolinked URLs, and no blank line can end the block early. Every
+  character HTML or Markdown could interpret is a numeric entity.
+- Markdown for Streamlit's own boxes (`message`): our fixed wording, with every outside value
+  in a code span, which Markdown shows verbatim and never autolinks.
+
+In both, characters that reorder or hide text (bidi controls, zero-width characters, other
+format and control characters; `audit.controls`) become visible tokens such as ⟨U+202E⟩ with
+the character's name as a tooltip: an audit view never lets text rearrange itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import re
+import sys
+
+from . import controls
+from .languages import RTL_CODES
+
+CSS = """
+<style>
+.xt { white-space: pre-wrap; unicode-bidi: plaintext; }
+.xt-title { font-weight: 600; }
+.xt-rtl { direction: rtl; text-align: right; }
+.badge { display: inline-block; padding: 0 .45em; margin-right: .3em; border-radius: .4em;
+         font-size: .8em; background: #e8eaf0; }
+.badge-gold { background: #ffe08a; } .badge-blocking { background: #f7b1ab; }
+.badge-review { background: #fde2a7; } .badge-info { background: #d7e8fb; }
+.badge-accepted { background: #cdebd3; }
+.missing { color: #a33; font-style: italic; }
+.cc { font-family: monospace; font-size: .75em; padding: 0 .15em; border-radius: .2em;
+      unicode-bidi: isolate; direction: ltr; }
+.cc-review, .cc-other { background: #f7b1ab; color: #700; }
+.cc-info { background: #d7e8fb; color: #124; }
+.cc-orthographic { color: #888; }
+.ev { background: #fff2a8; }
+</style>
+"""
+BADGE_KINDS = ("", "gold", "blocking", "review", "info", "accepted")
+# HTML's specials plus every character Markdown or Streamlit's math could interpret.
+_PUNCTUATION = "&<>\"'\\`*_{}[]()#+-.!|~$:@/=%^;,?"
+
+
+@functools.cache
+def _tables() -> tuple[dict[int, str], dict[int, str]]:
+    """str.translate tables: for HTML (entities and marker spans) and for plain text
+    (markers as tokens only)."""
+    marked = {cp: ch for cp in range(sys.maxunicode + 1)
+              if controls.kind(ch := chr(cp)) is not None}
+    as_html: dict[int, str] = {ord(ch): f"&#{ord(ch)};" for ch in _PUNCTUATION}
+    as_html[ord("\n")] = "&#10;"
+    as_html[ord("\t")] = "&#9;"
+    as_text: dict[int, str] = {}
+    for cp, ch in marked.items():
+        title = html.escape(controls.name(ch), quote=True)
+        as_html[cp] = (f'<span class="cc cc-{controls.kind(ch)}" title="{title}">'
+                       f"{html.escape(controls.token(ch))}</span>")
+        as_text[cp] = controls.token(ch)
+    return as_html, as_text
+
+
+def text(value: object) -> str:
+    """Escaped inline HTML for one outside string (None → '')."""
+    if value is None:
+        return ""
+    return str(value).translate(_tables()[0])
+
+
+def visible(value: object) -> str:
+    """Plain text with every hiding or reordering character replaced by its token (for
+    chart labels, file names, widget options)."""
+    return "" if value is None else str(value).translate(_tables()[1])
+
+
+def paragraph(value: str | None, language: str | None = None, css: str = "xt",
+              evidence: str | None = None) -> str:
+    """One dataset string as a block, right-to-left where the language is; `evidence`, a
+    substring to highlight (a repeated unit, a number)."""
+    if value is None:
+        return '<div class="missing">(no sentence)</div>'
+    rtl = " xt-rtl" if language in RTL_CODES else ""
+    lang = f' lang="{text(language)}"' if language else ""
+    body = text(value)
+    if evidence:
+        body = body.replace(text(evidence), f'<mark class="ev">{text(evidence)}</mark>')
+    return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
+
+
+def badge(label: object, kind: str = "") -> str:
+    kind = kind if kind in BADGE_KINDS else ""
+    return f'<span class="badge badge-{kind}">{text(label)}</span>'
+
+
+def strong(value: object) -> str:
+    return f"<b>{text(value)}</b>"
+
+
+def block(*fragments: str) -> str:
+    """Fragments from this module as one HTML block Markdown will not parse inside."""
+    body = "".join(fragments)
+    if "\n" in body or "\r" in body:
+        raise ValueError("an HTML fragment holds a raw line break")
+    return f'<div class="xb">{body}</div>'
+
+
+def literal(value: object) -> str:
+    """A Markdown code span that shows `value` verbatim (markers as tokens, line breaks as
+    ⏎): no link, image, emphasis or math can come out of it."""
+    shown = visible(value).replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
+    fence = "`" * (max((len(run) for run in re.findall("`+", shown)), default=0) + 1)
+    return f"{fence} {shown} {fence}"
+
+
+def message(template: str, **values: object) -> str:
+    """Our own Markdown wording with each outside value as a `literal`:
+    message("Cannot open {path}", path=user_path)."""
+    return template.format(**{key: literal(value) for key, value in values.items()})
+
+
+def chart_label(value: object) -> str:
+    """A category label for Plotly, which reads a subset of HTML (<a href>, <b>) in text."""
+    return html.escape(visible(value), quote=True)
