@@ -3,7 +3,7 @@ that yields its findings (`audit.registry` assembles them; everything else reads
 
 A row check's SQL is an expression over one release row `r` (and, when a HotpotQA source is
 attached, its source row `s`) that evaluates to a list of findings
-`STRUCT(p paragraph_id, s sentence_index, d detail, c category)`; all row checks run in one
+`STRUCT(p paragraph_id, s sentence_index, d detail, c category, e evidence)`; all row checks run in one
 pass over the release, with DuckDB list lambdas instead of unnesting the nested columns.
 """
 
@@ -22,7 +22,7 @@ COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
 UNITS = ("row", "paragraph", "sentence", "fact", "release")
 SEVERITIES = ("blocking", "review", "info")
 ORIGINS = ("source", "translation", "release")
-FINDING = "STRUCT(p VARCHAR, s INTEGER, d VARCHAR, c VARCHAR)"
+FINDING = "STRUCT(p VARCHAR, s INTEGER, d VARCHAR, c VARCHAR, e VARCHAR)"
 NONE = f"[]::{FINDING}[]"
 _LANGS = "[" + ", ".join(f"'{code}'" for code in CODES) + "]"
 
@@ -47,7 +47,8 @@ class Check:
     category_severity: tuple[tuple[str, str], ...] = ()
     # A whole-release check instead of a row expression: prepares what it needs (it may
     # compute slow signals once per distinct text) and returns a SELECT of findings rows
-    # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category).
+    # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category) and
+    # optionally a ninth column, evidence (the substring a view highlights).
     query: Callable[["Release"], str] | None = None
 
     def plan(self, capabilities: frozenset[str]) -> tuple[str | None, bool]:
@@ -60,8 +61,9 @@ class Check:
 
 # ------------------------------------------------------------------ expression helpers
 
-def _f(p: str = "NULL", s: str = "NULL", d: str = "''", c: str = "NULL") -> str:
-    return f"{{'p': {p}::VARCHAR, 's': ({s})::INTEGER, 'd': {d}, 'c': {c}::VARCHAR}}"
+def _f(p: str = "NULL", s: str = "NULL", d: str = "''", c: str = "NULL", e: str = "NULL") -> str:
+    return (f"{{'p': {p}::VARCHAR, 's': ({s})::INTEGER, 'd': {d}, 'c': {c}::VARCHAR, "
+            f"'e': {e}::VARCHAR}}")
 
 
 def when(cond: str, d: str = "''", c: str = "NULL") -> str:

@@ -12,12 +12,14 @@ from . import registry
 from .checks import Check
 from .policy import DEFAULT, Policy
 from .readers import Release
+from .sqlsafe import case, identifier, literal, strings
 
 Progress = Callable[[str], None]
 STATUS_ORDER = ("quarantined", "review_required", "accepted")
 
 # The release's own rule (SPEC §2 / §1.2) maps a reference flag's default severity to status.
 _RULE_STATUS = {"blocking": "quarantined", "review": "review_required"}
+_QUERY_COLUMNS = 'rid, id, source_split, "check", paragraph_id, sentence_index, detail, category'
 
 
 @dataclass
@@ -60,7 +62,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     plans, partial = _plan(active, release.capabilities)
     names = list(plans)
     say(f"running {len(plans)} row checks over {release.rows:,} rows")
-    columns = ", ".join(f'{sql} AS "{name}"' for name, sql in plans.items())
+    columns = ", ".join(f"{sql} AS {identifier(name)}" for name, sql in plans.items())
     con.execute(f"""CREATE OR REPLACE TABLE row_checks AS
         SELECT r.rid, r.id, r.source_id, r.source_split, r.status AS shipped_status,
                list_concat(r.structural_flags, r.quality_flags) AS shipped_flags, {columns}
@@ -70,18 +72,24 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     check_seconds = time.perf_counter() - started
     say(f"row checks done in {check_seconds:.1f} s; collecting findings")
 
-    parts = [f"""SELECT rid, id, source_split, '{name}' AS "check", f.p AS paragraph_id,
-                 f.s AS sentence_index, f.d AS detail, f.c AS category
-                 FROM (SELECT rid, id, source_split, unnest("{name}") AS f FROM row_checks
-                       WHERE len("{name}") > 0)""" for name in names]
+    parts = [f"""SELECT rid, id, source_split, {literal(name)} AS "check", f.p AS paragraph_id,
+                 f.s AS sentence_index, f.d AS detail, f.c AS category, f.e AS evidence
+                 FROM (SELECT rid, id, source_split, unnest({identifier(name)}) AS f
+                       FROM row_checks WHERE len({identifier(name)}) > 0)"""
+             for name in names]
     for name in sorted(partial):
-        found = f'len("{name}") = 0 AND ' if name in plans else ""
-        parts.append(f"""SELECT rid, id, source_split, '{name}', NULL, NULL,
-            'flag shipped by the release; this layout cannot show it', NULL FROM row_checks
-            WHERE {found}list_contains(shipped_flags, '{name}')""")
-    parts += [f"SELECT * FROM ({check.query(release)})" for check in active
+        found = f"len({identifier(name)}) = 0 AND " if name in plans else ""
+        parts.append(f"""SELECT rid, id, source_split, {literal(name)} AS "check",
+            NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
+            'flag shipped by the release; this layout cannot show it' AS detail,
+            NULL::VARCHAR AS category, NULL::VARCHAR AS evidence
+            FROM row_checks WHERE {found}list_contains(shipped_flags, {literal(name)})""")
+    # A whole-release query yields the first eight columns in order, and may add a ninth,
+    # `evidence` (the substring a view highlights).
+    parts += [f"SELECT * FROM ({check.query(release)}) q({_QUERY_COLUMNS})"
+              for check in active
               if check.query is not None and check.needs <= release.capabilities]
-    con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL ".join(parts))
+    con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL BY NAME ".join(parts))
     _consistency(release, active)
     findings, status = _status(release, policy, active)
     summary = _summary(release, active, policy, partial, check_seconds,
@@ -99,11 +107,10 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
         return
     reference = {c.name: _RULE_STATUS.get(c.severity, "accepted")
                  for c in registry.for_layout(release.layout) if c.reference}
-    values = ", ".join(f"('{n}', '{s}')" for n, s in reference.items())
-    skipped = "[" + ", ".join(f"'{n}'" for n in reference if n not in names) + "]::VARCHAR[]"
+    values = ", ".join(f"({literal(n)}, {literal(s)})" for n, s in reference.items())
+    skipped = strings(n for n in reference if n not in names)
     taken = (f"list_transform(list_filter(k.shipped_flags, lambda x: list_contains({skipped}, x)),"
-             " lambda x: CASE " + " ".join(f"WHEN x = '{n}' THEN '{s}'"
-                                           for n, s in reference.items()) + " END)")
+             f" lambda x: {case('x', reference)})")
     release.con.execute(f"""
         CREATE OR REPLACE TABLE derived AS
         SELECT rid, id, source_split, shipped_status, flags,
@@ -120,11 +127,11 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
                    list(DISTINCT rule.status) AS statuses
             FROM findings_raw f JOIN (VALUES {values}) rule(name, status)
               ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid));
-        INSERT INTO findings_raw
+        INSERT INTO findings_raw ({_QUERY_COLUMNS})
         SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
                'shipped ' || shipped_status || ', the release rule gives ' || rule_status, NULL
         FROM derived WHERE shipped_status IS DISTINCT FROM rule_status;
-        INSERT INTO findings_raw
+        INSERT INTO findings_raw ({_QUERY_COLUMNS})
         SELECT rid, id, source_split, 'structural_flags_mismatch', NULL, NULL,
                concat_ws('; ',
                  CASE WHEN len(list_filter(shipped_flags, lambda x: NOT list_contains(flags, x)))
@@ -153,7 +160,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
         CREATE OR REPLACE TABLE findings AS
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
                m.origin, f.paragraph_id,
-               f.sentence_index, f.detail, f.category, f.rid AS "row"
+               f.sentence_index, f.detail, f.category, f.evidence, f.rid AS "row"
         FROM findings_raw f JOIN (VALUES {meta}) m(name, severity, origin)
           ON f."check" = m.name
         ORDER BY f.rid NULLS LAST, f.id, f."check", f.paragraph_id NULLS FIRST,
