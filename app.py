@@ -58,5 +58,5 @@ else:
     st.caption("No saved scan of this release yet — save one on the Export page.")
 
 with st.expander("Manifest summary"):
-    st.json({k: summary[k] for k in ("policy", "registry_version", "sources",
+    st.json({k: summary[k] for k in ("policy", "registry_fingerprint", "sources",
                                      "checks_skipped", "seconds")})

@@ -46,7 +46,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     statuses = tuple(args.status or ("quarantined", "review_required"))
     findings, status, _ = export.load_scan(Path(args.scan))
     table = export.quarantine(findings, status, statuses)
-    out = export.write_quarantine(table, Path(args.out), args.format or
+    out = export.write_table(table, Path(args.out), args.format or
                                   Path(args.out).suffix.lstrip(".") or "csv")
     print(f"{table.num_rows} reasons for {len(set(table.column('row').to_pylist()))} rows "
           f"→ {out}")

@@ -43,13 +43,18 @@ class Check:
     witness: str | None = None
     # Part of the release's own status rule (SPEC §2, §1.2): compared with shipped flags.
     reference: bool = False
-    # Default severity per finding category, where a category changes what a finding means.
+    # The categories its findings can carry, and the default severity of those whose
+    # severity differs from the check's.
+    categories: tuple[str, ...] = ()
     category_severity: tuple[tuple[str, str], ...] = ()
     # A whole-release check instead of a row expression: prepares what it needs (it may
     # compute slow signals once per distinct text) and returns a SELECT of findings rows
     # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category) and
     # optionally a ninth column, evidence (the substring a view highlights).
     query: Callable[["Release"], str] | None = None
+    # What else decides a query check's findings (its rule's constants): part of the
+    # registry fingerprint.
+    version: str = ""
 
     def plan(self, capabilities: frozenset[str]) -> tuple[str | None, bool]:
         """The SQL to run and whether it sees every case; when it does not, a flag the
@@ -231,7 +236,7 @@ BEYOND_CHECKS = (
           "A non-English sentence, title, question or answer is byte-equal to its English "
           "source; the category separates likely invariants from ordinary sentences.", ALL,
           # Numbers, punctuation and names legitimately stay as they are (SPEC §3).
-          category_severity=(("number_or_date", "info"), ("punctuation", "info"),
+          categories=COPY_CATEGORIES, category_severity=(("number_or_date", "info"), ("punctuation", "info"),
                              ("name_like", "info")),
           sql=concat(
               when("r.question_language <> 'en' AND r.question = r.source_question",

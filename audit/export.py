@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import hashlib
 import io
 import json
 import platform
+import unicodedata
 from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO
@@ -18,13 +18,16 @@ import pyarrow.parquet as pq
 
 from . import descriptors, registry
 from .errors import InputError
-from .outputs import SCANS, file_sha256, staged_directory, staged_file, write_json
+from .outputs import SCANS, staged_directory, staged_file, write_json
 from .scan import ScanResult
+from .sqlsafe import strings
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
-# Spreadsheet programs execute cells that start with these; CSV cells get a leading quote.
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+# A spreadsheet evaluates a cell whose first character, after any blanks it skips and under
+# compatibility folding (full-width ＝), is one of these, or that starts with tab or CR: such
+# CSV cells get a leading apostrophe.
+_FORMULA_START = frozenset("=+-@")
 
 
 def _tool_versions() -> dict[str, str]:
@@ -39,15 +42,12 @@ def _tool_versions() -> dict[str, str]:
 
 def manifest(result: ScanResult, scan_id: str) -> dict:
     release = result.release
-    inputs = [{"path": str(p), "bytes": p.stat().st_size, "sha256": file_sha256(p),
-               "role": "release"} for p in release.paths]
-    inputs += [{"path": str(p), "bytes": p.stat().st_size, "sha256": file_sha256(p),
-                "role": "source"} for p in release.source_paths]
+    digests = release.digests
+    inputs = [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
+               "role": role} for role, paths in (("release", release.paths),
+                                                 ("source", release.source_paths))
+              for p in paths]
     summary = result.summary
-    identity = {"inputs": [(i["role"], i["sha256"]) for i in inputs],
-                "policy": result.policy.as_record(),
-                "registry_version": registry.REGISTRY_VERSION}
-    fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     return {
         "scan_id": scan_id,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -58,13 +58,13 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
         "status_counts": summary["status_counts"],
         "check_counts": summary["check_counts"],
         "policy": result.policy.as_record(),
-        "registry_version": registry.REGISTRY_VERSION,
+        "registry_fingerprint": registry.FINGERPRINT,
         "checks": [{"name": c.name, "unit": c.unit, "severity": result.policy.severity(c.name),
                     "origin": c.origin, "description": c.description}
                    for c in registry.for_layout(release.layout)],
         "tools": _tool_versions(),
         # Same inputs, policy and registry → same fingerprint: two scans are comparable.
-        "fingerprint": fingerprint,
+        "fingerprint": result.identity,
     }
 
 
@@ -107,7 +107,7 @@ def quarantine(findings: pa.Table, status: pa.Table,
     con.register("findings", findings)
     con.register("status", status)
     con.register("wanted", pa.table({"row": pa.array(rows or [], pa.int64())}))
-    wanted_statuses = "[" + ", ".join(f"'{s}'" for s in statuses) + "]"
+    wanted_statuses = strings(statuses)
     row_filter = 'AND s."row" IN (SELECT "row" FROM wanted)' if rows is not None else ""
     return con.sql(f"""
         SELECT s.id, s.source_split, s.status, f."check" AS reason, f.severity, f.origin,
@@ -118,26 +118,37 @@ def quarantine(findings: pa.Table, status: pa.Table,
     """).to_arrow_table()
 
 
-def _neutralise(value: object) -> object:
-    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
+def neutralise(value: object) -> object:
+    """A CSV cell a spreadsheet will show, never evaluate."""
+    if not isinstance(value, str):
+        return value
+    first = value.lstrip()[:1]
+    if value[:1] in ("\t", "\r") or unicodedata.normalize("NFKC", first)[:1] in _FORMULA_START:
         return "'" + value
     return value
 
 
+def _cell(value: object) -> object:
+    if isinstance(value, (list, dict)):
+        value = json.dumps(value, ensure_ascii=False)
+    return neutralise(value)
+
+
 def serialize(table: pa.Table, fmt: str, stream: BinaryIO) -> None:
-    """Write a quarantine table as CSV (formula cells neutralised), JSONL or Parquet."""
+    """Write a table as CSV (list cells as JSON, formula cells neutralised), JSONL or
+    Parquet. The one CSV writer: every CSV the tool produces goes through it."""
     if fmt == "parquet":
         pq.write_table(table, stream)
         return
     text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
     if fmt == "jsonl":
         for row in table.to_pylist():
-            text.write(json.dumps(row, ensure_ascii=False) + "\n")
+            text.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
     else:
         writer = csv.writer(text)
-        writer.writerow(table.column_names)
+        writer.writerow([neutralise(name) for name in table.column_names])
         for row in table.to_pylist():
-            writer.writerow([_neutralise(row[name]) for name in table.column_names])
+            writer.writerow([_cell(row[name]) for name in table.column_names])
     text.flush()
     text.detach()
 
@@ -148,7 +159,8 @@ def to_bytes(table: pa.Table, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def write_quarantine(table: pa.Table, out: Path, fmt: str) -> Path:
+def write_table(table: pa.Table, out: Path, fmt: str) -> Path:
+    """Write a table (a quarantine list, a report) atomically in one of the formats."""
     if fmt not in QUARANTINE_FORMATS:
         raise InputError(out, f"unknown format '{fmt}'", expected=" / ".join(QUARANTINE_FORMATS))
     with staged_file(Path(out)) as staging, staging.open("wb") as stream:

@@ -74,7 +74,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .languages import BY_CODE, CODES
-from .outputs import REPO, file_sha256
+from .outputs import REPO
 from .sqltext import NAME_CONNECTORS
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "langid"
@@ -495,6 +495,9 @@ DETECTORS = {"lingua": LinguaIdentifier, "langdetect": LangdetectIdentifier,
              "lingua-high": lambda: LinguaIdentifier("high"),
              "lingua-low": lambda: LinguaIdentifier("low")}
 DEFAULT_DETECTOR = "lingua"
+# Everything the language_mismatch verdict depends on besides the detector's own release.
+LANGUAGE_RULE_VERSION = (f"{DEFAULT_DETECTOR}-clip{MAX_DETECT_CHARS}-min{LANGID_MIN_LETTERS}."
+                         f"{LANGID_MIN_WORDS}.{LANGID_MIN_HAN}-conf{MIN_CONFIDENCE}")
 
 
 @lru_cache(maxsize=4)
@@ -740,7 +743,7 @@ def _units(release, root: Path) -> None:
     view = con.sql("SELECT sql FROM duckdb_views() WHERE view_name = 'release'").fetchall()
     digest = hashlib.sha256((units_sql() + repr(view)).encode("utf-8"))
     for path in release.paths:
-        digest.update(file_sha256(Path(path)).encode("ascii"))
+        digest.update(release.digests[str(path)].encode("ascii"))
     index = root / "units" / f"{digest.hexdigest()}.parquet"
     if index.is_file():
         try:

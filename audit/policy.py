@@ -61,11 +61,16 @@ def load(path: str | Path | None) -> Policy:
         raise InputError(path, "no 'severity' table",
                          expected='{"severity": {"check": "blocking|review|info"}}')
     for check, severity in severities.items():
-        if check.split(":", 1)[0] not in BY_NAME:
-            raise InputError(path, f"unknown check '{check}'", where="severity",
+        name, _, category = check.partition(":")
+        if name not in BY_NAME:
+            raise InputError(path, f"unknown check {check!r}", where="severity",
                              expected="a name from `python -m audit checks`, optionally "
                                       "with :category")
+        if category and category not in BY_NAME[name].categories:
+            raise InputError(path, f"unknown category {category!r} of {name}", where="severity",
+                             expected=" / ".join(BY_NAME[name].categories) or
+                             f"no category: {name} has none")
         if severity not in SEVERITIES:
-            raise InputError(path, f"severity '{severity}' for '{check}'", where="severity",
+            raise InputError(path, f"severity {severity!r} for {check!r}", where="severity",
                              expected=" / ".join(SEVERITIES))
     return Policy(str(path), dict(severities), hashlib.sha256(data).hexdigest())

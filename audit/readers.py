@@ -9,6 +9,7 @@ Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc
 
 from __future__ import annotations
 
+import functools
 import glob as globlib
 import json
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ import pyarrow.parquet as pq
 from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
+from .outputs import file_sha256
+from .sqlsafe import literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -37,6 +40,11 @@ class Release:
     single_file: bool = True
     source_paths: list[Path] = field(default_factory=list)
     capabilities: frozenset[str] = frozenset()
+
+    @functools.cached_property
+    def digests(self) -> dict[str, str]:
+        """SHA-256 of every input file (release, then sources), hashed once per release."""
+        return {str(p): file_sha256(p) for p in [*self.paths, *self.source_paths]}
 
     @property
     def name(self) -> str:
@@ -83,13 +91,13 @@ def open_release(spec: str | Path, sources: list[str] | None = None) -> Release:
         select = _JSONL_SELECT
     else:
         layout = _detect_parquet(paths)
-        files = ", ".join("'" + str(p).replace("'", "''") + "'" for p in paths)
-        offsets = _row_offsets(paths)
-        case = " ".join(f"WHEN '{str(p)}' THEN {o}" for p, o in offsets.items())
-        con.execute(f"""CREATE VIEW raw_release AS
-            SELECT * EXCLUDE (filename, file_row_number),
-                   (CASE filename {case} END) + file_row_number AS rid
-            FROM read_parquet([{files}], filename=true, file_row_number=true)""")
+        # The file list reaches DuckDB through its relation API, which quotes it itself; a
+        # row's ordinal is its file's offset plus its row number in the file.
+        offsets = literal(_row_offsets(paths))
+        con.read_parquet([str(p) for p in paths], file_row_number=True).project(
+            f"* EXCLUDE (file_row_number), "
+            f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
+        ).create_view("raw_release")
         select = _V11_SELECT if layout == "v1.1" else _V2_SELECT
     con.execute(f"CREATE VIEW release AS {select}")
     _create_flat_views(con)
@@ -132,10 +140,11 @@ def _detect_parquet(paths: list[Path]) -> str:
     return found.pop()
 
 
-def _row_offsets(paths: list[Path]) -> dict[Path, int]:
-    offsets, total = {}, 0
+def _row_offsets(paths: list[Path]) -> list[int]:
+    """The ordinal of each file's first row in the release."""
+    offsets, total = [], 0
     for path in paths:
-        offsets[path] = total
+        offsets.append(total)
         try:
             total += pq.ParquetFile(path).metadata.num_rows
         except (pa.ArrowInvalid, OSError) as error:

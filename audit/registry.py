@@ -2,19 +2,45 @@
 
 from __future__ import annotations
 
+import hashlib
+import inspect
+import json
+
+from . import sqltext
 from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, RELEASE_CHECKS, SEVERITIES,
                      V11_CHECKS, V2_CHECKS, Check)
 from .language_checks import LANGUAGE_CHECKS
 
-REGISTRY_VERSION = "2026.11.2"
 REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + LANGUAGE_CHECKS + V2_CHECKS
                                + RELEASE_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
 
-__all__ = ["BY_NAME", "CONSISTENCY_CHECKS", "REGISTRY", "REGISTRY_VERSION", "SEVERITIES",
-           "for_layout"]
+__all__ = ["BY_NAME", "CONSISTENCY_CHECKS", "FINGERPRINT", "REGISTRY", "SEVERITIES",
+           "declaration", "fingerprint", "for_layout"]
 
 
 def for_layout(layout: str) -> tuple[Check, ...]:
     return tuple(check for check in REGISTRY if layout in check.layouts)
+
+
+def declaration(check: Check) -> dict:
+    """Everything that decides what a check finds and how it counts, as plain data."""
+    return {"name": check.name, "unit": check.unit, "severity": check.severity,
+            "origin": check.origin, "layouts": sorted(check.layouts), "sql": check.sql,
+            "needs": sorted(check.needs), "witness": check.witness,
+            "reference": check.reference, "categories": list(check.categories),
+            "category_severity": [list(pair) for pair in check.category_severity],
+            "query": inspect.getsource(check.query) if check.query else None,
+            "version": check.version}
+
+
+def fingerprint(checks: tuple[Check, ...]) -> str:
+    """A digest of the declarations and the SQL macros they call, never hand-edited:
+    adding or changing a check changes every manifest fingerprint."""
+    return hashlib.sha256(json.dumps(
+        {"checks": [declaration(c) for c in checks], "macros": sqltext.MACROS},
+        sort_keys=True).encode("utf-8")).hexdigest()
+
+
+FINGERPRINT = fingerprint(REGISTRY)

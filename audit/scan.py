@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import pyarrow as pa
@@ -29,6 +32,20 @@ class ScanResult:
     findings: pa.Table
     status: pa.Table
     summary: dict
+
+    @property
+    def identity(self) -> str:
+        """What decides this scan's results: every input's SHA-256, the policy and the
+        registry fingerprint. It keys every cache and is the manifest's fingerprint."""
+        return self.summary["identity"]
+
+
+def identity(release: Release, policy: Policy) -> str:
+    inputs = [("source" if Path(path) in release.source_paths else "release", digest)
+              for path, digest in release.digests.items()]
+    content = {"inputs": inputs, "policy": policy.as_record(),
+               "registry": registry.FINGERPRINT}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def _row_source(plans: dict[str, str]) -> str:
@@ -146,15 +163,16 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
 
 def _severity_sql(policy: Policy, active: tuple[Check, ...]) -> str:
     """Per-finding severity: the check's, unless its category has its own."""
-    cases = [f"WHEN f.\"check\" = '{c.name}' AND f.category = '{category}' THEN '{sev}'"
+    cases = [f'WHEN f."check" = {literal(c.name)} AND f.category = {literal(category)} '
+             f"THEN {literal(sev)}"
              for c in active for category, sev in policy.category_rules(c.name).items()]
     return f"CASE {' '.join(cases)} ELSE m.severity END" if cases else "m.severity"
 
 
 def _status(release: Release, policy: Policy, active: tuple[Check, ...]
             ) -> tuple[pa.Table, pa.Table]:
-    meta = ", ".join(
-        f"('{c.name}', '{policy.severity(c.name)}', '{c.origin}')" for c in active)
+    meta = ", ".join(f"({literal(c.name)}, {literal(policy.severity(c.name))}, "
+                     f"{literal(c.origin)})" for c in active)
     con = release.con
     con.execute(f"""
         CREATE OR REPLACE TABLE findings AS
@@ -219,7 +237,8 @@ def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
         "checks_skipped": sorted({c.name for c in registry.for_layout(release.layout)}
                                  - {c.name for c in active}),
         "policy": policy.as_record(),
-        "registry_version": registry.REGISTRY_VERSION,
+        "registry_fingerprint": registry.FINGERPRINT,
         "sources": [str(p) for p in release.source_paths],
+        "identity": identity(release, policy),
         "seconds": {"checks": round(check_seconds, 3), "total": round(total_seconds, 3)},
     }

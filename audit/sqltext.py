@@ -43,17 +43,14 @@ def _normalize_titles(values: pa.Array) -> pa.Array:
                     pa.string())
 
 
-def register(con: duckdb.DuckDBPyConnection) -> None:
-    """Install the macros and functions the checks use on one connection."""
-    con.create_function("norm_title", _normalize_titles, ["VARCHAR"], "VARCHAR",
-                        type="arrow", side_effects=False)
-    placeholders = "|".join(re.escape(p) for p in PLACEHOLDERS)
-    con.execute(f"""
+_PLACEHOLDERS = "|".join(re.escape(p) for p in PLACEHOLDERS)
+# The SQL the checks call: part of the registry fingerprint.
+MACROS = f"""
         CREATE OR REPLACE MACRO is_blank(s) AS regexp_full_match(s, '[{WS}]*');
         CREATE OR REPLACE MACRO py_strip(s) AS regexp_replace(s, '^[{WS}]+|[{WS}]+$', '', 'g');
         CREATE OR REPLACE MACRO has_invalid_chars(s) AS regexp_matches(s, '{INVALID_CHARS}');
         CREATE OR REPLACE MACRO is_placeholder(s) AS
-            regexp_full_match(s, '[{WS}]*(?:{placeholders})[{WS}]*');
+            regexp_full_match(s, '[{WS}]*(?:{_PLACEHOLDERS})[{WS}]*');
         -- NFKC is the identity on ASCII and casefold is lower(): only other titles need
         -- the Python function.
         CREATE OR REPLACE MACRO title_key(s) AS CASE
@@ -65,4 +62,11 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
             WHEN NOT regexp_matches(s, '\\p{{L}}') THEN 'number_or_date'
             WHEN length(s) <= 60 AND regexp_full_match(s, '{_NAME_LIKE}') THEN 'name_like'
             ELSE 'sentence' END;
-    """)
+    """
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    """Install the macros and functions the checks use on one connection."""
+    con.create_function("norm_title", _normalize_titles, ["VARCHAR"], "VARCHAR",
+                        type="arrow", side_effects=False)
+    con.execute(MACROS)

@@ -73,9 +73,28 @@ def test_quarantine_exports_neutralise_formulas(tmp_path):
     lines = (tmp_path / "q.jsonl").read_text().splitlines()
     assert json.loads(lines[0])["sentence_index"] == 0
     assert pq.read_table(tmp_path / "q.parquet").num_rows == 2
-    cells = ["=1+1", "+1", "-1", "@SUM(A1)", "plain"]
-    assert [export._neutralise(c) for c in cells] == ["'=1+1", "'+1", "'-1", "'@SUM(A1)",
-                                                      "plain"]
+
+
+def test_csv_export_neutralises_formulas_that_come_from_the_release(tmp_path):
+    """Release ids reach the export: a formula hidden behind blanks, a line break or a
+    full-width sign must come out inert."""
+    ids = ['\u00a0=HYPERLINK("http://x","y")', "\n+1+1", "\uff1dSUM(A1)", " @cmd", "plain-id"]
+    records = []
+    for position, hostile in enumerate(ids):
+        ctx = view(source(_id=hostile))
+        ctx[2][1][0] = " "                                  # blank: quarantined
+        records.append(record(source(_id=hostile), ctx, position=position))
+    synth.write_release(records, tmp_path / "release")
+    assert cli("scan", str(tmp_path / "release"), "--out", str(tmp_path / "scan")).returncode == 0
+    done = cli("export-quarantine", str(tmp_path / "scan"), "--out", str(tmp_path / "q.csv"))
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader((tmp_path / "q.csv").open(encoding="utf-8", newline="")))
+    assert [r["id"] for r in rows] == ["'" + i for i in ids[:4]] + ["plain-id"]
+    cells = ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r1", " \u3000=1", "\ufe66x", "plain",
+             "a=b", 3]
+    assert [export.neutralise(c) for c in cells] == [
+        "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\t=1", "'\r1", "' \u3000=1", "'\ufe66x",
+        "plain", "a=b", 3]
 
 
 def test_manifest(tmp_path):

@@ -10,6 +10,7 @@ import math
 import pyarrow as pa
 import pytest
 
+from audit import export
 from audit.review import agreement as ag
 from audit.review import reports
 from test_agreement import annotations
@@ -219,10 +220,10 @@ def test_to_csv_is_atomic_and_writes_lists_as_json(tmp_path, monkeypatch):
     assert (i2["value"], i2["status"], json.loads(i2["initial_values"])) == \
         ("3", "adjudicated", ["2", "4"])
 
-    def broken(*args, **kwargs):   # a failing write leaves the earlier file, no temp file
+    def broken(*args, **kwargs):   # fails after the header: the earlier file stays, no temp
         raise OSError("disk full")
 
-    monkeypatch.setattr(reports.pacsv, "write_csv", broken)
+    monkeypatch.setattr(export, "_cell", broken)
     with pytest.raises(OSError, match="disk full"):
         reports.to_csv(final, target)
     assert sorted(p.name for p in target.parent.iterdir()) == ["final.csv"]

@@ -17,16 +17,13 @@ final labels (adjudicated, else agreed), each returned as a pyarrow table.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.csv as pacsv
 from statsmodels.stats.proportion import proportion_confint
 
-from audit.outputs import staged_file
 
 from . import agreement as ag
 
@@ -241,14 +238,7 @@ def all_reports(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
 
 
 def to_csv(table: pa.Table | pl.DataFrame, path: str | Path) -> Path:
-    """Write a report atomically (audit.outputs.staged_file); list cells become JSON."""
-    if isinstance(table, pl.DataFrame):
-        table = table.to_arrow()
-    for i, field in enumerate(table.schema):
-        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
-            cells = [json.dumps(v, ensure_ascii=False) for v in table.column(i).to_pylist()]
-            table = table.set_column(i, field.name, pa.array(cells, pa.string()))
-    target = Path(path)
-    with staged_file(target) as staging:
-        pacsv.write_csv(table, staging)
-    return target
+    """Write a report atomically through the one CSV writer (audit.export)."""
+    from ..export import write_table
+    return write_table(table.to_arrow() if isinstance(table, pl.DataFrame) else table,
+                       Path(path), "csv")
