@@ -21,39 +21,71 @@ from . import registry
 from .descriptors import descriptors
 from .languages import CODES, UNKNOWN_CODE
 from .scan import ScanResult
+from .sqlsafe import identifier, literal, strings
 
 PAGE_SIZE = 50
 LANGUAGE_VOCABULARY = (*CODES, UNKNOWN_CODE)
-# Checks get a bit each in registry order; BIGINT masks hold 63 of them, and checks past
-# that (never seen together on one layout) fall back to the list column.
-CHECK_VOCABULARY = tuple(check.name for check in registry.REGISTRY)[:63]
-# facet name → (index column, vocabulary when the facet is a set of values per row). Sets are
-# stored as bitmasks: membership tests and per-value counts then need no UNNEST.
-FACETS: dict[str, tuple[str, tuple[str, ...] | None]] = {
-    "split": ("source_split", None),
-    "question_language": ("question_language", None),
-    "gold_language": ("gold_mask", LANGUAGE_VOCABULARY),
-    "distractor_language": ("distractor_mask", LANGUAGE_VOCABULARY),
-    "stratum": ("stratum", None),
-    "script_relation": ("script_relation", None),
-    "role_condition": ("role_condition", None),
-    "pair_relation": ("pair_relation", None),
-    "question_type": ("question_type", None),
-    "status": ("status", None),
-    "check": ("check_mask", CHECK_VOCABULARY),
-}
+CHECK_VOCABULARY = tuple(check.name for check in registry.REGISTRY)
+_WORD = 63   # values per BIGINT mask word (the sign bit stays clear)
 
 
-def _mask_literal(values: list[str], vocabulary: tuple[str, ...]) -> str:
-    bits = sum(1 << vocabulary.index(v) for v in values if v in vocabulary)
-    return f"{bits}::BIGINT"
+@dataclass(frozen=True)
+class SetFacet:
+    """A set-valued facet stored as bitmask words: `column`_0, `column`_1, … each holding
+    63 values of the vocabulary, so a vocabulary of any size (every check of a growing
+    registry) stays filterable without unnesting."""
+
+    column: str
+    list_column: str
+    vocabulary: tuple[str, ...]
+
+    @property
+    def words(self) -> list[tuple[str, tuple[str, ...]]]:
+        return [(f"{self.column}_{i}", self.vocabulary[start:start + _WORD])
+                for i, start in enumerate(range(0, len(self.vocabulary), _WORD))]
+
+    def build_sql(self) -> str:
+        """The SELECT-list expressions that compute every word from the list column."""
+        return ", ".join(f"{_mask_of(self.list_column, values)} AS {identifier(column)}"
+                         for column, values in self.words)
+
+    def condition(self, chosen: list[str], require_all: bool) -> str:
+        if require_all and not set(chosen) <= set(self.vocabulary):
+            return "FALSE"      # a value no row can hold is required
+        terms = []
+        for column, values in self.words:
+            bits = sum(1 << values.index(v) for v in chosen if v in values)
+            if bits:
+                wanted = literal(bits) + "::BIGINT"
+                terms.append(f"({identifier(column)} & {wanted}) = {wanted}" if require_all
+                             else f"({identifier(column)} & {wanted}) <> 0")
+        if not terms:
+            return "FALSE"      # only values outside the vocabulary: nothing matches
+        return "(" + (" AND " if require_all else " OR ").join(terms) + ")"
 
 
-def _mask_of(list_column: str, vocabulary: tuple[str, ...]) -> str:
-    """SQL turning a list of values into the bitmask of their vocabulary positions."""
-    words = "[" + ", ".join(f"'{v}'" for v in vocabulary) + "]"
+def _mask_of(list_column: str, values: tuple[str, ...]) -> str:
+    """SQL turning a list of values into the bitmask of their positions in `values`."""
     return (f"coalesce(list_sum(list_transform(list_distinct({list_column}), lambda x: "
-            f"coalesce((1::BIGINT) << (list_position({words}, x) - 1), 0)))::BIGINT, 0)")
+            f"coalesce((1::BIGINT) << (list_position({strings(values)}, x) - 1), 0)))::BIGINT,"
+            " 0)")
+
+
+# facet name → its index column, or a SetFacet for a set of values per row.
+FACETS: dict[str, str | SetFacet] = {
+    "split": "source_split",
+    "question_language": "question_language",
+    "gold_language": SetFacet("gold_mask", "d.gold_languages", LANGUAGE_VOCABULARY),
+    "distractor_language": SetFacet("distractor_mask", "d.distractor_languages",
+                                    LANGUAGE_VOCABULARY),
+    "stratum": "stratum",
+    "script_relation": "script_relation",
+    "role_condition": "role_condition",
+    "pair_relation": "pair_relation",
+    "question_type": "question_type",
+    "status": "status",
+    "check": SetFacet("check_mask", "f.checks", CHECK_VOCABULARY),
+}
 
 
 @dataclass
@@ -109,17 +141,15 @@ class Filters:
     def where(self, skip: str | None = None) -> tuple[str, list]:
         """SQL condition and parameters for every filter except facet `skip`."""
         terms, params = ["TRUE"], []
-        for name, (column, vocabulary) in FACETS.items():
+        for name, facet in FACETS.items():
             chosen = getattr(self, name)
             if not chosen or name == skip:
                 continue
-            if vocabulary is not None:
-                wanted = _mask_literal(chosen, vocabulary)
-                terms.append(f"({column} & {wanted}) = {wanted}"
-                             if name == "gold_language" and self.gold_mode == "all"
-                             else f"({column} & {wanted}) <> 0")
+            if isinstance(facet, SetFacet):
+                terms.append(facet.condition(
+                    chosen, require_all=name == "gold_language" and self.gold_mode == "all"))
             else:
-                terms.append(f"list_contains(?::VARCHAR[], {column})")
+                terms.append(f"list_contains(?::VARCHAR[], {identifier(facet)})")
                 params.append(chosen)
         if self.k_c_min is not None:
             terms.append("k_c >= ?")
@@ -147,9 +177,7 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
                d.script_relation, d.role_condition, d.pair_relation, d.k_c,
                s.status, s.flags, coalesce(f.checks, []::VARCHAR[]) AS checks,
                coalesce(f.findings, 0) AS findings, r.question,
-               {_mask_of("d.gold_languages", LANGUAGE_VOCABULARY)} AS gold_mask,
-               {_mask_of("d.distractor_languages", LANGUAGE_VOCABULARY)} AS distractor_mask,
-               {_mask_of("f.checks", CHECK_VOCABULARY)} AS check_mask
+               {", ".join(f.build_sql() for f in FACETS.values() if isinstance(f, SetFacet))}
         FROM descriptors d
         JOIN status s ON s."row" = d.rid
         JOIN (SELECT rid, question FROM release) r ON r.rid = d.rid
@@ -198,25 +226,28 @@ def facet_counts(result: ScanResult, filters: Filters, cur=None, limit_seconds: 
     cur = cur or result.release.con.cursor()
     counts: dict[str, list[tuple[str, int]]] = {}
     with time_limit(cur, limit_seconds):
-        for name, (column, vocabulary) in FACETS.items():
-            counts[name] = _facet(cur, filters, name, column, vocabulary)
+        for name, facet in FACETS.items():
+            counts[name] = _facet(cur, filters, name, facet)
     return counts
 
 
-def _facet(cur, filters: Filters, name: str, column: str,
-           vocabulary: tuple[str, ...] | None) -> list[tuple[str, int]]:
+def _facet(cur, filters: Filters, name: str, facet: str | SetFacet) -> list[tuple[str, int]]:
     where, params = filters.where(skip=name)
-    if vocabulary is None:
+    if isinstance(facet, str):
+        column = identifier(facet)
         pairs = cur.execute(f"""SELECT CAST({column} AS VARCHAR), count(*) FROM browse_index
             WHERE {where} AND {column} IS NOT NULL GROUP BY 1""", params).fetchall()
     else:
         # Rows share few distinct masks: count per mask, then spread each count over its bits.
-        counted = cur.execute(f"""
-            SELECT bit, sum(n)::BIGINT FROM (
-                SELECT {column} AS mask, count(*) AS n FROM browse_index WHERE {where}
-                GROUP BY 1) JOIN range({len(vocabulary)}) r(bit) ON (mask >> bit) & 1 = 1
-            GROUP BY bit""", params).fetchall()
-        pairs = [(vocabulary[bit], n) for bit, n in counted]
+        pairs = []
+        for column, values in facet.words:
+            counted = cur.execute(f"""
+                SELECT bit, sum(n)::BIGINT FROM (
+                    SELECT {identifier(column)} AS mask, count(*) AS n FROM browse_index
+                    WHERE {where} GROUP BY 1) JOIN range({len(values)}) r(bit)
+                    ON (mask >> bit) & 1 = 1
+                GROUP BY bit""", params).fetchall()
+            pairs += [(values[bit], n) for bit, n in counted]
     return sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
 
 
