@@ -7,13 +7,14 @@ import streamlit as st
 
 from audit import export, inspect
 from audit.scan import status_disagreements
-from pages import setup
+from pages import say, setup
 
 result = setup("Overview")
 summary = result.summary
 st.title("Release overview")
-st.caption(f"{summary['release']} · {summary['layout']} layout · {summary['rows']:,} rows · "
-           f"scanned in {summary['seconds']['total']:.1f} s")
+say(st.caption, "{release} · {layout} layout · {rows} rows · scanned in {seconds} s",
+    release=summary["release"], layout=summary["layout"], rows=f"{summary['rows']:,}",
+    seconds=f"{summary['seconds']['total']:.1f}")
 
 cols = st.columns(4)
 cols[0].metric("Rows", f"{summary['rows']:,}")
@@ -40,8 +41,8 @@ if by_check:
 else:
     st.success("No findings.")
 if summary["checks_from_shipped_flags"]:
-    st.info("Taken from the shipped flags (this layout cannot show them): "
-            + ", ".join(summary["checks_from_shipped_flags"]))
+    say(st.info, "Taken from the shipped flags (this layout cannot show them): {checks}",
+        checks=", ".join(summary["checks_from_shipped_flags"]))
 
 st.subheader("Shipped vs derived status")
 disagree = status_disagreements(result)

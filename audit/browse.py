@@ -9,6 +9,7 @@ counting them unnests anything.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from contextlib import contextmanager
@@ -117,7 +118,7 @@ class Filters:
             if raw in (None, ""):
                 continue
             if f.name in ("k_c_min", "k_c_max"):
-                values[f.name] = int(raw) if str(raw).lstrip("-").isdigit() else None
+                values[f.name] = int(raw) if re.fullmatch(r"[0-9]{1,3}", str(raw)) else None
             elif f.name == "gold_mode":
                 values[f.name] = "all" if raw == "all" else "any"
             else:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from . import hashing
+import pyarrow as pa
+
+from . import controls, hashing
 from .languages import CODES
 
 if TYPE_CHECKING:
@@ -261,16 +263,90 @@ BEYOND_CHECKS = (
                      when("has_invalid_chars(r.answer)", "'answer'"),
                      per_candidate("has_invalid_chars(c.title)", "'title'"),
                      per_sentence("has_invalid_chars({t})", "'sentence'"))),
+    # On V2 the release's own source:… flags report these two defects: one finding per
+    # defect, under the reference name (whose detail names ours).
     Check("source_blank_sentence", "sentence", "review", "source",
-          "A source (English) sentence is blank: inherited from HotpotQA.", ALL,
+          "A source (English) sentence is blank: inherited from HotpotQA.", V1,
           sql=per_sentence("is_blank({src})", "'source sentence is blank'",
                            over="source_sentences")),
     Check("source_support_index_out_of_range", "fact", "review", "source",
-          "A supporting fact points past its source paragraph: inherited from HotpotQA.", ALL,
+          "A supporting fact points past its source paragraph: inherited from HotpotQA.", V1,
           sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
                        f"'sentence ' || f.sentence_index || ' of ' || {FACT_SOURCE_LEN} || "
                        "' source sentences'")),
 )
+
+# ------------------------------------------ characters that hide or reorder what is read
+
+_HIDING = controls.regex_class(controls.BIDI + controls.INFO)
+# Bidi controls and zero-width characters anywhere, a byte-order mark after the first
+# character: the cheap filter that leaves only the rare texts to describe.
+_HIDING_PATTERN = f"{_HIDING}|(?s:.){controls.regex_class([controls.BOM])}"
+_HIDING_UNITS = """
+WITH hit AS (
+    SELECT rid, id, source_split, question, answer, candidates FROM release
+    WHERE regexp_matches(question, $p) OR regexp_matches(answer, $p)
+       OR len(list_filter(candidates, lambda c: regexp_matches(c.title, $p)
+              OR len(list_filter(c.sentences, lambda s: regexp_matches(s, $p))) > 0)) > 0),
+cands AS (SELECT rid, id, source_split, unnest(candidates) AS c FROM hit)
+SELECT rid, id, source_split, NULL AS paragraph_id, NULL::INTEGER AS sentence_index,
+       'question' AS unit, question AS text FROM hit
+UNION ALL SELECT rid, id, source_split, NULL, NULL, 'answer', answer FROM hit
+UNION ALL SELECT rid, id, source_split, c.paragraph_id, NULL, 'title', c.title FROM cands
+UNION ALL SELECT rid, id, source_split, c.paragraph_id, k - 1, 'sentence', c.sentences[k]
+    FROM (SELECT *, unnest(range(1, len(c.sentences) + 1)) AS k FROM cands)
+"""
+_HIDING_SCHEMA = pa.schema([("rid", pa.int64()), ("id", pa.string()),
+                            ("source_split", pa.string()), ("paragraph_id", pa.string()),
+                            ("sentence_index", pa.int32()), ("detail", pa.string()),
+                            ("category", pa.string()), ("evidence", pa.string())])
+
+
+def hiding_characters(text: str) -> list[tuple[int, str]]:
+    """(position, character) of each character that hides or reorders text, in order:
+    bidi controls, U+200B and U+2060 anywhere, U+FEFF after the first character."""
+    return [(i, ch) for i, ch in enumerate(text)
+            if controls.kind(ch) in ("review", "info") and not (i == 0 and ord(ch) == controls.BOM)]
+
+
+def _invisible_control(release: "Release") -> str:
+    """One finding per text unit holding such characters; its category is that of the
+    worst one (bidi and BOM: review, zero-width: info), its detail names the first."""
+    con = release.con
+    units = con.sql(f"SELECT * FROM ({_HIDING_UNITS}) WHERE regexp_matches(text, $p)",
+                    params={"p": _HIDING_PATTERN}).to_arrow_table().to_pylist()
+    rows = []
+    for unit in units:
+        found = hiding_characters(unit["text"] or "")
+        if not found:
+            continue
+        kinds = {controls.kind(ch) for _, ch in found}
+        position, char = found[0]
+        more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+        rows.append({**{k: unit[k] for k in ("rid", "id", "source_split", "paragraph_id",
+                                               "sentence_index")},
+                     "detail": f"{unit['unit']}: {controls.name(char)} at character "
+                               f"{position}{more}",
+                     "category": "bidi_or_bom" if "review" in kinds else "zero_width",
+                     "evidence": char})
+    con.register("invisible_control_found", pa.Table.from_pylist(rows, schema=_HIDING_SCHEMA))
+    con.execute("CREATE OR REPLACE TEMP TABLE invisible_control_rows AS "
+                "SELECT * FROM invisible_control_found")
+    con.unregister("invisible_control_found")
+    return """SELECT rid, id, source_split, 'invisible_control', paragraph_id, sentence_index,
+        detail, category, evidence FROM invisible_control_rows"""
+
+
+HIDING_CHECKS = (
+    Check("invisible_control", "sentence", "review", "translation",
+          "A title, sentence, question or answer holds a character that reorders or hides "
+          "text (bidi embeddings, overrides and isolates, U+FEFF after the first character: "
+          "review; U+200B, U+2060: info). ZWNJ/ZWJ and LRM/RLM/ALM belong to the writing "
+          "systems and are never flagged.", ALL,
+          categories=("bidi_or_bom", "zero_width"),
+          category_severity=(("zero_width", "info"),), query=_invisible_control),
+)
+
 
 # ------------------------------------------------ SPEC §1.2: V2 RC1 flags, names verbatim
 
@@ -327,13 +403,15 @@ V2_CHECKS = (
                           "c.source_sentences[k + 1])) > 0", "'a sentence equals its source'")),
     _v2("source:blank_source_sentence", "sentence", "A source sentence is blank (inherited).",
         origin="source",
-        sql=per_sentence("is_blank({src})", "'source sentence is blank'",
+        sql=per_sentence("is_blank({src})",
+                         "'source sentence is blank (source_blank_sentence in other layouts)'",
                          over="source_sentences")),
     _v2("source:support_index_out_of_range", "fact",
         "A supporting fact points past its source paragraph (inherited).", origin="source",
         sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
                      "'sentence ' || f.sentence_index || ' of ' || "
-                     f"{FACT_SOURCE_LEN} || ' source sentences'")),
+                     f"{FACT_SOURCE_LEN} || ' source sentences "
+                     "(source_support_index_out_of_range in other layouts)'")),
     _v2("xhotpot:candidate_order_mismatch", "paragraph",
         "A candidate's paragraph id does not match its position.",
         sql=per_candidate(f"{_V2_PARAGRAPH_INDEX} IS DISTINCT FROM c.candidate_index",

@@ -236,7 +236,8 @@ def _blank_sentence(text: str, k: int) -> Callable[[Instance, PlantContext], lis
 
 def _zwsp_sentence(inst: Instance, ctx: PlantContext) -> list[Mark]:
     ctx.foreign(inst, 0)[1][1] = "\u200b"
-    return [_mark("negative:blank_sentence", "sentence is exactly U+200B (not whitespace)", 0, 1)]
+    return [_mark("negative:blank_sentence", "sentence is exactly U+200B (not whitespace)", 0, 1),
+            _mark("invisible_control", "sentence is exactly U+200B (zero width: info)", 0, 1)]
 
 
 def _shortfall_gold(inst: Instance, ctx: PlantContext) -> list[Mark]:
@@ -332,7 +333,10 @@ def _dup_titles(first: str, second: str, kind: str = "duplicate_normalized_trans
     def apply(inst: Instance, ctx: PlantContext) -> list[Mark]:
         ctx.foreign(inst, 0)[0] = first
         ctx.foreign(inst, 1)[0] = second
-        return ([_mark(kind, f"titles {first!r} and {second!r}", 1)]
+        # ZWNJ is Persian, Urdu, Hindi and Bengali spelling: never an invisible_control.
+        zwnj = [_mark("negative:invisible_control", "ZWNJ inside a title", 1)] \
+            if "\u200c" in second else []
+        return ([_mark(kind, f"titles {first!r} and {second!r}", 1)] + zwnj
                 + _latin_in_foreign_script(inst, 0, first) +
                 _latin_in_foreign_script(inst, 1, second))
     return apply
@@ -416,8 +420,9 @@ def _fffd_sentence(inst: Instance, ctx: PlantContext) -> list[Mark]:
 
 def _bel_title(inst: Instance, ctx: PlantContext) -> list[Mark]:
     entry = ctx.foreign(inst, 0)
-    entry[0] = entry[0][:2] + "\x07" + entry[0][2:]
-    return [_mark("invalid_unicode", "BEL (U+0007) inside a title", 0)]
+    entry[0] = entry[0][:2] + "\x07" + entry[0][2:] + "\u2060"
+    return [_mark("invalid_unicode", "BEL (U+0007) inside a title", 0),
+            _mark("invisible_control", "U+2060 WORD JOINER ends the same title", 0)]
 
 
 def _c1_question(inst: Instance, ctx: PlantContext) -> list[Mark]:
@@ -988,6 +993,26 @@ def _text_checks(row: dict) -> list[Finding]:
                 out.append(("placeholder_sentence", pid, k, {}))
             if _bad_unicode(sentence):
                 out.append(("invalid_unicode", pid, k, {"unit": "sentence"}))
+    out += _hiding(row)
+    return out
+
+
+_HIDING = {*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200B, 0x2060}
+
+
+def _hiding(row: dict) -> list[Finding]:
+    """invisible_control: a text unit holding a bidi control, U+200B or U+2060 anywhere, or
+    U+FEFF after its first character (never ZWNJ, ZWJ, LRM, RLM or ALM)."""
+    def hides(text: str) -> bool:
+        return any(ord(ch) in _HIDING or (ord(ch) == 0xFEFF and i > 0)
+                   for i, ch in enumerate(text))
+    out = [("invisible_control", None, None, {"unit": unit})
+           for unit in ("question", "answer") if hides(row[unit])]
+    for cand in row["candidates"]:
+        if hides(cand["title"]):
+            out.append(("invisible_control", cand["paragraph_id"], None, {"unit": "title"}))
+        out += [("invisible_control", cand["paragraph_id"], k, {"unit": "sentence"})
+                for k, sentence in enumerate(cand["sentences"]) if hides(sentence)]
     return out
 
 

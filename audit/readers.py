@@ -75,8 +75,11 @@ def resolve_paths(spec: str | Path) -> list[Path]:
     return [path]
 
 
-def open_release(spec: str | Path, sources: list[str] | None = None) -> Release:
-    paths = resolve_paths(spec)
+def open_release(spec: str | Path, sources: list[str] | None = None,
+                 files: list[Path] | None = None) -> Release:
+    """Open a release: a file, a directory of shards or a glob (`files`: its data files,
+    when the caller resolved them already)."""
+    paths = files if files is not None else resolve_paths(spec)
     con = duckdb.connect()
     con.execute("SET enable_progress_bar=false")
     sqltext.register(con)

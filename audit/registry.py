@@ -7,12 +7,12 @@ import inspect
 import json
 
 from . import sqltext
-from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, RELEASE_CHECKS, SEVERITIES,
-                     V11_CHECKS, V2_CHECKS, Check)
+from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, HIDING_CHECKS, RELEASE_CHECKS,
+                     SEVERITIES, V11_CHECKS, V2_CHECKS, Check)
 from .language_checks import LANGUAGE_CHECKS
 
-REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + LANGUAGE_CHECKS + V2_CHECKS
-                               + RELEASE_CHECKS)
+REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + HIDING_CHECKS + LANGUAGE_CHECKS
+                               + V2_CHECKS + RELEASE_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
 

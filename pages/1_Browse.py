@@ -6,17 +6,21 @@ from __future__ import annotations
 import streamlit as st
 
 from audit import browse
-from pages import current_filters, setup
+from pages import current_filters, int_param, say, setup
 
 result = setup("Browse")
 st.title("Browse")
 
 filters = current_filters()
-page_no = max(int(st.query_params.get("page", "0") or 0), 0)
+page_no = int_param("page", 0, 0, result.release.rows // browse.PAGE_SIZE)
 try:
     page = browse.search(result, filters, page_no)
+    last = max((page.total - 1) // browse.PAGE_SIZE, 0)
+    if page_no > last:      # past the end of this filter's results: show its last page
+        page_no = last
+        page = browse.search(result, filters, page_no)
 except browse.QueryTimeout as error:
-    st.warning(f"This view is too slow to compute: {error}.")
+    say(st.warning, "This view is too slow to compute: {problem}", problem=error)
     st.stop()
 
 LABELS = {"split": "Split", "question_language": "Question language ℓq",

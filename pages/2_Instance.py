@@ -7,17 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from audit import browse, inspect, render
-from pages import current_filters, html, say, setup
+from pages import current_filters, html, int_param, say, setup
 
 result = setup("Instance")
 st.title("Instance")
 
 rows = result.release.rows
-try:
-    row = int(st.query_params.get("row", 0))
-except ValueError:
-    row = 0
-row = min(max(row, 0), rows - 1)
+row = int_param("row", 0, 0, rows - 1)
 filters = current_filters()
 # The URL is the source of truth: the widget follows it, and every move writes it back.
 st.session_state["row_input"] = row

@@ -6,8 +6,8 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from audit import inspect
-from pages import setup
+from audit import inspect, render
+from pages import say, setup
 
 result = setup("Findings")
 st.title("Findings")
@@ -25,7 +25,8 @@ check = st.selectbox("Examples of", checks,
                      index=checks.index(default) if default in checks else 0, key="check")
 st.query_params["check"] = check
 examples = inspect.examples(result, check).to_pandas()
-st.caption(f"First {len(examples)} findings of `{check}`; open one on the Instance page.")
+say(st.caption, "First {n} findings of {check}; open one on the Instance page.",
+    n=len(examples), check=check)
 picked = st.dataframe(examples, hide_index=True, on_select="rerun",
                       selection_mode="single-row", key="examples")
 if picked.selection.rows:
@@ -38,6 +39,7 @@ matrix = inspect.language_check_counts(result).to_pandas()
 if len(matrix):
     pivot = matrix.pivot_table(index="check", columns="language", values="findings",
                                fill_value=0)
+    pivot.columns = pivot.columns.map(render.chart_label)
     st.plotly_chart(px.imshow(pivot, aspect="auto", color_continuous_scale="Reds",
                               labels={"color": "findings"}, height=120 + 24 * len(pivot)))
 

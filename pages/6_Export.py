@@ -9,7 +9,8 @@ import streamlit as st
 
 from audit import export, inspect, readers, scan
 from audit.errors import InputError
-from pages import filtered_rows, setup
+from audit.workspace import served_directory, served_files
+from pages import filtered_rows, say, setup
 
 result = setup("Export")
 st.title("Export")
@@ -33,7 +34,7 @@ for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,
 st.subheader("Saved scans")
 if st.button("Save this scan (findings, status, summary, manifest)"):
     saved = export.write_scan(result)
-    st.success(f"Saved to {saved}")
+    say(st.success, "Saved to {path}", path=saved)
 history = export.scan_history(name)
 if history:
     st.dataframe(history, hide_index=True)
@@ -51,14 +52,14 @@ st.caption("Joined on (source_id, split): rows whose status changed, checks gain
 other = st.text_input("A saved scan directory or another release path", key="compare_with")
 if other.strip():
     try:
-        target = Path(other.strip())
-        if (target / "summary.json").is_file():
-            other_findings, other_status, _ = export.load_scan(target)
+        if (Path(other.strip()) / "summary.json").is_file():
+            other_findings, other_status, _ = export.load_scan(served_directory(other))
         else:
-            theirs = scan.run(readers.open_release(other.strip()))
+            theirs = scan.run(readers.open_release(other.strip(),
+                                                   files=served_files(other)))
             other_findings, other_status = theirs.findings, theirs.status
     except InputError as error:
-        st.error(f"Cannot compare — {error}")
+        say(st.error, "Cannot compare: {problem}", problem=error)
     else:
         diff = inspect.compare((other_status, other_findings), (result.status, result.findings))
         st.write(f"{diff.num_rows:,} rows differ (before = the other one, after = this one).")

@@ -9,17 +9,16 @@ verbatim), or as data in tables and charts; never as Markdown of their own.
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import streamlit as st
 
 from audit import browse, render
 from audit.errors import InputError
-from audit.outputs import REPO
+from audit.outputs import staged_file
 from audit.scan import ScanResult
-from audit.workspace import scan_release
-
-UPLOADS = REPO / "data" / "uploads"
+from audit.workspace import UPLOADS, scan_release, served_files, stamp
 
 
 def html(*fragments: str) -> None:
@@ -36,31 +35,24 @@ def say(box, template: str, **values: object) -> None:
 @st.cache_resource(show_spinner="Scanning the release…", max_entries=4)
 def _scan(path: str | None, stamp: tuple) -> ScanResult:
     """One scan (with its browse index) per release and file state; every page and session
-    shares it."""
-    result = scan_release(path)
+    shares it. `stamp` (the files' paths, times and sizes) makes a changed file, or a glob
+    that now matches more files, a new entry."""
+    files = [Path(f) for f, _, _ in stamp] if path else None
+    result = scan_release(path, files=files)
     browse.build_index(result)
     return result
 
 
-def _stamp(path: str | None) -> tuple:
-    if not path:
-        return ()
-    target = Path(path)
-    files = [target] if target.is_file() else sorted(target.glob("**/*")) if target.is_dir() \
-        else []
-    return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files if f.is_file())
-
-
 def _save_upload(upload) -> str:
-    """Keep an uploaded release under data/uploads, named by its content hash."""
+    """Keep an uploaded release under the upload area, named by its content hash (the
+    uploaded name is never used as a path)."""
     data = upload.getvalue()
-    suffix = Path(upload.name).suffix.lower()
+    suffix = ".jsonl" if Path(upload.name).suffix.lower() == ".jsonl" else ".parquet"
     target = UPLOADS / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
     if not target.exists():
         UPLOADS.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(target.name + ".part")
-        partial.write_bytes(data)
-        partial.rename(target)
+        with staged_file(target) as staging:
+            staging.write_bytes(data)
     return str(target)
 
 
@@ -84,19 +76,27 @@ def release_picker() -> str | None:
 
 def setup(title: str) -> ScanResult:
     """Page config, release picker and the cached scan; stops the page with an error box
-    when the release cannot be read."""
+    when the release cannot be served or read."""
     st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
     st.markdown(render.CSS, unsafe_allow_html=True)
     path = release_picker()
     try:
-        result = _scan(path, _stamp(path))
+        result = _scan(path, stamp(served_files(path)) if path else ())
     except InputError as error:
         st.title(title)
         say(st.error, "Cannot open this release: {problem}", problem=error)
         st.stop()
-    st.sidebar.caption(f"{result.summary['release']} · {result.summary['layout']} · "
-                       f"{result.summary['rows']:,} rows")
+    say(st.sidebar.caption, "{release} · {layout} · {rows} rows",
+        release=result.summary["release"], layout=result.summary["layout"],
+        rows=f"{result.summary['rows']:,}")
     return result
+
+
+def int_param(name: str, default: int, low: int, high: int) -> int:
+    """An integer URL parameter clamped to [low, high]; anything else is the default."""
+    raw = str(st.query_params.get(name, "")).strip()
+    value = int(raw) if re.fullmatch(r"-?[0-9]{1,18}", raw) else default
+    return min(max(value, low), high)
 
 
 def current_filters() -> browse.Filters:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -75,16 +76,29 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
 @pytest.fixture(autouse=True, scope="session")
 def _language_cache(tmp_path_factory):
     """The language signals' cache of a test session lives in a temporary directory, not in
-    the workspace (data/cache)."""
+    the workspace (data/cache): in this process and in every CLI or app it starts."""
     from audit import langid
-    saved = langid.CACHE_DIR
-    langid.CACHE_DIR = tmp_path_factory.mktemp("langid-cache")
+    saved, saved_env = langid.CACHE_DIR, os.environ.get("AUDIT_CACHE_DIR")
+    root = tmp_path_factory.mktemp("cache")
+    os.environ["AUDIT_CACHE_DIR"] = str(root)
+    langid.CACHE_DIR = root / "langid"
     yield langid.CACHE_DIR
     langid.CACHE_DIR = saved
+    if saved_env is None:
+        os.environ.pop("AUDIT_CACHE_DIR", None)
+    else:
+        os.environ["AUDIT_CACHE_DIR"] = saved_env
+
+
+def require_realdata() -> Path:
+    """../shared/realdata, or a skip; under CI (CI set) its absence is a failure."""
+    if not REALDATA.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail("../shared/realdata is missing on CI")
+        pytest.skip("../shared/realdata is not present")
+    return REALDATA
 
 
 @pytest.fixture
 def realdata() -> Path:
-    if not REALDATA.is_dir():
-        pytest.skip("../shared/realdata is not present")
-    return REALDATA
+    return require_realdata()

@@ -17,10 +17,43 @@ def test_overview_on_the_demo_release():
                        "quarantined": "39"}
 
 
-def test_unreadable_release_is_an_error_box(tmp_path):
+def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.text_input[0].input(str(bad)).run()
     assert not at.exception
     assert "not a readable Parquet file" in at.error[0].value
+
+
+REFUSED = "` release: not available here: the workbench serves releases under its data roots " \
+          "only (AUDIT_DATA_ROOTS) `"
+
+
+def test_a_release_outside_the_data_roots_is_refused_without_saying_whether_it_exists():
+    for path in ("/etc/passwd", "/etc/no-such-file", "../../.labelstudio.env", "/**/*",
+                 "data/../../etc/hosts"):
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params["release"] = path
+        at.run()
+        assert not at.exception
+        assert [e.value for e in at.error] == [f"Cannot open this release: {REFUSED}"], path
+
+
+PAGES = ("app", "1_Browse", "2_Instance", "3_Findings", "4_Mixing", "6_Export")
+ODD = {"page": ["abc", "999", "-3", "1e9", "٣"], "row": ["abc", "-5", "99999999999999999999"],
+       "k_c_min": ["--3", "x"], "gold_mode": ["<b>"], "check": ["nope", "[x](https://e.x)"],
+       "stratum": ["S9", "[x](https://e.x)"]}
+
+
+def test_no_url_parameter_raises_on_any_page():
+    for name in PAGES:
+        for key, values in ODD.items():
+            for value in values:
+                at = AppTest.from_file(APP, default_timeout=60)
+                at.query_params[key] = value
+                if name != "app":
+                    at.switch_page(f"pages/{name}.py")
+                at.run()
+                assert not at.exception, (name, key, value, at.exception)

@@ -27,6 +27,7 @@ CHECKS = {
     "exact_source_copy", "placeholder_sentence", "invalid_unicode", "source_blank_sentence",
     "source_support_index_out_of_range", "record_hash_mismatch", "status_mismatch",
     "structural_flags_mismatch", "duplicate_id", "unexpected_source_id", "missing_source_id",
+    "invisible_control",
 }
 # Language compliance: planted, and expected in `language_findings` (no independent oracle).
 LANGUAGE = {"script_mismatch", "language_mismatch"}
@@ -102,7 +103,8 @@ def test_every_planted_defect_is_found_where_planted(expected: dict) -> None:
 def test_negative_controls_are_not_reported(expected: dict) -> None:
     found = {location(f) for f in expected["findings"]}
     assert {n["kind"] for n in expected["negative_controls"]} == {
-        "blank_sentence", "placeholder_sentence", "duplicate_normalized_translated_title"}
+        "blank_sentence", "placeholder_sentence", "duplicate_normalized_translated_title",
+        "invisible_control"}
     for control in expected["negative_controls"]:
         key = location(control)
         assert key not in found, control

@@ -22,6 +22,12 @@ def test_v2_sample_reproduces_reference_flags_status_and_hashes(realdata):
     assert counts["xhotpot:paragraph_sentence_source_copy"] == 10
     assert counts["provenance:assignment_manifest_hash_missing"] == 95
     assert counts["source:blank_source_sentence"] == 1
+    # One finding per defect: the reference name, whose detail names ours.
+    assert "source_blank_sentence" not in counts
+    blank = [r for r in result.findings.to_pylist()
+             if r["check"] == "source:blank_source_sentence"]
+    assert [r["detail"] for r in blank] == [
+        "source sentence is blank (source_blank_sentence in other layouts)"]
     carried = {r["check"] for r in result.findings.to_pylist() if "cannot show" in r["detail"]}
     assert carried == {"xhotpot:difficulty_mismatch"}
     # Beyond the reference: the em-dash placeholders and invalid characters it never flagged.

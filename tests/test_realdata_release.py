@@ -13,7 +13,7 @@ import pytest
 import realdata_release
 from audit import checks, readers, scan
 from audit.languages import BY_CODE
-from conftest import REALDATA
+from conftest import require_realdata
 
 # SPEC §2: the reference's own flags (must match what the release shipped).
 STRUCTURAL = {check.name for check in checks.V11_CHECKS}
@@ -62,6 +62,22 @@ def language_side_effects(result, planted: list[dict]) -> list[tuple]:
             out.append((p["id"], "script_mismatch", p["paragraph_id"], p["sentence_index"]))
     return out
 
+def real_text_controls(result) -> list[tuple]:
+    """Human translations use zero-width spaces (NTREX-128's Dutch, Russian, Vietnamese…):
+    each text holding one is an info-level invisible_control, found here by reading the
+    rows in Python."""
+    hides = lambda text: "\u200b" in text or "\u2060" in text
+    out = []
+    for row in result.release.con.sql("SELECT id, candidates FROM release").to_arrow_table(
+            ).to_pylist():
+        for cand in row["candidates"]:
+            if hides(cand["title"]):
+                out.append((row["id"], "invisible_control", cand["paragraph_id"], None))
+            out += [(row["id"], "invisible_control", cand["paragraph_id"], k)
+                    for k, text in enumerate(cand["sentences"]) if hides(text)]
+    return out
+
+
 PLANTED_PER_KIND = {
     "blank_sentence": 3, "paragraph_sentence_shortfall": 3, "paragraph_sentence_surplus": 3,
     "blank_question": 3, "blank_answer": 3, "duplicate_normalized_translated_title": 4,
@@ -73,8 +89,7 @@ PLANTED_PER_KIND = {
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Build once per module; skips like the `realdata` fixture when the data is absent."""
-    if not REALDATA.is_dir():
-        pytest.skip("../shared/realdata is not present")
+    require_realdata()
     out = tmp_path_factory.mktemp("realdata_release")
     info = realdata_release.build(out)
     specs = [f"{split}={path}" for split, path in info["sources"].items()]
@@ -153,12 +168,16 @@ def test_no_structural_flag_on_a_row_not_planted_with_it(built):
 def test_every_finding_is_explained_by_a_plant_or_the_real_source(built):
     info, result = built
     expected = sorted(expected_from_plants(info["planted"]) + REAL_SOURCE_FINDINGS
-                      + language_side_effects(result, info["planted"]), key=repr)
+                      + language_side_effects(result, info["planted"])
+                      + real_text_controls(result), key=repr)
     assert findings(result) == expected
+    controls = [r for r in result.findings.to_pylist() if r["check"] == "invisible_control"]
+    assert {(r["severity"], r["category"]) for r in controls} == {("info", "zero_width")}
     assert result.summary["check_counts"] == {
         "blank_answer": 3, "blank_question": 3, "blank_sentence": 3,
         "duplicate_normalized_translated_title": 4, "english_identity_mismatch": 3,
-        "exact_source_copy": 3, "invalid_unicode": 3, "paragraph_sentence_shortfall": 3,
+        "exact_source_copy": 3, "invalid_unicode": 3, "invisible_control": 9,
+        "paragraph_sentence_shortfall": 3,
         "paragraph_sentence_surplus": 3, "placeholder_sentence": 3, "script_mismatch": 1,
         "source_blank_sentence": 1, "support_index_out_of_range": 6,
         "supporting_title_missing": 3, "unknown_candidate_language": 3}

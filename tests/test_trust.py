@@ -1,0 +1,262 @@
+"""The trust boundary: outside text never becomes markup, outside names never become SQL,
+and the workbench serves only releases under its data roots."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from audit import checks, policy, readers, registry, render, scan, sqlsafe, synth
+from audit.controls import kind as controls_kind
+from audit.errors import InputError
+from audit.workspace import NotServed, served_directory, served_files, stamp
+from conftest import record, source, view
+from test_inputs import cli
+
+HOSTILE = ["<script>alert(1)</script>", '<img src="https://evil.example/x.png">',
+           "<style>.badge{display:none}</style>", "[link](https://evil.example)",
+           "![img](https://evil.example/i.png)", "https://evil.example/a", "www.evil.example",
+           "bob@evil.example", "**bold** _em_ `code` $x^2$", "&lt;b&gt; &#60;i&#62;",
+           "abc\u202etxt.exe", "zero\u200bwidth\u2060joined\ufeff", "line\n\nbreak\r\n# heading",
+           "<a href='javascript:alert(1)'>x</a>", "\u0000nul\u0007bell\u0085next"]
+# Text built from the pieces that matter most here, or any text at all.
+PIECES = list("<>&\"'`*_[]()!#:/.@$\\|~-+={}\n\r\t ") + [
+    "https://", "www.", "javascript:", "<script>", "<img src=x>", "<style>", "&lt;", "&#60;",
+    "\u202e", "\u2066", "\u200b", "\u200c", "\u200d", "\u200f", "\u061c", "\ufeff", "\u2028",
+    "\x00", "\x85", "a", "é", "ب", "中", "evil.example", "bob@x.org"]
+TEXT = st.lists(st.sampled_from(PIECES), max_size=30).map("".join) | st.text(max_size=40)
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parsed(markup: str) -> Tags:
+    parser = Tags()
+    parser.feed(markup)
+    parser.close()
+    return parser
+
+
+# ------------------------------------------------------------------------ rendering
+
+@settings(max_examples=400, deadline=None)
+@given(TEXT, st.sampled_from([None, "ar", "fa", "en", '"><script>']))
+def test_rendered_text_yields_only_our_own_tags_and_shows_every_character(value, language):
+    markup = render.block(render.paragraph(value, language), render.badge(value, "review"))
+    assert "\n" not in markup and "\r" not in markup
+    found = parsed(markup)
+    assert {tag for tag, _ in found.tags} <= {"div", "span"}
+    for tag, attrs in found.tags:
+        assert set(attrs) <= {"class", "title", "lang", "dir"}
+        assert not any(a in (attrs.get("class") or "") for a in "<>\"'")
+    shown = "".join(found.text)
+    # Every character is there, visibly: hiding/reordering ones as their ⟨U+…⟩ tokens.
+    assert shown == render.visible(value) * 2
+    assert not any(render.controls.kind(ch) for ch in shown)
+
+
+@settings(max_examples=400, deadline=None)
+@given(TEXT)
+def test_messages_show_outside_values_verbatim_in_code_spans(value):
+    markdown = render.message("Cannot open {path} now", path=value)
+    tokens = MarkdownIt("commonmark").parse(markdown)
+    inline = [t for t in tokens if t.type == "inline"]
+    assert len(inline) == 1
+    kinds = [child.type for child in inline[0].children]
+    assert kinds == ["text", "code_inline", "text"]
+    shown = render.visible(value).replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
+    code = inline[0].children[1].content
+    assert code == (shown if shown.strip(" ") else f" {shown} ")
+
+
+@pytest.mark.parametrize("payload", HOSTILE)
+def test_hostile_strings_render_inert(payload):
+    markup = render.block(render.paragraph(payload, "en"))
+    tags = {tag for tag, _ in parsed(markup).tags}
+    assert tags <= {"div", "span"}
+    assert "<script" not in markup and "<img" not in markup and "<style" not in markup
+
+
+def test_bidi_and_zero_width_characters_become_visible_tokens_with_names():
+    markup = render.text("abc\u202etxt.exe\u200b\u200c")
+    assert 'title="U+202E RIGHT-TO-LEFT OVERRIDE"' in markup
+    assert 'class="cc cc-review"' in markup and "⟨U+202E⟩" in markup
+    assert 'class="cc cc-info"' in markup and "⟨U+200B⟩" in markup
+    assert 'class="cc cc-orthographic"' in markup and "⟨U+200C⟩" in markup
+    assert render.visible("a\u2067b") == "a⟨U+2067⟩b"
+    assert render.chart_label('<a href="https://x">y</a>') == \
+        "&lt;a href=&quot;https://x&quot;&gt;y&lt;/a&gt;"
+
+
+def test_evidence_is_highlighted_inside_the_escaped_text():
+    markup = render.paragraph("the <b>the</b> the", "en", evidence="<b>")
+    assert markup.count('<mark class="ev">&#60;b&#62;</mark>') == 1
+
+
+# ------------------------------------------------------------------------- SQL
+
+def test_sql_literals_and_identifiers():
+    assert sqlsafe.literal("o'brien") == "'o''brien'"
+    assert sqlsafe.literal(["a", 1, None, True]) == "['a', 1, NULL, TRUE]"
+    assert sqlsafe.identifier('we"ird') == '"we""ird"'
+    assert sqlsafe.strings([]) == "[]::VARCHAR[]"
+    for bad in ("nul\x00", float("nan"), object()):
+        with pytest.raises(sqlsafe.UnsafeValue):
+            sqlsafe.literal(bad)
+
+
+def one_row_release(folder: Path, name: str, *, blank: bool) -> Path:
+    """A one-row V1.1 file; `blank` plants a blank sentence (quarantined)."""
+    src = source(_id=f"5a00000000000000000000{2 if blank else 1:02d}")
+    ctx = view(src)
+    if blank:
+        ctx[0][1][0] = " "
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    synth.write_release([record(src, context=ctx)], folder / "tmp-release")
+    (folder / "tmp-release" / "validation-00000.parquet").rename(path)
+    (folder / "tmp-release").rmdir()
+    return path
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet=st.sampled_from(list("ab'\"`;-)(,\\ ]*[é中\u202e")), min_size=1,
+               max_size=24))
+def test_any_file_name_reads_as_data_not_sql(tmp_path_factory, name):
+    folder = tmp_path_factory.mktemp("names")
+    good = one_row_release(folder / "shards", "a-00000.parquet", blank=False)
+    other = one_row_release(folder / "shards", f"b{name}.parquet".replace("/", "_"),
+                            blank=True)
+    release = readers.open_release(folder / "shards")
+    assert [p.name for p in release.paths] == sorted([good.name, other.name])
+    result = scan.run(release, skip=frozenset({"language_mismatch", "script_mismatch"}))
+    status = [r["status"] for r in result.status.to_pylist()]
+    assert sorted(status) == ["accepted", "quarantined"]
+    assert [r["row"] for r in result.status.to_pylist()] == [0, 1]
+
+
+def test_a_quote_in_a_shard_name_scans_with_exit_0(tmp_path):
+    path = one_row_release(tmp_path, "o'brien.parquet", blank=True)
+    done = cli("scan", str(path), "--out", str(tmp_path / "scan"))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((tmp_path / "scan" / "summary.json").read_text())
+    assert summary["status_counts"] == {"quarantined": 1}
+
+
+def test_an_injecting_shard_name_is_only_a_name(tmp_path):
+    """The name that once closed the CASE, read a local file and flipped statuses."""
+    folder = tmp_path / "shards"
+    one_row_release(folder, "a.parquet", blank=True)
+    evil = "b' THEN 0 WHEN 'x' THEN 0 END) + 0 AS rid FROM read_csv('x') --.parquet"
+    one_row_release(folder, evil.replace("/", "_"), blank=True)
+    result = scan.run(readers.open_release(folder),
+                      skip=frozenset({"language_mismatch", "script_mismatch"}))
+    assert result.summary["status_counts"] == {"quarantined": 2}
+
+
+def test_policy_categories_are_validated_and_never_reach_sql(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"severity": {"exact_source_copy:sentence": "blocking"}}))
+    assert policy.load(good).severity("exact_source_copy", "sentence") == "blocking"
+    for key, expected in (("exact_source_copy:bogus", "unknown category 'bogus'"),
+                          ("exact_source_copy:x' THEN 'blocking' WHEN '",
+                           "unknown category"),
+                          ("blank_sentence:any", "unknown category 'any' of blank_sentence")):
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({"severity": {key: "blocking"}}))
+        with pytest.raises(InputError, match=re.escape(expected)):
+            policy.load(bad)
+        done = cli("scan", str(one_row_release(tmp_path / "r", "r.parquet", blank=False)),
+                   "--policy", str(bad), "--out", str(tmp_path / "never"))
+        assert done.returncode == 2 and "unknown category" in done.stderr
+        assert not (tmp_path / "never").exists()
+
+
+def test_the_registry_fingerprint_follows_the_declarations():
+    base = registry.fingerprint(registry.REGISTRY)
+    assert base == registry.FINGERPRINT
+    extra = checks.Check("extra_check", "row", "review", "translation", "A new check.",
+                         checks.ALL, sql=checks.when("FALSE"))
+    assert registry.fingerprint(registry.REGISTRY + (extra,)) != base
+    first, *rest = registry.REGISTRY
+    changed = checks.Check(**{**{f: getattr(first, f) for f in first.__slots__},
+                              "sql": first.sql + " "})
+    assert registry.fingerprint((changed, *rest)) != base
+    assert registry.fingerprint(registry.REGISTRY) == base
+
+
+# ----------------------------------------------------------------------- data roots
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    inside = tmp_path / "data"
+    (inside / "rel").mkdir(parents=True)
+    one_row_release(inside / "rel", "r-00000.parquet", blank=False)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    one_row_release(outside, "secret.parquet", blank=False)
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(inside))
+    return inside, outside
+
+
+def test_only_releases_under_the_data_roots_are_served(roots, tmp_path):
+    inside, outside = roots
+    assert served_files(str(inside / "rel")) == [(inside / "rel" / "r-00000.parquet").resolve()]
+    assert len(served_files(str(inside / "rel" / "*.parquet"))) == 1
+    (inside / "link.parquet").symlink_to(outside / "secret.parquet")
+    refused = [str(outside / "secret.parquet"), str(outside / "missing.parquet"), "/etc/passwd",
+               f"{inside}/../elsewhere/secret.parquet", str(inside / "link.parquet"),
+               f"{inside}/*/../../elsewhere/*.parquet", "/**/*.parquet", "", "x\x00y",
+               str(outside / "*.parquet")]
+    messages = set()
+    for spec in refused:
+        with pytest.raises(NotServed) as caught:
+            served_files(spec)
+        messages.add(str(caught.value))
+    # One line, the same whether or not the file exists, naming none of them.
+    assert messages == {"release: not available here: the workbench serves releases under "
+                        "its data roots only (AUDIT_DATA_ROOTS)"}
+    with pytest.raises(NotServed):
+        served_directory(str(outside))
+
+
+def test_a_glob_release_refreshes_when_files_appear(roots):
+    inside, _ = roots
+    before = stamp(served_files(str(inside / "rel" / "*.parquet")))
+    one_row_release(inside / "rel", "r-00001.parquet", blank=True)
+    after = stamp(served_files(str(inside / "rel" / "*.parquet")))
+    assert len(before) == 1 and len(after) == 2 and before != after
+
+
+def test_clean_human_translations_raise_no_review_level_control(realdata):
+    """NTREX-128 in the 24 languages: ZWNJ (Persian spelling), ZWJ, LRM/RLM/ALM and the
+    zero-width spaces human translators leave are never review-level."""
+    import realdata_release
+    kinds, zwnj_persian = {}, 0
+    for code, lines in realdata_release.load_ntrex().items():
+        for line in lines:
+            for _, char in checks.hiding_characters(line):
+                kinds[controls_kind(char)] = kinds.get(controls_kind(char), 0) + 1
+            zwnj_persian += line.count("\u200c") if code == "fa" else 0
+    assert "review" not in kinds
+    assert zwnj_persian >= 1800
