@@ -25,9 +25,6 @@ CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
-PAYLOADS = ["<script>window.__xss = 1</script>", '<img src=x onerror="window.__xss = 2">',
-            "[click](javascript:window.__xss=3)", "**not bold**"]
-
 playwright = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
     pytest.skip("Debian chromium is not installed", allow_module_level=True)
@@ -40,9 +37,13 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(tmp_path_factory):
+    """The app, serving the demo and any release the tests write under the session's
+    temporary directory (its data roots)."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    env["AUDIT_DATA_ROOTS"] = os.pathsep.join([str(tmp_path_factory.getbasetemp()),
+                                               str(ROOT / "data")])
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true",
@@ -75,13 +76,23 @@ def browser(tmp_path_factory):
         context.close()
 
 
-def visit(browser, url: str, heading: str):
-    """Open a fresh tab, wait for the page's heading and for the script to finish."""
+def settled(tab, *texts: str) -> None:
+    """Wait until the script has finished and every given text is on the page (content,
+    never a fixed time: the machine may be loaded)."""
+    for text in texts:
+        tab.get_by_text(text, exact=False).first.wait_for(timeout=90_000)
+    tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=90_000)
+    tab.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')",
+                          timeout=90_000)
+
+
+def visit(browser, url: str, heading: str, *texts: str):
+    """Open a fresh tab, wait for the page's heading, the given texts and the end of the
+    script run."""
     tab = browser.new_page()
     tab.goto(url)
-    tab.get_by_role("heading", name=heading).first.wait_for(timeout=60_000)
-    tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
-    tab.wait_for_timeout(300)
+    tab.get_by_role("heading", name=heading).first.wait_for(timeout=90_000)
+    settled(tab, *texts)
     assert tab.locator('[data-testid="stException"]').count() == 0
     return tab
 
@@ -150,23 +161,69 @@ def test_download_quarantine_csv(server, browser):
     tab.close()
 
 
+# A payload in every field a page renders: each must show literally and run nothing.
+HOSTILE_ID = '<img src="https://evil.example/id.png" onerror="window.__xss=1">'
+HOSTILE = {
+    "question": "<script>window.__xss = 2</script> see https://evil.example/q",
+    "answer": "[Re-authenticate](https://evil.example/login) ![x](https://evil.example/a.png)",
+    "title": '<style>.badge{display:none}</style><a href="https://evil.example">T</a>',
+    "sentence": "abc\u202etxt.exe www.evil.example bob@evil.example **bold** $x$",
+    "paragraph_id": "<style>.badge{display:none}</style>",
+    "question_language": '<img src="https://evil.example/lang.png">',
+    "language_name": "<b onmouseover=window.__xss=3>Fr</b>",
+}
+
+
 @pytest.fixture(scope="module")
 def hostile_release(tmp_path_factory):
-    src = source()
+    src = source(_id=HOSTILE_ID)
     ctx = view(src)
-    ctx[0][1] = list(PAYLOADS[:3])
-    ctx[1][0] = PAYLOADS[3]
+    ctx[0][1] = [HOSTILE["sentence"]] + ctx[0][1][1:]
+    ctx[1][0] = HOSTILE["title"]
+    ctx[2][2] = HOSTILE["language_name"]
+    row = record(src, ctx, question=HOSTILE["question"], answer=HOSTILE["answer"])
+    row["candidates"][2]["paragraph_id"] = HOSTILE["paragraph_id"]
+    row["question_language"] = HOSTILE["question_language"]
+    row["record_sha256"] = synth.record_sha256(row)
     out = tmp_path_factory.mktemp("hostile") / "release"
-    synth.write_release([record(src, ctx, question=PAYLOADS[0])], out)
+    synth.write_release([row], out)
     return out
 
 
-def test_untrusted_text_is_shown_literally_and_runs_nothing(server, browser, hostile_release):
-    tab = visit(browser, f"{server}/Instance?row=0&release={hostile_release}", "Instance")
+@pytest.mark.parametrize(("path", "heading"), [
+    ("/Instance?row=0", "Instance"), ("/Browse", "Browse"), ("/Findings", "Findings"),
+    ("/", "Release overview"), ("/Mixing", "Language mixing"), ("/Export", "Export")])
+def test_hostile_text_shows_literally_and_runs_nothing(server, browser, hostile_release, path,
+                                                       heading):
+    outside, dialogs = [], []
+    tab = browser.new_page()
+    tab.on("request", lambda r: outside.append(r.url)
+           if not r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+    tab.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    join = "&" if "?" in path else "?"
+    tab.goto(f"{server}{path}{join}release={hostile_release}")
+    tab.get_by_role("heading", name=heading).first.wait_for(timeout=90_000)
+    settled(tab, "rows")
+    assert tab.locator('[data-testid="stException"]').count() == 0
     body = tab.inner_text("body")
-    for payload in PAYLOADS:
-        assert payload in body
+    if path.startswith("/Instance"):
+        settled(tab, "⟨U+202E⟩")
+        body = tab.inner_text("body")
+        for key in ("question", "answer", "title", "paragraph_id", "question_language"):
+            assert HOSTILE[key] in body, key
+        assert HOSTILE_ID in body
+        assert "abc⟨U+202E⟩txt.exe www.evil.example bob@evil.example **bold** $x$" in body
+        badges = tab.locator(".badge")
+        assert badges.count() >= 5
+        assert all(b.is_visible() for b in badges.all())
+        assert tab.locator(".cc-review").first.get_attribute("title") == \
+            "U+202E RIGHT-TO-LEFT OVERRIDE"
+        shot(tab, "instance-hostile")
     assert tab.evaluate("() => window.__xss") is None
-    assert tab.locator("img[src=x]").count() == 0
-    shot(tab, "instance-hostile")
+    main = tab.locator('[data-testid="stMain"]')
+    assert main.locator("a[href*='evil']").count() == 0
+    assert main.locator("img[src*='evil'], script").count() == 0
+    styles = main.locator("style").all_inner_texts()       # only the app's own stylesheet
+    assert len(styles) == 1 and "display:none" not in styles[0] and ".cc-review" in styles[0]
+    assert outside == [] and dialogs == []
     tab.close()
