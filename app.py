@@ -7,15 +7,14 @@ import streamlit as st
 
 from audit import export, inspect
 from audit.scan import status_disagreements
-from pages import say, setup
+from pages import no_source_notice, say, scope_line, setup
 
-result = setup("Overview")
+SEVERITY_COLOURS = {"blocking": "#c0392b", "review": "#e69b22", "info": "#8fb3de"}
+
+result = setup("Overview", "Release overview")
 summary = result.summary
-st.title("Release overview")
-say(st.caption, "{release} · {layout} layout · {rows} rows · scanned in {seconds} s",
-    release=summary["release"], layout=summary["layout"], rows=f"{summary['rows']:,}",
-    seconds=f"{summary['seconds']['total']:.1f}")
-
+scope_line(result, filtered=False)
+no_source_notice(result)
 cols = st.columns(4)
 cols[0].metric("Rows", f"{summary['rows']:,}")
 for col, status in zip(cols[1:], ("accepted", "review_required", "quarantined")):
@@ -34,15 +33,18 @@ with right:
 st.subheader("Findings by check")
 by_check = inspect.findings_by_check(result).to_pylist()
 if by_check:
+    # The same colour for a severity in every release: blocking strongest.
     st.plotly_chart(px.bar(by_check, x="findings", y="check", color="severity",
+                           color_discrete_map=SEVERITY_COLOURS,
+                           category_orders={"severity": list(SEVERITY_COLOURS)},
                            pattern_shape="origin", orientation="h", log_x=True,
-                           hover_data=["origin", "rows", "share_pct"],
+                           hover_data=["origin", "rows", "share_pct", "categories"],
                            height=120 + 22 * len(by_check)))
 else:
     st.success("No findings.")
 if summary["checks_from_shipped_flags"]:
-    say(st.info, "Taken from the shipped flags (this layout cannot show them): {checks}",
-        checks=", ".join(summary["checks_from_shipped_flags"]))
+    say(st.caption, "Taken from the shipped flags (this layout or input cannot show them): "
+                    "{checks}", checks=", ".join(summary["checks_from_shipped_flags"]))
 
 st.subheader("Shipped vs derived status")
 disagree = status_disagreements(result)

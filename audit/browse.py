@@ -271,6 +271,13 @@ def search(result: ScanResult, filters: Filters, page: int = 0,
     return Page(total, rows, facets, time.perf_counter() - started)
 
 
+def count(result: ScanResult, filters: Filters) -> int:
+    """Rows under the filter."""
+    where, params = filters.where()
+    return result.release.con.cursor().execute(
+        f"SELECT count(*) FROM browse_index WHERE {where}", params).fetchall()[0][0]
+
+
 def matching_rows(result: ScanResult, filters: Filters) -> list[int]:
     """Every release row under the filter, in release order (export, previous/next)."""
     where, params = filters.where()

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from . import descriptors, registry
 from .errors import InputError
-from .outputs import SCANS, staged_directory, staged_file, write_json
+from .outputs import SCANS, safe_name, staged_directory, staged_file, write_json
 from .scan import ScanResult
 from .sqlsafe import strings
 
@@ -74,7 +74,7 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     draft = manifest(result, scan_id="")
     scan_id = f"{stamp}-{draft['fingerprint'][:8]}"
-    target = out if out is not None else SCANS / result.release.name / scan_id
+    target = out if out is not None else SCANS / safe_name(result.release.name) / scan_id
     with staged_directory(Path(target)) as staging:
         pq.write_table(result.findings, staging / "findings.parquet")
         pq.write_table(result.status, staging / "status.parquet")
@@ -170,7 +170,7 @@ def write_table(table: pa.Table, out: Path, fmt: str) -> Path:
 
 def scan_history(release_name: str) -> list[dict]:
     """Saved scans of a release, newest first: id, directory and their summary counts."""
-    root = SCANS / release_name
+    root = SCANS / safe_name(release_name)
     scans = []
     for summary_path in sorted(root.glob("*/summary.json"), reverse=True):
         summary = json.loads(summary_path.read_text(encoding="utf-8"))

@@ -11,52 +11,85 @@ from . import registry
 from .languages import BY_CODE
 from .scan import ScanResult
 
-def findings_by_check(result: ScanResult) -> pa.Table:
-    """One row per check that fired: metadata, findings, rows and share of rows."""
+def _scoped(result: ScanResult, rows: list[int] | None):
+    """A cursor whose view `scoped_findings` holds the findings of `rows` (all findings,
+    release-level ones included, when rows is None)."""
+    con = result.release.con.cursor()
+    if rows is None:
+        con.execute("CREATE OR REPLACE TEMP VIEW scoped_findings AS SELECT * FROM findings")
+    else:
+        con.register("scope_rows", pa.table({"row": pa.array(rows, pa.int64())}))
+        con.execute("""CREATE OR REPLACE TEMP VIEW scoped_findings AS
+            SELECT * FROM findings SEMI JOIN scope_rows USING ("row")""")
+    return con
+
+
+def findings_by_check(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
+    """One row per check and severity in force (a check whose categories carry different
+    severities appears once per severity, with those categories): findings, rows and
+    share of the scope's rows."""
     meta = pa.table({
         "check": [c.name for c in registry.REGISTRY],
         "unit": [c.unit for c in registry.REGISTRY],
         "description": [c.description for c in registry.REGISTRY]})
-    con = result.release.con.cursor()
+    con = _scoped(result, rows)
     con.register("check_meta", meta)
-    return con.sql(f"""
-        SELECT f."check", any_value(f.severity) FILTER (WHERE f.severity <> 'info') AS severity,
-               any_value(f.origin) AS origin, any_value(m.unit) AS unit,
+    total = result.release.rows if rows is None else max(len(rows), 1)
+    return con.sql("""
+        SELECT f."check", f.severity, any_value(f.origin) AS origin, any_value(m.unit) AS unit,
+               coalesce(array_to_string(list_sort(list(DISTINCT f.category)), ', '), '')
+                 AS categories,
                count(*) AS findings, count(DISTINCT f."row") AS rows,
-               round(100.0 * count(DISTINCT f."row") / {result.release.rows}, 2) AS share_pct,
+               round(100.0 * count(DISTINCT f."row") / ?, 2) AS share_pct,
                any_value(m.description) AS description
-        FROM findings f JOIN check_meta m USING ("check")
-        GROUP BY f."check" ORDER BY findings DESC, f."check"
-    """).to_arrow_table()
+        FROM scoped_findings f JOIN check_meta m USING ("check")
+        GROUP BY f."check", f.severity
+        ORDER BY CASE f.severity WHEN 'blocking' THEN 0 WHEN 'review' THEN 1 ELSE 2 END,
+                 findings DESC, f."check"
+    """, params=[total]).to_arrow_table()
 
 
-def examples(result: ScanResult, check: str, limit: int = 50) -> pa.Table:
-    """The first rows where a check fired, with the finding's location."""
-    return result.release.con.cursor().sql("""
-        SELECT "row", id, source_split, paragraph_id, sentence_index, detail, category
-        FROM findings WHERE "check" = ? ORDER BY "row" NULLS LAST LIMIT ?
+def status_counts(result: ScanResult, rows: list[int] | None = None) -> dict[str, int]:
+    """Derived status → rows, over the scope."""
+    con = result.release.con.cursor()
+    if rows is None:
+        pairs = con.sql("SELECT status, count(*) FROM status GROUP BY 1").fetchall()
+    else:
+        con.register("scope_rows", pa.table({"row": pa.array(rows, pa.int64())}))
+        pairs = con.sql("""SELECT status, count(*) FROM status SEMI JOIN scope_rows
+                           USING ("row") GROUP BY 1""").fetchall()
+    return dict(pairs)
+
+
+def examples(result: ScanResult, check: str, limit: int = 50,
+             rows: list[int] | None = None) -> pa.Table:
+    """The first findings of a check in the scope, with their location."""
+    return _scoped(result, rows).sql("""
+        SELECT "row", id, source_split, severity, paragraph_id, sentence_index, detail,
+               category, evidence
+        FROM scoped_findings WHERE "check" = ? ORDER BY "row" NULLS LAST LIMIT ?
     """, params=[check, limit]).to_arrow_table()
 
 
-def language_check_counts(result: ScanResult) -> pa.Table:
+def language_check_counts(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
     """Findings per (unit language, check): a paragraph's own language where the finding
     sits in a paragraph, the question language otherwise."""
-    return result.release.con.cursor().sql("""
+    return _scoped(result, rows).sql("""
         SELECT coalesce(c.language_code, r.question_language) AS language, f."check",
                count(*) AS findings
-        FROM findings f JOIN release r ON r.rid = f."row"
+        FROM scoped_findings f JOIN release r ON r.rid = f."row"
         LEFT JOIN candidates c ON c.rid = f."row" AND c.paragraph_id = f.paragraph_id
         GROUP BY ALL ORDER BY language, f."check"
     """).to_arrow_table()
 
 
-def copy_categories(result: ScanResult) -> pa.Table:
+def copy_categories(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
     """Exact source copies by category and unit, with the severity the policy gives."""
-    return result.release.con.cursor().sql("""
+    return _scoped(result, rows).sql("""
         SELECT category, CASE WHEN paragraph_id IS NULL THEN split_part(detail, ' ', 1)
                               WHEN sentence_index IS NULL THEN 'title' ELSE 'sentence' END
                          AS unit, any_value(severity) AS severity, count(*) AS findings
-        FROM findings WHERE "check" = 'exact_source_copy' GROUP BY ALL ORDER BY ALL
+        FROM scoped_findings WHERE "check" = 'exact_source_copy' GROUP BY ALL ORDER BY ALL
     """).to_arrow_table()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from contextlib import contextmanager
@@ -16,6 +17,12 @@ from .errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
 SCANS = REPO / "data" / "scans"
+
+
+def safe_name(name: str) -> str:
+    """A release's name as one harmless path component (it comes from file names)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return cleaned or "release"
 
 
 def file_sha256(path: Path) -> str:

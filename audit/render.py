@@ -45,6 +45,17 @@ CSS = """
 .cc-info { background: #d7e8fb; color: #124; }
 .cc-orthographic { color: #888; }
 .ev { background: #fff2a8; }
+.xtable { border-collapse: collapse; width: 100%; font-size: .9em; }
+.xtable th { text-align: left; border-bottom: 2px solid #ccc; padding: .2em .4em; }
+.xtable td { border-bottom: 1px solid #eee; padding: .2em .4em; vertical-align: top; }
+.bar { display: grid; grid-template-columns: 9em 1fr 4em; gap: .4em; font-size: .85em;
+       align-items: center; }
+.bar-label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.bar-track { background: #f0f2f6; height: .8em; border-radius: .2em; }
+.bar-fill { display: block; background: #8fa9d9; height: 100%; border-radius: .2em; }
+.bar-on .bar-fill { background: #2f5fb3; } .bar-on .bar-label { font-weight: 700; }
+.bar-n { text-align: right; font-variant-numeric: tabular-nums; }
+.scope { font-size: .9em; color: #444; margin-bottom: .5em; }
 </style>
 """
 BADGE_KINDS = ("", "gold", "blocking", "review", "info", "accepted")
@@ -106,12 +117,37 @@ def strong(value: object) -> str:
     return f"<b>{text(value)}</b>"
 
 
-def block(*fragments: str) -> str:
+def link(label: object, href: str) -> str:
+    """A same-tab link to a page of the workbench. `href` must be one of our relative
+    page links (audit.viewstate.View.href): nothing outside can become a target."""
+    if not re.fullmatch(r"\./[A-Za-z0-9_]+(\?[A-Za-z0-9_.~%&=+\-]*)?", href):
+        raise ValueError("not a workbench page link")
+    return f'<a href="{html.escape(href, quote=True)}" target="_self">{text(label)}</a>'
+
+
+def table(header: list[str], rows: list[list[str]], css: str = "xtable") -> str:
+    """An HTML table of fragments from this module (header cells are plain text)."""
+    head = "".join(f"<th>{text(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>"
+                   for row in rows)
+    return f'<table class="{text(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def bar(label: object, count: int, largest: int, selected: bool = False) -> str:
+    """One facet value: its label, a bar proportional to its count, and the count."""
+    width = 0 if largest <= 0 else max(1, round(100 * count / largest)) if count else 0
+    state = " bar-on" if selected else ""
+    return (f'<div class="bar{state}"><span class="bar-label">{text(label)}</span>'
+            f'<span class="bar-track"><span class="bar-fill" style="width:{width}%"></span>'
+            f'</span><span class="bar-n">{count:,}</span></div>')
+
+
+def block(*fragments: str, css: str = "xb") -> str:
     """Fragments from this module as one HTML block Markdown will not parse inside."""
     body = "".join(fragments)
     if "\n" in body or "\r" in body:
         raise ValueError("an HTML fragment holds a raw line break")
-    return f'<div class="xb">{body}</div>'
+    return f'<div class="{text(css)}">{body}</div>'
 
 
 def literal(value: object) -> str:

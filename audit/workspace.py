@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import glob as globlib
 import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 from . import readers, scan
@@ -81,6 +84,19 @@ def served_directory(spec: str) -> Path:
     return path
 
 
+def served_file(spec: str) -> Path:
+    """One file named in the workbench (a HotpotQA source, a policy), under a data root."""
+    text = str(spec).strip()
+    if not text or "\x00" in text:
+        raise NotServed()
+    path = Path(text).resolve()
+    if not _inside(path, data_roots()):
+        raise NotServed()
+    if not path.is_file():
+        raise InputError(text, "no such file")
+    return path
+
+
 def stamp(files: list[Path]) -> tuple:
     """What changes when a release's files change: path, mtime and size of each."""
     return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
@@ -98,3 +114,37 @@ def scan_release(path: str | Path | None = None, sources: list[str] | None = Non
     if path is None:
         path, sources = DEMO_RELEASE, demo_sources()
     return scan.run(readers.open_release(path, sources, files))
+
+
+class ScanCache:
+    """Scans held in memory for the workbench: the most recent `size`, keyed by what was
+    asked (paths, file stamps, sources, policy). A key is built by one caller at a time;
+    others asking for it wait for that scan instead of starting their own."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._scans: OrderedDict[tuple, scan.ScanResult] = OrderedDict()
+        self._locks: dict[tuple, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def cached(self, key: tuple) -> scan.ScanResult | None:
+        with self._guard:
+            if key in self._scans:
+                self._scans.move_to_end(key)
+                return self._scans[key]
+        return None
+
+    def get(self, key: tuple, build: Callable[[], scan.ScanResult]) -> scan.ScanResult:
+        with self._guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            found = self.cached(key)
+            if found is not None:
+                return found
+            result = build()
+            with self._guard:
+                self._scans[key] = result
+                while len(self._scans) > self.size:
+                    old, _ = self._scans.popitem(last=False)
+                    self._locks.pop(old, None)
+            return result

@@ -1,17 +1,27 @@
-"""Browse: facets over the language vector with counts under the current filter, a paged
-result table, and the whole selection in the URL so a view can be shared and reloaded."""
+"""Browse: facets over the language vector with counts under the other filters, a paged
+result table whose ids open the instance, and the whole selection in the URL."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from audit import browse
-from pages import current_filters, int_param, say, setup
+from audit import browse, render
+from audit.browse import Filters
+from pages import (current_view, follow_url, html, int_param, say, scope_line, setup,
+                   show_view)
 
 result = setup("Browse")
-st.title("Browse")
+view = current_view()
+filters = view.filters
 
-filters = current_filters()
+LABELS = {"status": "Status (derived)", "check": "Check fired",
+          "question_language": "Question language ℓq", "gold_language": "Gold-paragraph languages",
+          "distractor_language": "Distractor languages", "stratum": "Stratum",
+          "script_relation": "Script relation", "role_condition": "Role condition",
+          "pair_relation": "Gold pair relation", "question_type": "Question type",
+          "split": "Split"}
+STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
+
 page_no = int_param("page", 0, 0, result.release.rows // browse.PAGE_SIZE)
 try:
     page = browse.search(result, filters, page_no)
@@ -22,54 +32,101 @@ try:
 except browse.QueryTimeout as error:
     say(st.warning, "This view is too slow to compute: {problem}", problem=error)
     st.stop()
+scope_line(result, page.total)
 
-LABELS = {"split": "Split", "question_language": "Question language ℓq",
-          "gold_language": "Gold-paragraph languages", "distractor_language":
-          "Distractor languages", "stratum": "Stratum", "script_relation": "Script relation",
-          "role_condition": "Role condition", "pair_relation": "Gold pair relation",
-          "question_type": "Question type", "status": "Status (derived)",
-          "check": "Check fired"}
-chosen: dict[str, list[str]] = {}
+
+# ------------------------------------------------------------ the filter widgets (sidebar)
+
+def _write_filter(name: str) -> None:
+    """A facet widget changed: its value goes to the URL, the other filters stay."""
+    value = st.session_state[f"facet_{name}"]
+    current = current_view()
+    if name == "gold_mode":
+        changed = Filters.from_query({**current.filters.to_query(), "gold_mode": value})
+    elif name == "k_c":
+        low, high = value
+        changed = Filters.from_query({**current.filters.to_query(),
+                                      "k_c_min": str(low) if low > 1 else "",
+                                      "k_c_max": str(high) if high < 24 else ""})
+    else:
+        changed = Filters.from_query({**current.filters.to_query(), name: ",".join(value)})
+    st.query_params.from_dict(current.with_filters(changed).to_query())   # page → first
+
+
 with st.sidebar:
-    st.markdown("**Filters** — counts under the other filters")
+    st.divider()
+    st.markdown("**Filters** (counts under the other filters)")
+    if filters.to_query() and st.button("Clear every filter"):
+        show_view(view.with_filters(Filters()))
     for name, label in LABELS.items():
         counts = dict(page.facets[name])
-        current = getattr(filters, name)
-        options = sorted(set(counts) | set(current), key=lambda v: (-counts.get(v, 0), v))
-        chosen[name] = st.multiselect(
-            label, options, default=current, key=f"facet_{name}",
-            format_func=lambda v, counts=counts: f"{v} ({counts.get(v, 0):,})")
+        chosen = getattr(filters, name)
+        # A fixed order (by value), so the options do not move as counts change.
+        options = sorted(set(counts) | set(chosen))
+        follow_url(f"facet_{name}", list(chosen))
+        st.multiselect(label, options, key=f"facet_{name}", on_change=_write_filter,
+                       args=(name,), format_func=lambda v, c=counts: f"{v} ({c.get(v, 0):,})")
         if name == "gold_language":
-            mode = st.radio("Gold languages match", ["any", "all"], horizontal=True,
-                            index=1 if filters.gold_mode == "all" else 0, key="gold_mode")
-    k_c = st.slider("K_C (distinct candidate languages)", 1, 24,
-                    (filters.k_c_min or 1, filters.k_c_max or 24), key="k_c")
+            follow_url("facet_gold_mode", filters.gold_mode)
+            st.radio("Gold languages match", ["any", "all"], horizontal=True,
+                     key="facet_gold_mode", on_change=_write_filter, args=("gold_mode",))
+    follow_url("facet_k_c", (filters.k_c_min or 1, filters.k_c_max or 24))
+    st.slider("K_C (distinct candidate languages)", 1, 24, key="facet_k_c",
+              on_change=_write_filter, args=("k_c",))
 
-wanted = browse.Filters(**chosen, gold_mode=mode,
-                        k_c_min=k_c[0] if k_c[0] > 1 else None,
-                        k_c_max=k_c[1] if k_c[1] < 24 else None)
-if wanted != filters:
-    keep = {k: v for k, v in st.query_params.to_dict().items()
-            if k not in browse.FILTER_KEYS and k != "page"}
-    st.query_params.from_dict({**keep, **wanted.to_query()})
-    st.rerun()
 
-pages = max((page.total - 1) // browse.PAGE_SIZE + 1, 1)
-st.write(f"**{page.total:,}** of {result.release.rows:,} rows match · page {page_no + 1} "
-         f"of {pages} · {page.seconds * 1000:.0f} ms")
-left, right, _ = st.columns([1, 1, 6])
-if left.button("◀ previous page", disabled=page_no == 0):
-    st.query_params["page"] = str(page_no - 1)
-    st.rerun()
-if right.button("next page ▶", disabled=page_no >= pages - 1):
-    st.query_params["page"] = str(page_no + 1)
-    st.rerun()
+# ------------------------------------------------------------ facet bars (main area)
 
-table = page.rows.to_pandas()
-picked = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row",
-                      key="results", column_config={
-                          "question": st.column_config.TextColumn(width="large"),
-                          "row": st.column_config.NumberColumn(format="%d")})
-if picked.selection.rows:
-    st.query_params["row"] = str(int(table.iloc[picked.selection.rows[0]]["row"]))
-    st.switch_page("pages/2_Instance.py", query_params=st.query_params.to_dict())
+with st.expander("Facet counts under the other filters", expanded=True):
+    columns = st.columns(4)
+    for i, (name, label) in enumerate(LABELS.items()):
+        counts = page.facets[name]
+        chosen = set(getattr(filters, name))
+        largest = max((n for _, n in counts), default=0)
+        shown = counts[:8] + [(v, n) for v, n in counts[8:] if v in chosen]
+        with columns[i % 4]:
+            html(render.strong(label), *(render.bar(v, n, largest, v in chosen)
+                                         for v, n in shown),
+                 render.text(f"… and {len(counts) - len(shown)} more")
+                 if len(counts) > len(shown) else "")
+
+
+# ------------------------------------------------------------ results
+
+pages_total = last + 1
+left, middle, right = st.columns([1, 3, 1])
+with left:
+    if page_no > 0:
+        st.page_link("pages/1_Browse.py", label="◀ previous page",
+                     query_params={**view.to_query(), "page": str(page_no - 1)})
+middle.caption(f"{page.total:,} of {result.release.rows:,} rows match · page {page_no + 1} "
+               f"of {pages_total} · {page.seconds * 1000:.0f} ms")
+with right:
+    if page_no < last:
+        st.page_link("pages/1_Browse.py", label="next page ▶",
+                     query_params={**view.to_query(), "page": str(page_no + 1)})
+
+if page.total == 0:
+    st.info("No row matches this filter.")
+    st.stop()
+
+
+def _checks(names: list[str]) -> str:
+    shown = "".join(render.badge(n) for n in names[:4])
+    return shown + (render.text(f" +{len(names) - 4}") if len(names) > 4 else "")
+
+
+rows = []
+for r in page.rows.to_pylist():
+    rows.append([
+        render.badge(r["status"], STATUS_KIND.get(r["status"], "")),
+        _checks(r["checks"]),
+        render.text(r["question_language"]),
+        render.text(", ".join(r["gold_languages"] or [])),
+        render.text(r["stratum"]),
+        render.link(r["id"], view.href("Instance", row=r["row"])),
+        render.text(r["row"]),
+        render.paragraph(r["question"], r["question_language"]),
+    ])
+html(render.table(["status", "checks fired", "ℓq", "gold languages", "stratum", "id (open)",
+                   "row", "question"], rows))

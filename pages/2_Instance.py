@@ -7,33 +7,40 @@ from __future__ import annotations
 import streamlit as st
 
 from audit import browse, inspect, render
-from pages import current_filters, html, int_param, say, setup
+from pages import current_view, follow_url, html, int_param, say, scope_line, setup
 
 result = setup("Instance")
-st.title("Instance")
-
+view = current_view()
+filters = view.filters
 rows = result.release.rows
-row = int_param("row", 0, 0, rows - 1)
-filters = current_filters()
-# The URL is the source of truth: the widget follows it, and every move writes it back.
-st.session_state["row_input"] = row
+matching = browse.matching_rows(result, filters)
+# No row in the URL: the first row of the filter.
+row = int_param("row", matching[0] if matching else 0, 0, rows - 1)
+position = matching.index(row) + 1 if row in matching else None
+scope_line(result, len(matching))
 
 
 def go(target: int) -> None:
     st.query_params["row"] = str(target)
-    st.session_state["row_input"] = target
 
 
-chooser, prev_col, next_col = st.columns([4, 1, 1])
+follow_url("row_input", row)
+chooser, prev_col, next_col, back_col = st.columns([3, 1, 1, 1])
 chooser.number_input("Release row", min_value=0, max_value=rows - 1, step=1, key="row_input",
                      on_change=lambda: go(int(st.session_state["row_input"])))
 # Previous/next walk the rows of the current Browse filter.
 before, after = browse.neighbours(result, filters, row)
 prev_col.button("◀ previous", disabled=before is None, on_click=go, args=(before,))
 next_col.button("next ▶", disabled=after is None, on_click=go, args=(after,))
-if filters.to_query():
-    say(st.caption, "Previous/next follow the Browse filter: {filter}", filter=", ".join(
-        f"{k}={v}" for k, v in filters.to_query().items()))
+with back_col:
+    st.page_link("pages/1_Browse.py", label="back to Browse", query_params=view.to_query())
+if position is not None:
+    st.caption(f"Row {row}: {position:,} of {len(matching):,} under the filter; previous and "
+               "next follow it.")
+else:
+    say(st.warning, "Row {row} is outside the current filter ({filter}); previous and next "
+                    "go to the nearest rows that match it.",
+        row=str(row), filter=view.describe_filter())
 st.query_params["row"] = str(row)
 item = inspect.instance(result, row)
 

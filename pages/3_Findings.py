@@ -1,49 +1,103 @@
-"""Findings: one row per check, drill-down to example instances, language × check heatmap,
-exact-copy categories."""
+"""Findings: status counts, one row per check and severity in force, drill-down to the
+instances, language × check heatmap, exact-copy categories. The Browse filter applies."""
 
 from __future__ import annotations
+
+import math
 
 import plotly.express as px
 import streamlit as st
 
 from audit import inspect, render
-from pages import say, setup
+from pages import (current_view, filtered_rows, follow_url, html, no_source_notice, say,
+                   scope_line, setup)
 
 result = setup("Findings")
-st.title("Findings")
+view = current_view()
+scope = filtered_rows(result) if view.filters.to_query() else None
+scope_line(result, len(scope) if scope is not None else result.release.rows)
+no_source_notice(result)
 
-by_check = inspect.findings_by_check(result)
+statuses = inspect.status_counts(result, scope)
+cols = st.columns(4)
+cols[0].metric("quarantined", f"{statuses.get('quarantined', 0):,}")
+cols[1].metric("review required", f"{statuses.get('review_required', 0):,}")
+cols[2].metric("accepted", f"{statuses.get('accepted', 0):,}")
+cols[3].metric("rows in scope", f"{sum(statuses.values()):,}")
+
+by_check = inspect.findings_by_check(result, scope)
 if by_check.num_rows == 0:
-    st.success("No check fired on this release.")
+    st.success("No check fired on these rows.")
     st.stop()
-st.dataframe(by_check.to_pandas(), hide_index=True, column_config={
-    "share_pct": st.column_config.NumberColumn("share of rows %", format="%.2f")})
 
-checks = by_check.column("check").to_pylist()
-default = st.query_params.get("check")
-check = st.selectbox("Examples of", checks,
-                     index=checks.index(default) if default in checks else 0, key="check")
-st.query_params["check"] = check
-examples = inspect.examples(result, check).to_pandas()
-say(st.caption, "First {n} findings of {check}; open one on the Instance page.",
-    n=len(examples), check=check)
-picked = st.dataframe(examples, hide_index=True, on_select="rerun",
-                      selection_mode="single-row", key="examples")
-if picked.selection.rows:
-    row = int(examples.iloc[picked.selection.rows[0]]["row"])
-    st.query_params["row"] = str(row)
-    st.switch_page("pages/2_Instance.py", query_params=dict(st.query_params))
+
+def _show_info() -> None:
+    if st.session_state["show_info"]:
+        st.query_params["info"] = "1"
+    else:
+        st.query_params.pop("info", None)
+
+
+follow_url("show_info", st.query_params.get("info") == "1")
+show_info = st.toggle("Show info-level findings (legitimate copies, zero-width spaces…)",
+                      key="show_info", on_change=_show_info)
+table = by_check.to_pandas()
+folded = table[table["severity"] == "info"]
+shown = table if show_info else table[table["severity"] != "info"]
+st.dataframe(shown, hide_index=True, column_config={
+    "share_pct": st.column_config.NumberColumn("share of rows %", format="%.2f"),
+    "categories": st.column_config.TextColumn("categories at this severity")})
+if not show_info and len(folded):
+    st.caption(f"{int(folded['findings'].sum()):,} info-level findings of {len(folded)} "
+               "check(s) are folded away; they never change a row's status.")
+
+st.subheader("Where a check fired")
+checks = sorted(set(table["check"]))
+
+
+def _write_check() -> None:
+    st.query_params["check"] = st.session_state["check"]
+
+
+wanted = st.query_params.get("check")
+follow_url("check", wanted if wanted in checks else str(shown["check"].iloc[0]
+                                                        if len(shown) else checks[0]))
+check = st.selectbox("Examples of", checks, key="check", on_change=_write_check)
+examples = inspect.examples(result, check, rows=scope).to_pylist()
+say(st.caption, "The first {n} findings of {check}; the id opens the instance on the same view.",
+    n=str(len(examples)), check=check)
+html(render.table(
+    ["id (open)", "severity", "paragraph", "sentence", "detail", "category"],
+    [[render.link(e["id"], view.href("Instance", row=e["row"])) if e["row"] is not None
+      else render.text(e["id"]),
+      render.badge(e["severity"], e["severity"]), render.text(e["paragraph_id"]),
+      render.text(e["sentence_index"]), render.text(e["detail"]),
+      render.text(e["category"])] for e in examples]))
 
 st.subheader("Findings by unit language and check")
-matrix = inspect.language_check_counts(result).to_pandas()
+matrix = inspect.language_check_counts(result, scope).to_pandas()
+if not show_info:
+    visible = set(shown["check"])
+    matrix = matrix[matrix["check"].isin(visible)]
 if len(matrix):
     pivot = matrix.pivot_table(index="check", columns="language", values="findings",
-                               fill_value=0)
+                               fill_value=0, aggfunc="sum")
     pivot.columns = pivot.columns.map(render.chart_label)
-    st.plotly_chart(px.imshow(pivot, aspect="auto", color_continuous_scale="Reds",
-                              labels={"color": "findings"}, height=120 + 24 * len(pivot)))
+    # Log colour: one blocking finding stays visible beside hundreds of info ones.
+    top = max(int(pivot.values.max()), 1)
+    ticks = [10 ** k for k in range(0, int(math.log10(top)) + 1)]
+    figure = px.imshow(pivot.map(lambda n: math.log10(n) if n > 0 else float("nan")),
+                       aspect="auto", color_continuous_scale="Reds",
+                       labels={"color": "findings", "x": "language", "y": "check"},
+                       height=140 + 24 * len(pivot))
+    figure.update_traces(customdata=pivot.values,
+                         hovertemplate="%{y} · %{x}: %{customdata:,} findings<extra></extra>")
+    figure.update_coloraxes(colorbar=dict(tickvals=[math.log10(t) for t in ticks],
+                                          ticktext=[f"{t:,}" for t in ticks]),
+                            cmin=0, cmax=max(math.log10(top), 1))
+    st.plotly_chart(figure, key="heatmap")
 
 st.subheader("Exact source copies by category")
 st.caption("Numbers, punctuation and name-like strings legitimately stay as they are; "
            "an ordinary copied sentence does not.")
-st.dataframe(inspect.copy_categories(result).to_pandas(), hide_index=True)
+st.dataframe(inspect.copy_categories(result, scope).to_pandas(), hide_index=True)

@@ -9,33 +9,58 @@ import streamlit as st
 
 from audit import export, inspect, readers, scan
 from audit.errors import InputError
+from audit.outputs import safe_name
 from audit.workspace import served_directory, served_files
-from pages import filtered_rows, say, setup
+from pages import current_view, filtered_rows, follow_url, say, scope_line, setup
 
 result = setup("Export")
-st.title("Export")
+view = current_view()
+filtered = bool(view.filters.to_query())
+scope_line(result, filtered=filtered)
 
 st.subheader("Quarantine list")
-scope = st.radio("Rows", ["whole release", "current Browse filter"], horizontal=True,
-                 key="scope")
-statuses = st.multiselect("Statuses", list(scan.STATUS_ORDER[:2]) + ["accepted"],
-                          default=list(scan.STATUS_ORDER[:2]), key="statuses")
-rows = filtered_rows(result) if scope == "current Browse filter" else None
+SCOPES = {"filter": "rows under the current Browse filter", "release": "the whole release"}
+STATUSES = ("quarantined", "review_required", "accepted")
+
+
+def _write(name: str, key: str) -> None:
+    value = st.session_state[key]
+    st.query_params[name] = ",".join(value) if isinstance(value, list) else value
+
+
+wanted_scope = st.query_params.get("scope")
+follow_url("export_scope", wanted_scope if wanted_scope in SCOPES
+           else "filter" if filtered else "release")
+scope = st.radio("Rows", list(SCOPES), format_func=SCOPES.get, horizontal=True,
+                 key="export_scope", on_change=_write, args=("scope", "export_scope"))
+wanted_statuses = [s for s in str(st.query_params.get("statuses", "")).split(",")
+                   if s in STATUSES] or list(STATUSES[:2])
+follow_url("export_statuses", wanted_statuses)
+statuses = st.multiselect("Statuses", list(STATUSES), key="export_statuses",
+                          on_change=_write, args=("statuses", "export_statuses"))
+rows = filtered_rows(result) if scope == "filter" else None
 table = export.quarantine(result.findings, result.status, tuple(statuses), rows)
-st.write(f"{table.num_rows:,} reasons on {len(set(table.column('row').to_pylist())):,} rows.")
+name = safe_name(result.summary["release"])
+described = view.describe_filter() if scope == "filter" else "whole release"
+say(st.info, "The download holds {reasons} reasons on {rows} rows of {release} "
+             "({scope}; statuses {statuses}).",
+    reasons=f"{table.num_rows:,}", rows=f"{len(set(table.column('row').to_pylist())):,}",
+    release=result.summary["release"], scope=described, statuses=", ".join(statuses))
 st.dataframe(table.slice(0, 1000).to_pandas(), hide_index=True)
-name = result.summary["release"]
 cols = st.columns(3)
 for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,
                           ("text/csv", "application/x-ndjson", "application/octet-stream")):
-    col.download_button(f"Download {fmt.upper()}", export.to_bytes(table, fmt),
-                        file_name=f"{name}-quarantine.{fmt}", mime=mime, key=f"dl-{fmt}")
+    # Built when clicked, not on every visit.
+    col.download_button(f"Download {fmt.upper()}",
+                        lambda fmt=fmt, table=table: export.to_bytes(table, fmt),
+                        file_name=f"{name}-quarantine.{fmt}", mime=mime, key=f"dl-{fmt}",
+                        on_click="ignore")
 
 st.subheader("Saved scans")
 if st.button("Save this scan (findings, status, summary, manifest)"):
     saved = export.write_scan(result)
     say(st.success, "Saved to {path}", path=saved)
-history = export.scan_history(name)
+history = export.scan_history(result.summary["release"])
 if history:
     st.dataframe(history, hide_index=True)
     chosen = st.selectbox("Manifest of", [h["directory"] for h in history], key="manifest_of")
@@ -64,5 +89,6 @@ if other.strip():
         diff = inspect.compare((other_status, other_findings), (result.status, result.findings))
         st.write(f"{diff.num_rows:,} rows differ (before = the other one, after = this one).")
         st.dataframe(diff.slice(0, 1000).to_pandas(), hide_index=True)
-        st.download_button("Download comparison CSV", export.to_bytes(diff, "csv"),
-                           file_name=f"{name}-comparison.csv", mime="text/csv")
+        st.download_button("Download comparison CSV", lambda: export.to_bytes(diff, "csv"),
+                           file_name=f"{name}-comparison.csv", mime="text/csv",
+                           on_click="ignore")

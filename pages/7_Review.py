@@ -14,7 +14,6 @@ from audit.review import labelstudio, loop, maple, sampling
 from pages import setup
 
 result = setup("Review")
-st.title("Review")
 
 
 @st.cache_resource(show_spinner="Listing review units…")

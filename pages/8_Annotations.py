@@ -13,7 +13,6 @@ from audit.review import agreement, labelstudio, loop, reports
 from pages import setup
 
 setup("Annotations")
-st.title("Annotations")
 
 batches = sorted(path.parent.name for path in loop.REVIEWS.glob("*/ledger.json"))
 if not batches:

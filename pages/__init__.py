@@ -1,5 +1,9 @@
-"""Shared set-up called at the top of every page (so a deep link to any page gets the same
-page config, release and filters as navigating there), plus safe text rendering.
+"""Shared set-up called at the top of every page: page config, navigation that carries the
+view, the release / source / policy pickers, the cached scan and the scope line.
+
+The view (release, HotpotQA sources, policy and Browse filter; `audit.viewstate.View`) lives
+in the URL. Widgets follow the URL and write it back; every navigation link and "open"
+action carries it, so any URL reproduces what was shown.
 
 Outside text (release fields, paths, URL parameters, exports) is untrusted: pages show it only
 through `html` (fragments from `audit.render`), `say` (Streamlit's boxes with each value
@@ -10,86 +14,31 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from pathlib import Path
 
 import streamlit as st
 
-from audit import browse, render
+from audit import browse, policy, readers, registry, render, scan
 from audit.errors import InputError
 from audit.outputs import staged_file
 from audit.scan import ScanResult
-from audit.workspace import UPLOADS, scan_release, served_files, stamp
+from audit.viewstate import SPLITS, View
+from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
+                             served_files, stamp)
+
+SCANS = ScanCache()
 
 
-def html(*fragments: str) -> None:
+def html(*fragments: str, css: str = "xb") -> None:
     """Show fragments built by `audit.render` (the only HTML a page may show)."""
-    st.markdown(render.block(*fragments), unsafe_allow_html=True)
+    st.markdown(render.block(*fragments, css=css), unsafe_allow_html=True)
 
 
 def say(box, template: str, **values: object) -> None:
     """One of Streamlit's boxes (st.error, st.info, st.caption…) with our wording and
     every outside value shown verbatim: say(st.error, "Cannot open {path}", path=p)."""
     box(render.message(template, **values))
-
-
-@st.cache_resource(show_spinner="Scanning the release…", max_entries=4)
-def _scan(path: str | None, stamp: tuple) -> ScanResult:
-    """One scan (with its browse index) per release and file state; every page and session
-    shares it. `stamp` (the files' paths, times and sizes) makes a changed file, or a glob
-    that now matches more files, a new entry."""
-    files = [Path(f) for f, _, _ in stamp] if path else None
-    result = scan_release(path, files=files)
-    browse.build_index(result)
-    return result
-
-
-def _save_upload(upload) -> str:
-    """Keep an uploaded release under the upload area, named by its content hash (the
-    uploaded name is never used as a path)."""
-    data = upload.getvalue()
-    suffix = ".jsonl" if Path(upload.name).suffix.lower() == ".jsonl" else ".parquet"
-    target = UPLOADS / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
-    if not target.exists():
-        UPLOADS.mkdir(parents=True, exist_ok=True)
-        with staged_file(target) as staging:
-            staging.write_bytes(data)
-    return str(target)
-
-
-def release_picker() -> str | None:
-    """The release in the URL (`?release=PATH`), chosen in the sidebar; None = the demo."""
-    current = st.query_params.get("release") or None
-    with st.sidebar:
-        st.markdown("**Release**")
-        typed = st.text_input("Path, directory of shards or glob", value=current or "",
-                              placeholder="empty = bundled demo release", key="release_path")
-        upload = st.file_uploader("…or upload a Parquet / JSONL file",
-                                  type=["parquet", "jsonl"], key="release_upload")
-    chosen = _save_upload(upload) if upload is not None else (typed.strip() or None)
-    if chosen != current:
-        if chosen:
-            st.query_params["release"] = chosen
-        else:
-            st.query_params.pop("release", None)
-    return chosen
-
-
-def setup(title: str) -> ScanResult:
-    """Page config, release picker and the cached scan; stops the page with an error box
-    when the release cannot be served or read."""
-    st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
-    st.markdown(render.CSS, unsafe_allow_html=True)
-    path = release_picker()
-    try:
-        result = _scan(path, stamp(served_files(path)) if path else ())
-    except InputError as error:
-        st.title(title)
-        say(st.error, "Cannot open this release: {problem}", problem=error)
-        st.stop()
-    say(st.sidebar.caption, "{release} · {layout} · {rows} rows",
-        release=result.summary["release"], layout=result.summary["layout"],
-        rows=f"{result.summary['rows']:,}")
-    return result
 
 
 def int_param(name: str, default: int, low: int, high: int) -> int:
@@ -99,10 +48,182 @@ def int_param(name: str, default: int, low: int, high: int) -> int:
     return min(max(value, low), high)
 
 
-def current_filters() -> browse.Filters:
-    """The Browse selection carried in the URL, so every page sees the same filter."""
-    return browse.Filters.from_query(st.query_params.to_dict())
+# ------------------------------------------------------------------------- the view
+
+def current_view() -> View:
+    return View.from_query(st.query_params.to_dict())
+
+
+def show_view(view: View, **extra: object) -> None:
+    """Put `view` (plus page keys) in the URL of this page and rerun."""
+    st.query_params.from_dict({**view.to_query(),
+                               **{k: str(v) for k, v in extra.items() if v is not None}})
+    st.rerun()
+
+
+def pages() -> list[tuple[str, str]]:
+    """(script, label) of every page, in menu order: Overview, then pages/N_Name.py."""
+    found = sorted(Path(__file__).parent.glob("[0-9]*_*.py"),
+                   key=lambda p: int(p.name.split("_", 1)[0]))
+    return [("app.py", "Overview")] + [
+        (f"pages/{p.name}", p.stem.split("_", 1)[1].replace("_", " ")) for p in found]
+
+
+def _navigation(view: View) -> None:
+    """The menu: every entry opens its page on the same view."""
+    with st.sidebar:
+        for script, label in pages():
+            st.page_link(script, label=label, query_params=view.to_query())
+
+
+def follow_url(key: str, value: object) -> None:
+    """Make widget `key` show the URL's value, on every run. A widget's own change reaches
+    the URL in its on_change callback before the page runs again, so this never undoes
+    it; and a page switch, which drops widget state, cannot blank the widget."""
+    st.session_state[key] = value
+
+
+def _set_param(name: str, key: str) -> None:
+    value = str(st.session_state.get(key) or "").strip()
+    if value:
+        st.query_params[name] = value
+    else:
+        st.query_params.pop(name, None)
+
+
+def _save_upload(upload, suffixes: tuple[str, ...]) -> str:
+    """Keep an upload under the upload area, named by its content hash (the uploaded name
+    is never used as a path)."""
+    data = upload.getvalue()
+    suffix = Path(upload.name).suffix.lower()
+    suffix = suffix if suffix in suffixes else suffixes[0]
+    target = UPLOADS / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    if not target.exists():
+        UPLOADS.mkdir(parents=True, exist_ok=True)
+        with staged_file(target) as staging:
+            staging.write_bytes(data)
+    return str(target)
+
+
+def _uploaded(name: str, key: str, suffixes: tuple[str, ...]) -> None:
+    upload = st.session_state.get(key)
+    if upload is not None:
+        st.query_params[name] = _save_upload(upload, suffixes)
+
+
+def _path_input(label: str, name: str, view_value: str | None, placeholder: str,
+                upload: tuple[str, ...] | None = None) -> None:
+    key = f"path_{name}"
+    follow_url(key, view_value or "")
+    st.text_input(label, key=key, placeholder=placeholder, on_change=_set_param,
+                  args=(name, key))
+    if upload:
+        st.file_uploader(f"…or upload ({', '.join(upload)})", type=[s[1:] for s in upload],
+                         key=f"upload_{name}", on_change=_uploaded,
+                         args=(name, f"upload_{name}", upload))
+
+
+def _pickers(view: View) -> None:
+    with st.sidebar:
+        st.divider()
+        _path_input("Release: path, directory of shards or glob", "release", view.release,
+                    "empty = the bundled demo release", (".parquet", ".jsonl"))
+        sources = dict(view.sources)
+        with st.expander("HotpotQA source and policy", expanded=bool(sources or view.policy)):
+            for split in SPLITS:
+                _path_input(f"HotpotQA {split} source (JSON)", f"source_{split}",
+                            sources.get(split), "not attached", (".json",))
+            _path_input("Policy file (TOML or JSON)", "policy", view.policy,
+                        "default policy", (".toml", ".json"))
+
+
+# ------------------------------------------------------------------------- the scan
+
+def _request(view: View) -> tuple[tuple, list[Path], list[str], Path | None]:
+    """What to scan, resolved under the data roots (the demo and its sources by default),
+    and the key that names it: every input file's path, time and size."""
+    files = readers.resolve_paths(DEMO_RELEASE) if view.release is None \
+        else served_files(view.release)
+    if view.sources:
+        specs = [f"{split}={served_file(path)}" for split, path in view.sources]
+    else:
+        specs = demo_sources() if view.release is None else []
+    policy_path = served_file(view.policy) if view.policy else None
+    inputs = files + [Path(spec.split("=", 1)[1]) for spec in specs] + \
+        ([policy_path] if policy_path else [])
+    return (view.release, stamp(inputs), tuple(specs)), files, specs, policy_path
+
+
+def _build(release: str | None, files: list[Path], specs: list[str],
+           policy_path: Path | None) -> ScanResult:
+    """Scan with its stages shown as they happen."""
+    rules = policy.load(policy_path)
+    with st.status("Scanning the release…", expanded=True) as box:
+        started = time.perf_counter()
+
+        def stage(message: str) -> None:
+            box.write(render.message("{t} s · {message}", t=f"{time.perf_counter() - started:.1f}",
+                                     message=message))
+
+        stage("opening the files")
+        opened = readers.open_release(release or DEMO_RELEASE, specs, files)
+        stage(f"{opened.layout} layout, {opened.rows:,} rows")
+        result = scan.run(opened, rules, progress=stage)
+        stage("building the browse index (language vector per row)")
+        browse.build_index(result)
+        box.update(label=f"Scanned {opened.rows:,} rows in "
+                         f"{time.perf_counter() - started:.1f} s", state="complete",
+                   expanded=False)
+    return result
+
+
+def setup(title: str, heading: str | None = None) -> ScanResult:
+    """Page config, navigation, pickers, the cached scan, the page heading and the scope
+    line; stops the page with an error box when the release cannot be served or read."""
+    st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
+    st.markdown(render.CSS, unsafe_allow_html=True)
+    view = current_view()
+    _navigation(view)
+    _pickers(view)
+    st.title(heading or title)
+    try:
+        key, files, specs, policy_path = _request(view)
+        result = SCANS.get(key, lambda: _build(view.release, files, specs, policy_path))
+    except InputError as error:
+        say(st.error, "Cannot open this release: {problem}", problem=error)
+        st.stop()
+    return result
+
+
+def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = True) -> None:
+    """One line: which release, which filter and how many rows this page works on."""
+    view = current_view()
+    summary = result.summary
+    parts = [render.strong(summary["release"]),
+             render.text(f" · {summary['layout']} · {summary['rows']:,} rows")]
+    if filtered:
+        count = rows if rows is not None else browse.count(result, view.filters)
+        parts.append(render.text(f" · filter: {view.describe_filter()} → {count:,} rows"))
+    else:
+        parts.append(render.text(" · whole release (the Browse filter does not apply here)"))
+    sources = summary["sources"]
+    parts.append(render.text(" · HotpotQA source: " + (
+        ", ".join(Path(s).name for s in sources) if sources else "none attached")))
+    parts.append(render.text(f" · policy: {Path(summary['policy']['name']).name}"))
+    html(*parts, css="scope")
+
+
+def no_source_notice(result: ScanResult) -> None:
+    """Say which checks could not run because no HotpotQA source is attached."""
+    if "source" in result.release.capabilities:
+        return
+    needing = [c.name for c in registry.for_layout(result.release.layout)
+               if "source" in c.needs]
+    say(st.info, "No HotpotQA source is attached: {n} checks need it and are taken from the "
+                 "release's shipped flags or left out ({checks}). Attach the source in the "
+                 "sidebar under HotpotQA source and policy.",
+        n=str(len(needing)), checks=", ".join(needing))
 
 
 def filtered_rows(result: ScanResult) -> list[int]:
-    return browse.matching_rows(result, current_filters())
+    return browse.matching_rows(result, current_view().filters)

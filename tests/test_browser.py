@@ -7,12 +7,14 @@ from __future__ import annotations
 import csv
 import io
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -82,7 +84,9 @@ def settled(tab, *texts: str) -> None:
     for text in texts:
         tab.get_by_text(text, exact=False).first.wait_for(timeout=90_000)
     tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=90_000)
-    tab.wait_for_function("() => !document.querySelector('[data-stale=\"true\"]')",
+    # No element still stale from the last run, and none still a grey placeholder.
+    tab.wait_for_function("() => !document.querySelector('[data-stale=\"true\"], "
+                          "[data-testid^=\"stSkeleton\"], [data-testid=\"stAppSkeleton\"]')",
                           timeout=90_000)
 
 
@@ -102,62 +106,144 @@ def shot(tab, name: str) -> None:
     tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
-@pytest.mark.parametrize(("path", "heading", "name"), [
-    ("/", "Release overview", "overview"),
-    ("/Browse", "Browse", "browse"),
-    ("/Instance?row=72", "Instance", "instance"),
-    ("/Findings", "Findings", "findings"),
-    ("/Mixing", "Language mixing", "mixing"),
-    ("/Export", "Export", "export"),
-    ("/Review", "Review", "review"),
-    ("/Annotations", "Annotations", "annotations"),
+@pytest.mark.parametrize(("path", "heading", "name", "content"), [
+    ("/", "Release overview", "overview", "Findings by check"),
+    ("/Browse", "Browse", "browse", "240 of 240 rows match"),
+    ("/Instance?row=72", "Instance", "instance", "p00 · 1"),
+    ("/Findings", "Findings", "findings", "Where a check fired"),
+    ("/Mixing", "Language mixing", "mixing", "Language distribution (Table 11)"),
+    ("/Export", "Export", "export", "Saved scans"),
+    ("/Review", "Review", "review", "Push to Label Studio"),
+    ("/Annotations", "Annotations", "annotations", "Annotations"),
 ])
-def test_every_page_renders(server, browser, path, heading, name):
-    tab = visit(browser, server + path, heading)
+def test_every_page_renders(server, browser, path, heading, name, content):
+    tab = visit(browser, server + path, heading, content)
     shot(tab, name)
-    nav = tab.locator('[data-testid="stSidebarNav"]').inner_text()
-    assert "Browse" in nav and "1_Browse" not in nav
+    menu = [link.inner_text() for link in tab.locator('[data-testid="stPageLink"]').all()]
+    assert menu[:8] == ["Overview", "Browse", "Instance", "Findings", "Mixing", "Export",
+                        "Review", "Annotations"]
     tab.close()
 
 
 def test_deep_link_applies_set_up_and_filter(server, browser):
-    tab = visit(browser, server + "/Browse?question_language=fa,ur", "Browse")
+    tab = visit(browser, server + "/Browse?question_language=fa,ur", "Browse",
+                "21 of 240 rows match")
     assert tab.title() == "Browse · XHotpotQA audit"
-    assert "21 of 240 rows match" in tab.inner_text("body")
+    assert "filter: question_language fa, ur → 21 rows" in tab.inner_text("body")
     tab.close()
 
 
 def test_apply_a_facet_in_the_sidebar(server, browser):
-    tab = visit(browser, server + "/Browse", "Browse")
+    tab = visit(browser, server + "/Browse", "Browse", "240 of 240 rows match")
     box = tab.locator('[data-testid="stMultiSelect"]').filter(has_text="Stratum")
     box.locator("input").click()
     tab.locator("div[role=option]").filter(has_text="S3").first.click()
-    tab.wait_for_function("() => document.body.innerText.includes('stratum=S3') || "
-                          "location.search.includes('stratum=S3')", timeout=30_000)
-    tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=60_000)
-    assert "stratum=S3" in tab.url
-    assert " of 240 rows match" in tab.inner_text("body")
+    tab.wait_for_url("**stratum=S3**", timeout=90_000)
+    settled(tab, "16 of 240 rows match")
     shot(tab, "browse-filtered")
     tab.close()
 
 
 def test_instance_shows_finding_at_its_sentence_and_rtl(server, browser):
-    tab = visit(browser, server + "/Instance?row=72", "Instance")
-    text = tab.inner_text("body")
-    assert "p00 · 1" in text and "blank_sentence: translated sentence is blank" in text
+    tab = visit(browser, server + "/Instance?row=72", "Instance",
+                "blank_sentence: translated sentence is blank")
+    assert "p00 · 1" in tab.inner_text("body")
     rtl = tab.locator(".xt-rtl").first
     assert rtl.evaluate("e => getComputedStyle(e).direction") == "rtl"
     tab.close()
 
 
 def test_download_quarantine_csv(server, browser):
-    tab = visit(browser, server + "/Export", "Export")
+    tab = visit(browser, server + "/Export", "Export", "reasons on")
     with tab.expect_download() as download:
         tab.get_by_role("button", name="Download CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
     assert len(rows) == 129
     assert {r["status"] for r in rows} == {"quarantined", "review_required"}
     assert rows[0].keys() >= {"id", "source_split", "reason", "paragraph_id", "sentence_index"}
+    tab.close()
+
+
+# ------------------------------------------------------------ the view survives every click
+
+FILTER = "split=train&stratum=S4&status=quarantined,review_required"
+FILTER_WORDS = "split train · stratum S4 · status quarantined, review_required"
+
+
+@pytest.fixture(scope="module")
+def other_release(tmp_path_factory):
+    """A non-default release (the demo's files under another name, no HotpotQA source)
+    and the rows the filter selects, computed by the core."""
+    from audit import browse, readers, scan
+    folder = tmp_path_factory.mktemp("other") / "other-release"
+    folder.mkdir()
+    for shard in (ROOT / "data" / "demo" / "release").glob("*.parquet"):
+        shutil.copy(shard, folder / shard.name)
+    result = scan.run(readers.open_release(folder))
+    browse.build_index(result)
+    filters = browse.Filters.from_query(dict(p.split("=") for p in FILTER.split("&")))
+    rows = browse.matching_rows(result, filters)
+    ids = {r["row"]: r["id"] for r in result.status.to_pylist()}
+    return folder, rows, ids
+
+
+def assert_view(tab, folder, rows: int) -> None:
+    """The URL and the scope line carry the release and the filter."""
+    query = parse_qs(urlparse(tab.url).query)
+    assert query["release"] == [str(folder)]
+    assert (query["split"], query["stratum"], query["status"]) == (
+        ["train"], ["S4"], ["quarantined,review_required"])
+    settled(tab, f"filter: {FILTER_WORDS} → {rows} rows")
+    assert "other-release" in tab.locator(".scope").inner_text()
+    path_box = tab.get_by_label("Release: path, directory of shards or glob")
+    assert path_box.input_value() == str(folder)
+
+
+def test_release_filter_and_row_survive_a_walk_through_the_pages(server, browser,
+                                                                  other_release):
+    folder, rows, ids = other_release
+    assert len(rows) >= 4
+    tab = browser.new_page()
+    tab.goto(f"{server}/Browse?release={folder}&{FILTER}")
+    tab.get_by_role("heading", name="Browse").first.wait_for(timeout=90_000)
+    settled(tab, f"{len(rows)} of 240 rows match")
+    assert_view(tab, folder, len(rows))
+    shot(tab, "walk-1-browse")
+
+    tab.get_by_role("link", name=ids[rows[1]], exact=True).click()       # open a result
+    tab.get_by_role("heading", name="Instance").first.wait_for(timeout=90_000)
+    for step, row in enumerate(rows[1:4], start=2):
+        if step > 2:
+            tab.get_by_role("button", name="next ▶").click()
+        settled(tab, f"Row {row}: {step:,} of {len(rows):,} under the filter")
+        assert parse_qs(urlparse(tab.url).query)["row"] == [str(row)]
+        assert_view(tab, folder, len(rows))
+        assert ids[row] in tab.locator('[data-testid="stMain"]').inner_text()
+    shot(tab, "walk-2-instance")
+
+    tab.locator('[data-testid="stPageLink"]').filter(has_text="Findings").click()
+    tab.get_by_role("heading", name="Findings").first.wait_for(timeout=90_000)
+    settled(tab, "Where a check fired")
+    assert_view(tab, folder, len(rows))
+    assert "No HotpotQA source is attached" in tab.inner_text("body")
+    shot(tab, "walk-3-findings")
+
+    tab.locator('[data-testid="stPageLink"]').filter(has_text="Export").click()
+    tab.get_by_role("heading", name="Export").first.wait_for(timeout=90_000)
+    settled(tab, "reasons on")
+    assert_view(tab, folder, len(rows))
+    assert f"{FILTER_WORDS}" in tab.inner_text("body")
+    with tab.expect_download() as download:
+        tab.get_by_role("button", name="Download CSV").click()
+    exported = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
+    assert sorted({int(r["row"]) for r in exported}) == rows
+    assert {r["id"] for r in exported} == {ids[r] for r in rows}
+    shot(tab, "walk-4-export")
+
+    tab.reload()                                        # the URL alone reproduces the view
+    tab.get_by_role("heading", name="Export").first.wait_for(timeout=90_000)
+    settled(tab, "reasons on")
+    assert_view(tab, folder, len(rows))
     tab.close()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -25,26 +26,43 @@ def markdown_text(at: AppTest) -> str:
     return html.unescape("\n".join(m.value for m in at.markdown))
 
 
-def test_findings_page_lists_checks_and_categories():
+def linked_rows(at: AppTest) -> list[int]:
+    """The release rows the page's instance links open, in page order."""
+    return [int(r) for r in re.findall(r'href="\./Instance\?[^"]*?row=(\d+)"',
+                                       html.unescape("\n".join(m.value for m in at.markdown)))]
+
+
+def test_findings_page_folds_info_and_shows_severity_per_category():
     at = page("3_Findings")
     assert not at.exception
     table = at.dataframe[0].value
-    counts = dict(zip(table["check"], table["findings"]))
-    assert counts["exact_source_copy"] == 430 and counts["blank_sentence"] == 6
-    assert at.selectbox[0].value == "exact_source_copy"
+    rows = {(c, s): n for c, s, n in zip(table["check"], table["severity"], table["findings"])}
+    # exact_source_copy: 13 ordinary sentences at review level, 417 info copies folded away.
+    assert rows[("exact_source_copy", "review")] == 13 and rows[("blank_sentence",
+                                                                  "blocking")] == 6
+    assert "info" not in set(table["severity"])
+    assert {m.label: m.value for m in at.metric} == {
+        "quarantined": "39", "review required": "39", "accepted": "162",
+        "rows in scope": "240"}
+    at.toggle[0].set_value(True).run()
+    table = at.dataframe[0].value
+    info = table[(table["check"] == "exact_source_copy") & (table["severity"] == "info")]
+    assert int(info["findings"].iloc[0]) == 417
+    assert info["categories"].iloc[0] == "name_like, number_or_date"
+    assert at.query_params["info"] == "1"
     heatmap = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert heatmap["data"][0]["type"] == "heatmap"
-    categories = at.dataframe[2].value
+    categories = at.dataframe[1].value
     assert dict(zip(zip(categories["category"], categories["unit"]),
                     categories["findings"]))[("name_like", "title")] == 333
 
 
-def test_findings_drill_down_follows_the_selected_check():
+def test_findings_drill_down_follows_the_selected_check_and_the_filter():
     at = page("3_Findings", check="placeholder_sentence")
-    examples = at.dataframe[1].value
-    assert list(examples["paragraph_id"]) and set(examples["detail"].str[:11]) == {
-        "placeholder"}
-    assert len(examples) == 3
+    assert at.selectbox[0].value == "placeholder_sentence"
+    assert markdown_text(at).count(">placeholder ") == 3 and len(linked_rows(at)) == 3
+    scoped = page("3_Findings", question_language="fa")
+    assert {m.label: m.value for m in scoped.metric}["rows in scope"] == "9"
 
 
 def findings_at(at: AppTest, location: str) -> str:
@@ -64,26 +82,39 @@ def test_instance_shows_the_planted_blank_sentence_at_its_sentence(row, location
     assert at.number_input[0].value == row
 
 
+def caption_text(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
 def test_browse_facet_changes_counts_and_url():
     at = page("1_Browse")
     assert not at.exception
-    assert "**240** of 240 rows match" in markdown_text(at)
+    assert "240 of 240 rows match" in caption_text(at)
     language = next(m for m in at.sidebar.multiselect if m.label == "Question language ℓq")
     language.set_value(["fa", "ur"]).run()
-    assert "**21** of 240 rows match" in markdown_text(at)
+    assert "21 of 240 rows match" in caption_text(at)
     assert at.query_params["question_language"] == "fa,ur"
-    table = at.dataframe[0].value
-    assert len(table) == 21 and set(table["question_language"]) == {"fa", "ur"}
-    stratum = next(m for m in at.sidebar.multiselect if m.label == "Stratum")
-    assert {o.split(" (")[0] for o in stratum.options} >= {"S2", "S3", "S4"}
+    assert len(linked_rows(at)) == 21
+    status = next(m for m in at.sidebar.multiselect if m.label == "Status (derived)")
+    status.set_value(["accepted"]).run()
+    split = next(m for m in at.sidebar.multiselect if m.label == "Split")
+    split.set_value(["train"]).run()
+    # Every facet stays: the three combine.
+    assert (at.query_params["question_language"], at.query_params["status"],
+            at.query_params["split"]) == ("fa,ur", "accepted", "train")
+    narrowed = len(linked_rows(at))
+    assert 0 < narrowed < 21
+    assert f"{narrowed} of 240 rows match" in caption_text(at)
+    at.sidebar.radio[0].set_value("all").run()
+    assert at.query_params["question_language"] == "fa,ur"
 
 
 def test_browse_deep_link_applies_the_filter():
     at = page("1_Browse", question_language="fa,ur", stratum="S4")
-    table = at.dataframe[0].value
-    assert set(table["stratum"]) == {"S4"} and set(table["question_language"]) <= {"fa", "ur"}
     language = next(m for m in at.sidebar.multiselect if m.label == "Question language ℓq")
     assert language.value == ["fa", "ur"]
+    rows = linked_rows(at)
+    assert rows and all(f"row={r}" in markdown_text(at) for r in rows)
 
 
 def button(at: AppTest, label: str):
@@ -91,7 +122,7 @@ def button(at: AppTest, label: str):
 
 
 def test_instance_previous_next_follow_the_filter():
-    rows = list(page("1_Browse", question_language="fa").dataframe[0].value["row"])
+    rows = linked_rows(page("1_Browse", question_language="fa"))
     assert len(rows) >= 3
     at = page("2_Instance", question_language="fa", row=str(rows[1]))
     button(at, "next ▶").click().run()
@@ -99,19 +130,35 @@ def test_instance_previous_next_follow_the_filter():
     assert at.number_input[0].value == rows[2]
     button(at, "◀ previous").click().run()
     assert at.query_params["row"] == str(rows[1])
+    first = page("2_Instance", question_language="fa")       # no row: the filter's first
+    assert first.number_input[0].value == rows[0]
 
 
-def test_mixing_page_shows_expected_and_realised():
+def test_mixing_page_names_its_measures_and_follows_the_filter():
     at = page("4_Mixing")
     assert not at.exception
-    rates = at.dataframe[0].value
-    overall = rates[rates["measure"] == "I"].iloc[0]
-    assert (overall["n"], overall["count"]) == (236, 236)
-    assert round(overall["expected"], 4) == 0.9976
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    assert [c["data"][0]["type"] for c in charts] == ["scatter", "bar", "heatmap"]
-    counts = at.dataframe[1].value
-    assert set(counts["facet"]) == {at.radio[1].value}
+    overall = charts[0]
+    titles = [a["text"] for a in overall["layout"]["annotations"]]
+    assert titles == ["evidence leaves the question language (I)",
+                      "evidence in more than one language (C)",
+                      "question language absent from every candidate",
+                      "distinct candidate languages (K_C)"]
+    # all, train and validation for each measure: never a single point.
+    assert [len(t["x"]) for t in overall["data"]] == [3] * 8
+    assert [c["data"][0]["type"] for c in charts] == ["scatter", "scatter", "bar", "bar",
+                                                      "heatmap"]
+    rates = at.dataframe[0].value
+    overall_i = rates[(rates["measure"] == "I") & (rates["group"] == "all")].iloc[0]
+    assert (overall_i["n"], overall_i["count"]) == (236, 236)
+    assert round(overall_i["expected"], 4) == 0.9976
+    scoped = page("4_Mixing", question_language="fa")
+    rates = scoped.dataframe[0].value
+    assert rates[(rates["measure"] == "K_C") & (rates["group"] == "all")].iloc[0]["n"] == 9
+
+
+def info_text(at: AppTest) -> str:
+    return "\n".join(i.value for i in at.info)
 
 
 def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
@@ -119,15 +166,15 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
-    assert "reasons on 78 rows" in markdown_text(at)
+    assert "` 129 ` reasons on ` 78 ` rows" in info_text(at)
     whole = at.dataframe[0].value
     assert set(whole["status"]) == {"quarantined", "review_required"}
-    at.radio[0].set_value("current Browse filter")
-    at.query_params["question_language"] = "fa"
-    at.run()
-    filtered = at.dataframe[0].value
-    browse_rows = page("1_Browse", question_language="fa").dataframe[0].value
-    assert set(filtered["id"]) <= set(browse_rows["id"]) and len(filtered) < len(whole)
+    filtered_view = page("6_Export", question_language="fa")
+    assert filtered_view.radio(key="export_scope").value == "filter"   # the filter by default
+    filtered = filtered_view.dataframe[0].value
+    browse_rows = linked_rows(page("1_Browse", question_language="fa"))
+    assert set(filtered["row"]) <= set(browse_rows) and len(filtered) < len(whole)
+    assert "question_language fa" in info_text(filtered_view)
     assert [b.label for b in at.get("download_button")] == [
         "Download CSV", "Download JSONL", "Download PARQUET"]
     button(at, "Save this scan (findings, status, summary, manifest)").click().run()
