@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from . import registry
-from . import descriptors, export, mixing, policy, readers, scan
+from . import descriptors, export, policy, readers, registry, scan
 from .errors import InputError
 
 
@@ -94,6 +93,7 @@ def _descriptor_table(spec: str, sources: list[str]):
 
 
 def cmd_mixing(args: argparse.Namespace) -> int:
+    from . import mixing   # SciPy and statsmodels: only the command that needs them
     result = mixing.mixing(_descriptor_table(args.release, args.source))
     if args.json:
         print(json.dumps(mixing.to_json(result), indent=2, ensure_ascii=False))

@@ -1,0 +1,106 @@
+"""Benchmark releases built from real text, in the XHotpotQA+ shape.
+
+Skeletons are the real HotpotQA dev records in ../shared/realdata (the official dev head and
+the HippoRAG subset: 201 distinct records), reused round-robin under new source ids. Each
+source gets one translated context, its ten paragraphs in independently drawn languages
+filled with consecutive NTREX-128 human translations (English paragraphs copy HotpotQA), and
+24 views that share that context and differ in the question language, as XHotpotQA+ does.
+Flags, status and record hashes come from `audit.synth.build_v11_record`, so every row ships
+what the reference builder would. The third-party text is read at build time; only the
+scratch directory under bench/data/ receives copies.
+
+    build(DATA / "real_990x24", sources=990)      # 23,760 rows
+    build(DATA / "real_23066x24", sources=23066)  # 553,584 views
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+import realdata_release as real  # noqa: E402
+from audit import layouts, synth  # noqa: E402
+from audit.languages import BY_NAME, VIEW_ORDER  # noqa: E402
+
+DATA = REPO / "bench" / "data"
+SEED = 20261201
+CHUNK = 20_480   # rows per write (row groups of 2,048)
+
+
+def skeletons() -> list[dict]:
+    sources = real.load_sources()
+    return sources["validation"] + sources["train"]
+
+
+def _context(source: dict, ntrex: dict, rng: random.Random) -> list:
+    used = {synth.normalize_title(title) for title, _ in source["context"]}
+    context = []
+    for entry in source["context"]:
+        paragraph = real._paragraph(entry, rng.choice(VIEW_ORDER), ntrex, rng, used)
+        used.add(synth.normalize_title(paragraph[0]))
+        context.append(paragraph)
+    return context
+
+
+def _question(source: dict, language: str, ntrex: dict, rng: random.Random) -> tuple[str, str]:
+    if language == "English":
+        return source["question"], source["answer"]
+    code = BY_NAME[language].code
+    question = real._draw(rng, ntrex, code, lambda line: line,
+                          lambda t: t == source["question"])
+    answer = real._draw(rng, ntrex, code, lambda line: real._prefix(line, code, 2, 6),
+                        lambda t: t == source["answer"])
+    return question, answer
+
+
+def build(target: Path, sources: int, views: int = 24) -> dict:
+    """Write `target`/validation-*.parquet and `target`/hotpot_validation.json once;
+    returns {"release": dir, "source": path, "rows": n}."""
+    info = target / "info.json"
+    if info.is_file():
+        return json.loads(info.read_text())
+    started = time.perf_counter()
+    target.mkdir(parents=True, exist_ok=True)
+    base, ntrex = skeletons(), real.load_ntrex()
+    rng = random.Random(SEED)
+    schema = layouts.V11
+    writer = pq.ParquetWriter(target / "validation-00000.parquet", schema, compression="zstd")
+    records, source_records, position = [], [], 0
+    for s in range(sources):
+        skeleton = base[s % len(base)]
+        source = {**skeleton, "_id": f"{skeleton['_id']}-{s:05d}"}
+        source_records.append(source)
+        context = _context(source, ntrex, rng)
+        for view in range(views):
+            language = VIEW_ORDER[view % len(VIEW_ORDER)]
+            question, answer = _question(source, language, ntrex, rng)
+            row = synth.build_v11_record(source, context, question, answer, language,
+                                         split="validation", source_position=s,
+                                         release_position=position, view_index=0)
+            row["id"] = f"{source['_id']}-v{view:02d}"
+            row["record_sha256"] = synth.record_sha256(row)
+            records.append(row)
+            position += 1
+            if len(records) == CHUNK:
+                writer.write_table(pa.Table.from_pylist(records, schema=schema),
+                                   row_group_size=2048)
+                records = []
+    if records:
+        writer.write_table(pa.Table.from_pylist(records, schema=schema), row_group_size=2048)
+    writer.close()
+    (target / "hotpot_validation.json").write_text(json.dumps(source_records),
+                                                   encoding="utf-8")
+    summary = {"release": str(target / "validation-00000.parquet"),
+               "source": str(target / "hotpot_validation.json"), "rows": position,
+               "sources": sources, "build_seconds": round(time.perf_counter() - started, 1)}
+    info.write_text(json.dumps(summary))
+    return summary
