@@ -248,3 +248,72 @@ def cluster_mean(values: np.ndarray, clusters: np.ndarray, n_boot: int,
     weights = cluster_weights(len(sums), n_boot, rng)
     low, high, _ = percentile_interval((weights @ sums) / (weights @ sizes))
     return float(values.mean()), low, high
+
+
+# ---------------------------------------------------------------- rank correlations
+
+def contingency_tables(x: np.ndarray, y: np.ndarray, n_boot: int,
+                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The joint count table of two discrete variables (distinct x values × distinct y
+    values) and its (n_boot, …) tables under item resampling."""
+    _, xi = np.unique(x, return_inverse=True)
+    _, yi = np.unique(y, return_inverse=True)
+    nx, ny = int(xi.max()) + 1 if len(xi) else 0, int(yi.max()) + 1 if len(yi) else 0
+    cells = xi.ravel() * ny + yi.ravel()
+    table = np.bincount(cells, minlength=nx * ny).reshape(nx, ny)
+    drawn = cells[resample_indices(len(cells), n_boot, rng)]
+    offsets = (nx * ny) * np.arange(n_boot)[:, None]
+    tables = np.bincount((drawn + offsets).ravel(), minlength=n_boot * nx * ny)
+    return table, tables.reshape(n_boot, nx, ny)
+
+
+def _midranks(counts: np.ndarray) -> np.ndarray:
+    """1-based average ranks of each category given its counts (last axis)."""
+    return np.cumsum(counts, axis=-1) - counts + (counts + 1) / 2
+
+
+def spearman_of_tables(tables: np.ndarray) -> np.ndarray:
+    """Spearman's ρ (Pearson correlation of average ranks, ties included) of each table."""
+    tables = np.asarray(tables, dtype=float)
+    rows, cols = tables.sum(axis=-1), tables.sum(axis=-2)
+    n = rows.sum(axis=-1)
+    rx, ry = _midranks(rows), _midranks(cols)
+    centre = ((n + 1) / 2)[..., None]
+    dx, dy = rx - centre, ry - centre
+    covariance = np.einsum("...i,...ij,...j->...", dx, tables, dy)
+    with np.errstate(all="ignore"):
+        return covariance / np.sqrt((rows * dx ** 2).sum(-1) * (cols * dy ** 2).sum(-1))
+
+
+def kendall_tau_b_of_tables(tables: np.ndarray) -> np.ndarray:
+    """Kendall's τ-b of each table: (concordant − discordant) / √((n0 − tx)(n0 − ty))."""
+    t = np.asarray(tables, dtype=float)
+    # above[i, j] = Σ_{k>i, l>j} t[k, l]; below[i, j] = Σ_{k>i, l<j} t[k, l]
+    tail = t[..., ::-1, ::-1].cumsum(-1).cumsum(-2)[..., ::-1, ::-1]
+    above = np.zeros_like(t)
+    above[..., :-1, :-1] = tail[..., 1:, 1:]
+    left = t[..., ::-1, :].cumsum(-2)[..., ::-1, :].cumsum(-1)
+    below = np.zeros_like(t)
+    below[..., :-1, 1:] = left[..., 1:, :-1]
+    score = (t * (above - below)).sum(axis=(-2, -1))
+    rows, cols = t.sum(axis=-1), t.sum(axis=-2)
+    n = rows.sum(axis=-1)
+    n0 = n * (n - 1) / 2
+    tx = (rows * (rows - 1) / 2).sum(-1)
+    ty = (cols * (cols - 1) / 2).sum(-1)
+    with np.errstate(all="ignore"):
+        return score / np.sqrt((n0 - tx) * (n0 - ty))
+
+
+def rank_correlations(x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.Generator
+                      ) -> dict[str, tuple[float, float, float]]:
+    """Spearman's ρ and Kendall's τ-b of paired discrete scores (e.g. judge 0–100 against
+    human 1–5), each with a percentile interval over item resamples: name → (estimate, low,
+    high). Computed from contingency tables, so every replicate costs the table's size."""
+    table, tables = contingency_tables(np.asarray(x), np.asarray(y), n_boot, rng)
+    out = {}
+    for name, of_tables in (("spearman", spearman_of_tables),
+                            ("kendall_tau_b", kendall_tau_b_of_tables)):
+        low, high, _ = percentile_interval(of_tables(tables))
+        out[name] = (float(of_tables(table)), low, high)
+    return out

@@ -111,3 +111,24 @@ def test_cluster_mean_keeps_the_review_reports_semantics():
     mean, low, high = stats.cluster_mean(values, np.array(["x", "x", "y", "z"]), 500,
                                          np.random.default_rng(0))
     assert mean == 0.75 and 0 <= low <= mean <= high <= 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_rank_correlations_from_tables_equal_scipy_with_ties(seed):
+    rng = np.random.default_rng(seed)
+    human = rng.choice([1, 2, 3, 3.5, 4, 4.5, 5], 90)
+    judge = np.clip(np.round(human * 18 + rng.normal(0, 12, 90)), 0, 100)
+    result = stats.rank_correlations(judge, human, 500, np.random.default_rng(0))
+    assert result["spearman"][0] == pytest.approx(sps.spearmanr(judge, human).statistic)
+    assert result["kendall_tau_b"][0] == pytest.approx(sps.kendalltau(judge, human).statistic)
+    for estimate, low, high in result.values():
+        assert low < estimate < high
+
+
+def test_replicate_tables_are_the_tables_of_resampled_items():
+    x, y = np.array([1, 2, 2, 3]), np.array([5, 5, 4, 4])
+    table, tables = stats.contingency_tables(x, y, 50, np.random.default_rng(4))
+    assert table.tolist() == [[0, 1], [1, 1], [1, 0]]
+    idx = stats.resample_indices(4, 50, np.random.default_rng(4))
+    first = sps.kendalltau(x[idx[0]], y[idx[0]]).statistic
+    assert stats.kendall_tau_b_of_tables(tables[0]) == pytest.approx(first, nan_ok=True)
