@@ -34,11 +34,10 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 CI_LEVEL = 95.0
-# Replicates per chunk of the cluster bootstrap: bounds memory at C clusters × this × 8 bytes.
+# Replicates per chunk of the cluster bootstrap's matrix products (C clusters × this × 8 bytes).
 _CHUNK = 256
 
 
@@ -104,13 +103,14 @@ def bootstrap_p_value(replicates: np.ndarray, null: float = 0.0) -> float:
 
 
 def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjusted p-values (statsmodels); NaN stays NaN and is left out of
-    the family."""
+    """Holm's step-down adjusted p-values: the i-th smallest of m times (m − i + 1), made
+    monotone and capped at 1. NaN stays NaN and is left out of the family."""
     p = np.asarray(p_values, dtype=float)
     adjusted = np.full(p.shape, np.nan)
-    known = ~np.isnan(p)
-    if known.any():
-        adjusted[known] = multipletests(p[known], method="holm")[1]
+    known = np.flatnonzero(~np.isnan(p))
+    order = known[np.argsort(p[known], kind="stable")]
+    m = len(order)
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
     return adjusted
 
 
@@ -176,49 +176,54 @@ def stratified_mean(values: np.ndarray, strata: np.ndarray, n_strata: int, n_boo
 
 class ClusterBootstrap:
     """A fixed, seeded draw of clusters with replacement, shared by every statistic computed
-    through it (so differences between them are paired). Weights are regenerated chunk by
-    chunk from the seed, never held whole: memory stays at clusters × _CHUNK."""
+    through it (so differences between them are paired). The draw counts are kept in the
+    smallest unsigned type that holds them exactly (a count never exceeds the number of
+    clusters): 2,000 replicates over 23,066 sources take 92 MB, not 369."""
 
     def __init__(self, clusters, n_boot: int, seed: int, *keys: str) -> None:
-        ids, self.index = np.unique(np.asarray(clusters), return_inverse=True)
-        self.index = self.index.ravel()
+        ids, index = np.unique(np.asarray(clusters), return_inverse=True)
+        self.index = index.ravel()
         self.n_clusters = len(ids)
         self.n_boot = n_boot
-        self._seed = (seed, keys)
+        rng = rng_for(seed, "cluster-bootstrap", *keys)
+        dtype = np.min_scalar_type(max(self.n_clusters, 1))
+        self.weights = np.concatenate(
+            [cluster_weights(self.n_clusters, min(_CHUNK, n_boot - start), rng).astype(dtype)
+             for start in range(0, n_boot, _CHUNK)]) if n_boot else \
+            np.zeros((0, self.n_clusters), dtype)
 
     def _weight_chunks(self):
-        rng = rng_for(self._seed[0], "cluster-bootstrap", *self._seed[1])
         for start in range(0, self.n_boot, _CHUNK):
-            size = min(_CHUNK, self.n_boot - start)
-            yield cluster_weights(self.n_clusters, size, rng).astype(np.float64)
+            yield self.weights[start:start + _CHUNK].astype(np.float64)
 
-    def _sums(self, values: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-cluster sums (C, G, m) of the values inside each mask, and counts (C, G)."""
-        n_groups, n_metrics = masks.shape[1], values.shape[1]
-        sums = np.zeros((self.n_clusters, n_groups, n_metrics))
-        counts = np.zeros((self.n_clusters, n_groups))
-        for g in range(n_groups):
-            inside = masks[:, g]
-            index = self.index[inside]
-            counts[:, g] = np.bincount(index, minlength=self.n_clusters)
-            for j in range(n_metrics):
-                sums[:, g, j] = np.bincount(index, weights=values[inside, j],
-                                            minlength=self.n_clusters)
-        return sums, counts
-
-    def means(self, values: np.ndarray, masks: np.ndarray | None = None, per: str = "item"
+    def _sums(self, values: np.ndarray, partitions: list[tuple[np.ndarray, int]]
               ) -> tuple[np.ndarray, np.ndarray]:
-        """Means of each value column inside each mask, and their replicates.
+        """Per-cluster sums (C, G, m) and counts (C, G), the groups of every partition side
+        by side; one bincount per partition and value column."""
+        sums, counts = [], []
+        for codes, n_groups in partitions:
+            inside = codes >= 0
+            key = self.index[inside] * n_groups + codes[inside]
+            size = self.n_clusters * n_groups
+            counts.append(np.bincount(key, minlength=size).reshape(self.n_clusters, n_groups))
+            sums.append(np.stack([np.bincount(key, weights=column[inside], minlength=size)
+                                  .reshape(self.n_clusters, n_groups)
+                                  for column in values.T], axis=-1))
+        return np.concatenate(sums, axis=1), np.concatenate(counts, axis=1).astype(float)
 
-        values (n,) or (n, m); masks (n, G) booleans (default: one group of every item).
-        per="item": Σ values / Σ items (item-weighted); per="cluster": the mean over the
-        clusters present in the mask of each cluster's mean (cluster-weighted).
+    def means(self, values: np.ndarray, groups: np.ndarray | list | None = None,
+              per: str = "item") -> tuple[np.ndarray, np.ndarray]:
+        """Means of each value column in each group, and their replicates.
+
+        values (n,) or (n, m). groups: None (one group of every item); an (n, G) boolean
+        mask matrix (group g = the items where column g is true); or a list of partitions
+        (codes (n,) with 0..k-1, −1 = in none of its groups, k), whose groups follow one
+        another. per="item": Σ values / Σ items (item-weighted); per="cluster": the mean over
+        the clusters present in a group of each cluster's mean (cluster-weighted).
         Returns estimate (G, m) and replicates (n_boot, G, m); NaN where a group is empty."""
         values = np.asarray(values, dtype=float)
         values = values[:, None] if values.ndim == 1 else values
-        masks = np.ones((len(values), 1), bool) if masks is None else np.asarray(masks, bool)
-        masks = masks[:, None] if masks.ndim == 1 else masks
-        sums, counts = self._sums(values, masks)
+        sums, counts = self._sums(values, _partitions(groups, len(values)))
         if per == "cluster":
             with np.errstate(all="ignore"):
                 sums = np.where(counts[..., None] > 0, sums / counts[..., None], 0.0)
@@ -226,14 +231,23 @@ class ClusterBootstrap:
         elif per != "item":
             raise ValueError(f"per must be 'item' or 'cluster', not {per!r}")
         flat_sums = sums.reshape(self.n_clusters, -1)
+        shape = sums.shape[1:]
         with np.errstate(all="ignore"):
-            estimate = (flat_sums.sum(axis=0).reshape(sums.shape[1:])
-                        / counts.sum(axis=0)[:, None])
-            replicates = np.concatenate([
-                (w @ flat_sums).reshape(len(w), *sums.shape[1:]) / (w @ counts)[..., None]
-                for w in self._weight_chunks()]) if self.n_boot else \
-                np.zeros((0, *sums.shape[1:]))
+            estimate = flat_sums.sum(axis=0).reshape(shape) / counts.sum(axis=0)[:, None]
+            replicates = np.concatenate(
+                [(w @ flat_sums).reshape(len(w), *shape) / (w @ counts)[..., None]
+                 for w in self._weight_chunks()]) if self.n_boot else np.zeros((0, *shape))
         return estimate, replicates
+
+
+def _partitions(groups, n: int) -> list[tuple[np.ndarray, int]]:
+    if groups is None:
+        return [(np.zeros(n, dtype=np.int64), 1)]
+    if isinstance(groups, list):
+        return [(np.asarray(codes, dtype=np.int64), int(k)) for codes, k in groups]
+    masks = np.asarray(groups, dtype=bool)
+    masks = masks[:, None] if masks.ndim == 1 else masks
+    return [(np.where(column, 0, -1), 1) for column in masks.T]
 
 
 def cluster_mean(values: np.ndarray, clusters: np.ndarray, n_boot: int,

@@ -458,3 +458,163 @@ def _matched(old: pa.Table, new: pa.Table) -> dict[tuple[str, str], int]:
     both = pl.from_arrow(old.select(keys)).unique().join(
         pl.from_arrow(new.select(keys)).unique(), on=keys, nulls_equal=True)
     return _counts(both.to_arrow())
+
+
+# ------------------------------------------------------------------------ exact copies
+
+_COPY_QUERY = """
+WITH rows AS (SELECT id, min(rid) AS rid FROM release GROUP BY id),
+paragraphs AS (
+    SELECT r.rid, c.paragraph_id,
+           len(list_filter(list_zip(c.sentences, c.source_sentences), lambda p:
+               p[2] IS NOT NULL AND NOT regexp_full_match(p[2], '[\\s\\p{Z}\\p{Cf}]*')))
+             AS copyable
+    FROM (SELECT rid, unnest(candidates) AS c FROM release) r(rid, c)),
+copies AS (
+    SELECT "row" AS rid, paragraph_id,
+           count(*) FILTER (WHERE detail = 'question equals the English source') AS question,
+           count(*) FILTER (WHERE detail = 'answer equals the English source') AS answer,
+           count(DISTINCT sentence_index) FILTER (WHERE detail = 'sentence equals the English source')
+             AS sentences
+    FROM findings WHERE "check" = 'exact_source_copy' GROUP BY ALL)
+SELECT j.position, r.rid,
+       CASE WHEN r.rid IS NULL THEN 'not in the release'
+            WHEN j.unit = 'question' THEN CASE WHEN coalesce(q.question, 0) > 0
+                 THEN 'exact copy' ELSE 'not a copy' END
+            WHEN j.unit = 'answer' THEN CASE WHEN coalesce(q.answer, 0) > 0
+                 THEN 'exact copy' ELSE 'not a copy' END
+            WHEN coalesce(p.sentences, 0) = 0 THEN 'not a copy'
+            WHEN p.sentences >= pp.copyable THEN 'exact copy'
+            ELSE 'partial copy' END AS copy_class
+FROM judge j
+LEFT JOIN rows r ON r.id = j.instance_id
+LEFT JOIN copies q ON q.rid = r.rid AND q.paragraph_id IS NULL
+LEFT JOIN copies p ON p.rid = r.rid AND p.paragraph_id = j.paragraph_id AND j.unit = 'paragraph'
+LEFT JOIN paragraphs pp ON pp.rid = r.rid AND pp.paragraph_id = j.paragraph_id
+ORDER BY j.position
+"""
+COPY_CLASSES = ("exact copy", "partial copy", "not a copy", "not in the release")
+
+
+def copy_units(judge_table: pa.Table, release, findings: pa.Table) -> pa.Table:
+    """Per judge row: its release row (rid), our scan's copy class (module docstring) and
+    whether the file's own source and candidate hashes are equal."""
+    con = release.con.cursor()
+    con.register("judge", judge_table.select(["instance_id", "unit", "paragraph_id"])
+                 .append_column("position", pa.array(range(judge_table.num_rows))))
+    con.register("findings", findings.select(["row", "check", "paragraph_id",
+                                              "sentence_index", "detail"]))
+    classes = con.sql(_COPY_QUERY).to_arrow_table()
+    con.unregister("judge")
+    con.unregister("findings")
+    hash_copy = None
+    if {"source_text_sha256", "candidate_text_sha256"} <= set(judge_table.column_names):
+        hash_copy = pa.array(np.asarray(judge_table.column("source_text_sha256").to_pylist(),
+                                        dtype=object)
+                             == np.asarray(judge_table.column("candidate_text_sha256")
+                                           .to_pylist(), dtype=object))
+    keep = [n for n in ("instance_id", "source_id", "target_language", "unit", "paragraph_id",
+                        "score") if n in judge_table.column_names]
+    out = judge_table.select(keep).append_column("rid", classes.column("rid")) \
+        .append_column("copy_class", classes.column("copy_class"))
+    if hash_copy is not None:
+        out = out.append_column("hash_equal", hash_copy)
+    return out
+
+
+COPY_SCHEMA = pa.schema([
+    ("language", pa.string()), ("unit", pa.string()), ("copy_class", pa.string()),
+    ("n", pa.int64()), ("mean", pa.float64()), ("share_of_unit", pa.float64()),
+    ("hash_equal", pa.int64()),
+])
+
+
+def copy_split(units: pa.Table) -> pa.Table:
+    """Mean score of exact copies vs the rest (Tables 10, 20, 21 split), per language and unit
+    and over all languages; `hash_equal` counts the file's own equal-hash units."""
+    frame = pl.from_arrow(units).filter(pl.col("score").is_between(0, 100))
+    if "hash_equal" not in frame.columns:
+        frame = frame.with_columns(pl.lit(None, pl.Boolean).alias("hash_equal"))
+    pooled = frame.with_columns(pl.lit("all").alias("target_language"))
+    both = pl.concat([pooled, frame])
+    totals = both.group_by("target_language", "unit").agg(pl.len().alias("unit_n"))
+    table = (both.group_by("target_language", "unit", "copy_class")
+             .agg(pl.len().alias("n"), pl.col("score").cast(pl.Float64).mean().alias("mean"),
+                  pl.col("hash_equal").sum().cast(pl.Int64).alias("hash_equal"))
+             .join(totals, on=["target_language", "unit"])
+             .with_columns((pl.col("n") / pl.col("unit_n")).alias("share_of_unit")))
+    rank = {c: i for i, c in enumerate(("all",) + LANGUAGE_CODES)}
+    rows = sorted(table.iter_rows(named=True), key=lambda r: (
+        rank.get(r["target_language"], 99), r["target_language"], UNITS.index(r["unit"]),
+        COPY_CLASSES.index(r["copy_class"])))
+    return pa.Table.from_pylist([{"language": r["target_language"], "unit": r["unit"],
+                                  "copy_class": r["copy_class"], "n": r["n"],
+                                  "mean": r["mean"], "share_of_unit": r["share_of_unit"],
+                                  "hash_equal": r["hash_equal"]} for r in rows],
+                                schema=COPY_SCHEMA)
+
+
+# ------------------------------------------------------------------------- calibration
+
+def item_ids(judge_table: pa.Table) -> list[str]:
+    """The review loop's item id of each judged unit: <instance_id>:<unit>:<paragraph or ->."""
+    return [f"{i}:{u}:{p or '-'}" for i, u, p in zip(
+        judge_table.column("instance_id").to_pylist(), judge_table.column("unit").to_pylist(),
+        judge_table.column("paragraph_id").to_pylist())]
+
+
+def human_adequacy(annotations: pa.Table) -> pl.DataFrame:
+    """Per reviewed item its adequacy (1–5): the final label (adjudicated, else agreed), else
+    the mean of two differing initial ratings (audit.review.reports.rating_scores)."""
+    from ..review import agreement, reports
+    final = agreement.final_frame(agreement.prepare(annotations))
+    return (reports.rating_scores(final, "adequacy").filter(pl.col("score").is_not_null())
+            .select("item_id", pl.col("score").alias("human"), "mean_of_initial"))
+
+
+PAIR_SCHEMA = pa.schema([
+    ("item_id", pa.string()), ("instance_id", pa.string()), ("language", pa.string()),
+    ("unit", pa.string()), ("paragraph_id", pa.string()), ("judge", pa.float64()),
+    ("human", pa.float64()), ("mean_of_initial", pa.bool_()), ("disagreement", pa.float64()),
+])
+CORRELATION_SCHEMA = pa.schema([
+    ("language", pa.string()), ("n", pa.int64()), ("statistic", pa.string()),
+    ("estimate", pa.float64()), ("ci_low", pa.float64()), ("ci_high", pa.float64()),
+    ("n_boot", pa.int64()),
+])
+
+
+def calibration(judge_table: pa.Table, human: pl.DataFrame, n_boot: int = 2000,
+                seed: int = SAMPLING_SEED) -> tuple[pa.Table, pa.Table]:
+    """Pairs (judge score, human adequacy) matched on the review item id, sorted by
+    |disagreement| (judge rescaled to 1–5 minus human), and Spearman / Kendall τ-b per
+    language and overall with bootstrap intervals over units."""
+    judged = pl.DataFrame({
+        "item_id": item_ids(judge_table),
+        "instance_id": judge_table.column("instance_id").to_pylist(),
+        "language": judge_table.column("target_language").to_pylist(),
+        "unit": judge_table.column("unit").to_pylist(),
+        "paragraph_id": judge_table.column("paragraph_id").to_pylist(),
+        "judge": pl.Series(judge_table.column("score").to_pylist(), dtype=pl.Float64)})
+    pairs = (judged.join(human, on="item_id")
+             .filter(pl.col("judge").is_not_null())
+             .with_columns((1 + 4 * pl.col("judge") / 100 - pl.col("human"))
+                           .alias("disagreement"))
+             .sort(pl.col("disagreement").abs(), "item_id", descending=[True, False]))
+    rows = []
+    groups = [("all", pairs)] + [(lang, pairs.filter(pl.col("language") == lang))
+                                 for lang in sorted(set(pairs["language"]), key=_language_rank)]
+    for language, part in groups:
+        if part.height < 3:
+            continue
+        result = stats.rank_correlations(part["judge"].to_numpy(), part["human"].to_numpy(),
+                                         n_boot, stats.rng_for(seed, "calibration", language))
+        rows += [{"language": language, "n": part.height, "statistic": name,
+                  "estimate": est, "ci_low": low, "ci_high": high, "n_boot": n_boot}
+                 for name, (est, low, high) in result.items()]
+    return (pa.Table.from_pylist(rows, schema=CORRELATION_SCHEMA),
+            pairs.select(PAIR_SCHEMA.names).to_arrow().cast(PAIR_SCHEMA))
+
+
+def _language_rank(code: str) -> tuple:
+    return (LANGUAGE_CODES.index(code) if code in LANGUAGE_CODES else 99, code)

@@ -35,7 +35,6 @@ METRICS = ("answer_em", "answer_f1", "support_em", "support_f1", "joint_em", "jo
 PARTS = ("answer_em", "answer_precision", "answer_recall", "answer_f1",
          "support_em", "support_precision", "support_recall", "support_f1",
          "joint_em", "joint_precision", "joint_recall", "joint_f1")
-_FACT_KEY = "{paragraph}\x1f{sentence}"
 _UNRESOLVED = "\x00unresolved"
 
 
@@ -50,22 +49,28 @@ class Predictions:
         return self.path.name
 
 
-def _fact_problem(value: object) -> str | None:
-    if not isinstance(value, list):
+def _fact_keys(value: object) -> list[str] | str:
+    """The fact keys of a supporting_facts value, or the first problem with it."""
+    if type(value) is not list:
         return "supporting_facts is not a list"
-    seen = set()
+    keys = []
     for i, fact in enumerate(value):
-        if not isinstance(fact, dict):
+        if type(fact) is not dict:
             return f"supporting fact {i} is not an object"
         paragraph, sentence = fact.get("paragraph_id"), fact.get("sentence_id")
-        if not isinstance(paragraph, str) or not paragraph:
+        if type(paragraph) is not str or not paragraph:
             return f"supporting fact {i}: paragraph_id must be a non-empty string"
-        if isinstance(sentence, bool) or not isinstance(sentence, int) or sentence < 0:
+        if type(sentence) is not int or sentence < 0:   # bool is not int here
             return f"supporting fact {i}: sentence_id must be a non-negative integer"
-        if (paragraph, sentence) in seen:
-            return f"supporting fact {i} repeats ({paragraph!r}, {sentence})"
-        seen.add((paragraph, sentence))
-    return None
+        keys.append(f"{paragraph}\x1f{sentence}")
+    if len(set(keys)) != len(keys):
+        seen = set()
+        for i, key in enumerate(keys):
+            if key in seen:
+                paragraph, sentence = key.split("\x1f")
+                return f"supporting fact {i} repeats ({paragraph!r}, {sentence})"
+            seen.add(key)
+    return keys
 
 
 def read_predictions(path: str | Path) -> Predictions:
@@ -87,16 +92,14 @@ def read_predictions(path: str | Path) -> Predictions:
         if not isinstance(answer, str):
             raise InputError(path, f"answer is a JSON {type(answer).__name__}", where=where,
                              expected="a string answer")
-        support = obj.get("supporting_facts", [])
-        problem = _fact_problem(support)
-        if problem:
-            raise InputError(path, problem, where=where,
+        keys = _fact_keys(obj.get("supporting_facts", []))
+        if type(keys) is str:
+            raise InputError(path, keys, where=where,
                              expected='[{"paragraph_id": "p00", "sentence_id": 0}, ...]')
         first_line[ident] = where
         ids.append(ident)
         answers.append(answer)
-        facts.append([_FACT_KEY.format(paragraph=f["paragraph_id"], sentence=f["sentence_id"])
-                      for f in support])
+        facts.append(keys)
         lines.append(int(where.split()[-1]))
     table = pa.table({"id": pa.array(ids, pa.string()), "answer": pa.array(answers, pa.string()),
                       "facts": pa.array(facts, pa.list_(pa.string())),

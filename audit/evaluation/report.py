@@ -36,6 +36,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from .. import stats
@@ -125,13 +126,18 @@ def labels(descriptors: pa.Table, status: pa.Table) -> pa.Table:
     return table
 
 
-def _codes(column: list, family: str) -> tuple[np.ndarray, list[str]]:
+def _codes(column: pa.ChunkedArray, family: str) -> tuple[np.ndarray, list[str]]:
     """Group index per item and the group names in presentation order."""
-    present = set(column)
+    encoded = column.combine_chunks().dictionary_encode()
+    present = encoded.dictionary.to_pylist()
     order = [g for g in GROUP_ORDER.get(family, ()) if g in present]
-    order += sorted(present - set(order))
-    index = {g: i for i, g in enumerate(order)}
-    return np.array([index[v] for v in column], dtype=np.int64), order
+    order += sorted(set(present) - set(order))
+    remap = np.array([order.index(g) for g in present], dtype=np.int64)
+    return remap[np.asarray(encoded.indices)], order
+
+
+def family_codes(label_table: pa.Table) -> dict[str, tuple[np.ndarray, list[str]]]:
+    return {family: _codes(label_table.column(family), family) for family in FAMILIES}
 
 
 @dataclass
@@ -188,11 +194,11 @@ CLUSTER_DESIGN = "paired source-clustered bootstrap"
 
 # ------------------------------------------------------------------------------- slices
 
-def _slices(label_table: pa.Table, run: str, protocol: str, scores: pred.Scores,
+def _slices(codes_by_family: dict, run: str, protocol: str, scores: pred.Scores,
             n_boot: int, seed: int) -> list[dict]:
     rows = []
     for family in FAMILIES:
-        codes, groups = _codes(label_table.column(family).to_pylist(), family)
+        codes, groups = codes_by_family[family]
         for metric in pred.METRICS:
             result = stats.group_means(scores.values[metric], codes, len(groups), n_boot,
                                        stats.rng_for(seed, run, protocol, family, metric))
@@ -217,8 +223,10 @@ def _sides(label_table: pa.Table) -> list[np.ndarray]:
     """Per contrast: 0 positive, 1 negative, -1 neither."""
     out = []
     for i in range(len(CONTRASTS)):
-        side = label_table.column(f"contrast_{i}").to_pylist()
-        out.append(np.array([-1 if s is None else (0 if s else 1) for s in side]))
+        side = label_table.column(f"contrast_{i}")
+        positive = np.asarray(side.fill_null(False))
+        negative = np.asarray(pa.compute.invert(side).fill_null(False))
+        out.append(np.where(positive, 0, np.where(negative, 1, -1)))
     return out
 
 
@@ -257,16 +265,15 @@ def _sensitivity(sides: list[np.ndarray], quarantined: np.ndarray, boot: stats.C
                  run: str, scores: pred.Scores) -> list[dict]:
     """Table 17: every contrast on all rows and on the rows not quarantined, one paired
     source-clustered resample for both."""
-    clean = ~quarantined
-    masks = np.column_stack([m for side in sides
-                             for m in (side == 0, side == 1, (side == 0) & clean,
-                                       (side == 1) & clean)])
-    estimate, replicates = boot.means(scores.matrix(), masks)
+    partitions = [p for side in sides for p in ((side, 2), (np.where(quarantined, -1, side), 2))]
+    estimate, replicates = boot.means(scores.matrix(), partitions)
     rows = []
     for j, metric in enumerate(pred.METRICS):
         family = []
         for i, (contrast, side) in enumerate(zip(CONTRASTS, sides)):
             pa_, na_, pc, nc = (4 * i + k for k in range(4))
+            n_pos, n_neg = int(((side == 0) & ~quarantined).sum()), \
+                int(((side == 1) & ~quarantined).sum())
             all_value = estimate[pa_, j] - estimate[na_, j]
             clean_value = estimate[pc, j] - estimate[nc, j]
             shift = ((replicates[:, pc, j] - replicates[:, nc, j])
@@ -276,7 +283,7 @@ def _sensitivity(sides: list[np.ndarray], quarantined: np.ndarray, boot: stats.C
                 "run": run, "protocol": DEFAULT_PROTOCOL, "kind": "sensitivity",
                 "family": "Table 17", "contrast": contrast.name, "positive": contrast.positive,
                 "negative": contrast.negative, "metric": metric,
-                "n_pos": int(masks[:, pc].sum()), "n_neg": int(masks[:, nc].sum()),
+                "n_pos": n_pos, "n_neg": n_neg,
                 "estimate": float(clean_value - all_value), "ci_low": low, "ci_high": high,
                 "p_value": stats.bootstrap_p_value(shift), "all_estimate": float(all_value),
                 "clean_estimate": float(clean_value),
@@ -286,19 +293,18 @@ def _sensitivity(sides: list[np.ndarray], quarantined: np.ndarray, boot: stats.C
     return rows
 
 
-def _paired(label_table: pa.Table, a: pred.Scores, b: pred.Scores,
+def _paired(codes_by_family: dict, a: pred.Scores, b: pred.Scores,
             boot: stats.ClusterBootstrap, runs: list[str]) -> list[dict]:
     """Per slice group: mean of B − A per item, source-clustered; Holm across a family's
     groups."""
     difference = b.matrix() - a.matrix()
-    columns, names = [], []
+    partitions, names, sizes = [], [], []
     for family in FAMILIES:
-        codes, groups = _codes(label_table.column(family).to_pylist(), family)
-        for g, group in enumerate(groups):
-            columns.append(codes == g)
-            names.append((family, group))
-    masks = np.column_stack(columns)
-    estimate, replicates = boot.means(difference, masks)
+        codes, groups = codes_by_family[family]
+        partitions.append((codes, len(groups)))
+        names += [(family, group) for group in groups]
+        sizes += list(np.bincount(codes, minlength=len(groups)))
+    estimate, replicates = boot.means(difference, partitions)
     languages = [i for i, (family, _) in enumerate(names) if family == "question_language"]
     rows = []
     label = f"{runs[1]} − {runs[0]}"
@@ -307,7 +313,7 @@ def _paired(label_table: pa.Table, a: pred.Scores, b: pred.Scores,
         for i, (family, group) in enumerate(names):
             reps = replicates[:, i, j]
             low, high, _ = stats.percentile_interval(reps)
-            n = int(masks[:, i].sum())
+            n = int(sizes[i])
             by_family.setdefault(family, []).append({
                 "run": label, "protocol": DEFAULT_PROTOCOL, "kind": "paired", "family": family,
                 "contrast": group, "positive": runs[1], "negative": runs[0], "metric": metric,
@@ -347,14 +353,16 @@ def evaluate(gold_rows: pa.Table, descriptors: pa.Table, status: pa.Table,
     quarantined = np.asarray(label_table.column("quarantined"))
     boot = stats.ClusterBootstrap(label_table.column("source_id").to_numpy(zero_copy_only=False),
                                   n_boot, seed, "sources")
+    codes_by_family = family_codes(label_table)
     for run, run_scores in zip(runs, scores):
         for protocol in PROTOCOLS:
-            slice_rows += _slices(label_table, run, protocol, run_scores[protocol], n_boot, seed)
+            slice_rows += _slices(codes_by_family, run, protocol, run_scores[protocol], n_boot,
+                                  seed)
         contrast_rows += _contrasts(sides, run, run_scores[DEFAULT_PROTOCOL], n_boot, seed)
         contrast_rows += _sensitivity(sides, quarantined, boot, run,
                                       run_scores[DEFAULT_PROTOCOL])
     if len(scores) == 2:
-        contrast_rows += _paired(label_table, scores[0][DEFAULT_PROTOCOL],
+        contrast_rows += _paired(codes_by_family, scores[0][DEFAULT_PROTOCOL],
                                  scores[1][DEFAULT_PROTOCOL], boot, runs)
     summary = {
         "runs": {run: {"file": str(p.path), "predictions": p.lines,
