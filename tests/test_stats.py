@@ -132,3 +132,20 @@ def test_replicate_tables_are_the_tables_of_resampled_items():
     idx = stats.resample_indices(4, 50, np.random.default_rng(4))
     first = sps.kendalltau(x[idx[0]], y[idx[0]]).statistic
     assert stats.kendall_tau_b_of_tables(tables[0]) == pytest.approx(first, nan_ok=True)
+
+
+def test_holm_agrees_with_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+    p = np.random.default_rng(5).random(17) ** 3
+    assert np.allclose(stats.holm(p), multipletests(p, method="holm")[1])
+
+
+def test_cluster_bootstrap_partitions_equal_masks():
+    rng = np.random.default_rng(8)
+    clusters, values = rng.integers(0, 30, 200), rng.random((200, 3))
+    codes = rng.integers(-1, 4, 200)
+    boot = stats.ClusterBootstrap(clusters, 100, 3)
+    by_codes = boot.means(values, [(codes, 4)])
+    by_masks = boot.means(values, np.column_stack([codes == g for g in range(4)]))
+    assert np.allclose(by_codes[0], by_masks[0], equal_nan=True)
+    assert np.allclose(by_codes[1], by_masks[1], equal_nan=True)

@@ -231,16 +231,22 @@ def _design(con, table: pa.Table) -> list[dict]:
     issues = []
     counts = {(lang, unit): n for lang, unit, n in con.sql(
         "SELECT target_language, unit, count(*) FROM j GROUP BY 1, 2").fetchall()}
-    for code in LANGUAGE_CODES:
-        found = {unit: counts.get((code, unit), 0) for unit in UNITS}
-        if sum(found.values()) == 0:
-            issues.append(_issue("warning", "design", f"{code}: no unit (expected 80 paragraph"
-                                 " + 20 question + 20 answer)", 0))
-            continue
-        for unit in UNITS:
-            if found[unit] != DESIGN[unit]:
-                issues.append(_issue("warning", "design", f"{code} {unit}: {found[unit]} units"
-                                     f" (design {DESIGN[unit]})", found[unit]))
+    absent = [code for code in LANGUAGE_CODES
+              if not any(counts.get((code, unit)) for unit in UNITS)]
+    if absent:
+        issues.append(_issue("warning", "design", f"{len(absent)} target language(s) with no "
+                             f"unit: {', '.join(absent)}", 0))
+    for unit in UNITS:
+        # One line per unit and realised count: "8 paragraph units in each of 23 languages".
+        by_count: dict[int, list[str]] = {}
+        for code in LANGUAGE_CODES:
+            found = counts.get((code, unit), 0)
+            if code not in absent and found != DESIGN[unit]:
+                by_count.setdefault(found, []).append(code)
+        for found, codes in sorted(by_count.items()):
+            issues.append(_issue("warning", "design", f"{unit}: {found} unit(s) in each of "
+                                 f"{len(codes)} language(s) ({', '.join(codes)}); design "
+                                 f"{DESIGN[unit]} per language", found * len(codes)))
     others = sorted({lang for lang, _ in counts} - set(LANGUAGE_CODES), key=str)
     for code in others:
         n = sum(v for (lang, _), v in counts.items() if lang == code)
@@ -447,7 +453,7 @@ def difference(old: pa.Table, new: pa.Table, n_boot: int = N_BOOT,
 def _counts(table: pa.Table) -> dict[tuple[str, str], int]:
     frame = pl.from_arrow(table.select(["target_language", "unit"]))
     out: dict[tuple[str, str], int] = {}
-    for (lang, unit), n in frame.group_by("target_language", "unit").len().iter_rows():
+    for lang, unit, n in frame.group_by("target_language", "unit").len().iter_rows():
         for key in ((lang, unit), (lang, "all"), ("all", unit), ("all", "all")):
             out[key] = out.get(key, 0) + n
     return out
