@@ -210,6 +210,7 @@ def make_demo(out: Path = DEMO_EVALUATION) -> dict:
         generated = judge_synth.generate(profile, release=release, design=SMALL_DESIGN)
         written.append(judge_synth.write(generated, out / f"judge-{profile}.parquet"))
     written.append(demo_reviews.write(out / "judge-v1.parquet", out / "human-adequacy.parquet"))
+    written += synthetic.write_retrieval_demo(out)
     return {"written": [str(p) for p in written]}
 
 

@@ -33,7 +33,9 @@ bench_scan = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench_scan)
 
 from audit import descriptors, readers, scan  # noqa: E402
-from audit.evaluation import predictions, report, synthetic  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from audit.evaluation import judge_synth, predictions, report, synthetic  # noqa: E402
 
 
 def predictions_figure(sources: int, views: int, n_boot: int) -> None:
@@ -61,6 +63,22 @@ def predictions_figure(sources: int, views: int, n_boot: int) -> None:
               flush=True)
 
 
+def judge_figure() -> None:
+    from audit.evaluation_cli import judge_reports
+    work = Path(tempfile.mkdtemp(prefix="bench-judge-"))
+    paths = [judge_synth.write(judge_synth.generate(profile), work / f"{profile}.parquet")
+             for profile in ("v1", "v2")]
+    started = time.perf_counter()
+    reports = judge_reports([str(p) for p in paths])
+    seconds = time.perf_counter() - started
+    rows = sum(pq.read_metadata(p).num_rows for p in paths)
+    pooled = [r["mean"] for i in range(2) for r in reports[f"statistics_{i}"].to_pylist()
+              if (r["language"], r["unit"]) == ("all", "all")]
+    print(f"judge reports on {rows:,} rows (validation, statistics with 10,000 replicates, "
+          f"V2 − V1): {seconds:.2f} s (target < 5 s); pooled means "
+          f"{pooled[0]:.3f} / {pooled[1]:.3f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sources", type=int, default=23_066)
@@ -68,6 +86,8 @@ def main() -> None:
     parser.add_argument("--n-boot", type=int, default=2000)
     parser.add_argument("--only", choices=("predictions", "judge"))
     args = parser.parse_args()
+    if args.only != "predictions":
+        judge_figure()
     if args.only != "judge":
         predictions_figure(args.sources, args.views, args.n_boot)
 
