@@ -155,7 +155,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- retrieval
 
-def _ks(text: str) -> tuple[int, ...]:
+def parse_ks(text: str) -> tuple[int, ...]:
     try:
         ks = tuple(int(k) for k in text.split(","))
     except ValueError:
@@ -171,7 +171,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
 
     from .evaluation import retrieval
     _refuse_existing(args.out)
-    report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries, _ks(args.k),
+    report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries, parse_ks(args.k),
                                      n_boot=args.n_boot, seed=args.seed)
     if args.out:
         from .outputs import staged_directory, write_json

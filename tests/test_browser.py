@@ -100,6 +100,9 @@ def shot(tab, name: str) -> None:
     ("/Export", "Export", "export"),
     ("/Review", "Review", "review"),
     ("/Annotations", "Annotations", "annotations"),
+    ("/Evaluate", "Evaluate predictions", "evaluate"),
+    ("/Judge", "LLM-judge samples", "judge"),
+    ("/Retrieval", "MAPLE retrieval runs", "retrieval"),
 ])
 def test_every_page_renders(server, browser, path, heading, name):
     tab = visit(browser, server + path, heading)
@@ -169,4 +172,25 @@ def test_untrusted_text_is_shown_literally_and_runs_nothing(server, browser, hos
     assert tab.evaluate("() => window.__xss") is None
     assert tab.locator("img[src=x]").count() == 0
     shot(tab, "instance-hostile")
+    tab.close()
+
+
+def test_evaluate_links_a_slice_row_to_its_instance(server, browser):
+    tab = visit(browser, server + "/Evaluate", "Evaluate predictions")
+    tab.get_by_role("heading", name="Rows behind a slice").wait_for(timeout=60_000)
+    text = tab.inner_text("body")
+    assert "Contrasts (Tables 9 and 15)" in text and "Sensitivity to flagged rows" in text
+    # Charts load their Plotly bundle lazily: wait for the drawn SVGs, not for time.
+    tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"
+                          ".length >= 2", timeout=60_000)
+    shot(tab, "evaluate-full")
+    tab.close()
+
+
+def test_judge_page_labels_the_difference_descriptive(server, browser):
+    tab = visit(browser, server + "/Judge", "LLM-judge samples")
+    tab.get_by_role("heading", name="Calibration against human adequacy").wait_for(
+        timeout=60_000)
+    assert "independent, unpaired samples" in tab.inner_text("body")
+    shot(tab, "judge-full")
     tab.close()
