@@ -331,3 +331,17 @@ def rank_correlations(x: np.ndarray, y: np.ndarray, n_boot: int, rng: np.random.
         low, high, _ = percentile_interval(of_tables(tables))
         out[name] = (float(of_tables(table)), low, high)
     return out
+
+
+# ------------------------------------------------------------- paired binary outcomes
+
+def mcnemar_exact(before: np.ndarray, after: np.ndarray) -> tuple[int, int, float]:
+    """McNemar's exact test of paired yes/no outcomes (statsmodels): the discordant counts
+    b (yes → no), c (no → yes) and the two-sided exact p-value (1.0 with no discordant pair)."""
+    from statsmodels.stats.contingency_tables import mcnemar
+    before, after = np.asarray(before, bool), np.asarray(after, bool)
+    b, c = int(np.sum(before & ~after)), int(np.sum(~before & after))
+    if b + c == 0:
+        return b, c, 1.0
+    table = [[int(np.sum(before & after)), b], [c, int(np.sum(~before & ~after))]]
+    return b, c, float(mcnemar(table, exact=True).pvalue)

@@ -133,7 +133,8 @@ if "calibration_0" in reports:
     if len(pairs):
         jitter = np.random.default_rng(0).uniform(-0.12, 0.12, len(pairs))
         scatter = px.scatter(pairs.assign(human_jittered=pairs["human"] + jitter,
-                                          language=[chart_label(v) for v in pairs["language"]]),
+                                          language=[chart_label(v) for v in pairs["language"]],
+                                          item_id=[chart_label(v) for v in pairs["item_id"]]),
                              x="judge", y="human_jittered", color="unit",
                              hover_data=["language", "item_id"], height=380,
                              labels={"judge": "judge score (0–100)",

@@ -149,3 +149,24 @@ def test_cluster_bootstrap_partitions_equal_masks():
     by_masks = boot.means(values, np.column_stack([codes == g for g in range(4)]))
     assert np.allclose(by_codes[0], by_masks[0], equal_nan=True)
     assert np.allclose(by_codes[1], by_masks[1], equal_nan=True)
+
+
+def test_mcnemar_exact_on_discordant_pairs():
+    before = np.array([1, 1, 1, 1, 1, 1, 0, 0, 1, 0], bool)
+    after = np.array([0, 0, 0, 0, 0, 1, 0, 1, 1, 0], bool)
+    b, c, p = stats.mcnemar_exact(before, after)
+    # b = 5 (yes → no), c = 1: two-sided binomial(6, ½) tail 2·(1 + 6)/64.
+    assert (b, c) == (5, 1) and p == pytest.approx(14 / 64)
+    assert stats.mcnemar_exact(before, before)[2] == 1.0
+
+
+def test_paired_source_difference_as_issue_13_uses_it():
+    """ΔR: per-source defect indicators of two versions, one resample of sources for both."""
+    rng = np.random.default_rng(9)
+    old = rng.random(500) < 0.06
+    new = old & (rng.random(500) < 0.3)
+    boot = stats.ClusterBootstrap(np.arange(500), 2000, 1, "delta-r")
+    estimate, replicates = boot.means(new.astype(float) - old.astype(float))
+    assert estimate[0, 0] == pytest.approx(new.mean() - old.mean())
+    low, high, _ = stats.percentile_interval(replicates[:, 0, 0])
+    assert low < estimate[0, 0] < high < 0
