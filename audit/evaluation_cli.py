@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "demo" / "evaluation"
+DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
 SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
 
 

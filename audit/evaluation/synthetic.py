@@ -84,9 +84,10 @@ def _support(facts: list[dict], paragraphs: list[str], u: np.ndarray, p: float) 
 ASPECT_DIFFICULTY = {"motivation": 0.1, "method": 0.05, "experiment-result": 0.035}
 
 
-def write_retrieval_demo(folder: str | Path, *, papers: int = 40, seed: int = 5) -> list[Path]:
+def write_retrieval_demo(folder: str | Path, *, papers: int = 30, seed: int = 5,
+                         depth: int = 25) -> list[Path]:
     """A seeded MAPLE-shaped demo: `papers` target papers with 2–4 queries per aspect, a
-    corpus of papers plus 300 negatives, qrels, the query mapping and two TREC runs of 100
+    corpus of papers plus 300 negatives, qrels, the query mapping and two TREC runs of `depth`
     documents per query (B a little better than A; experiment/result hardest, as in the
     paper). The target's rank is geometric with an aspect-dependent success rate."""
     folder = Path(folder)
@@ -101,12 +102,13 @@ def write_retrieval_demo(folder: str | Path, *, papers: int = 40, seed: int = 5)
                 qid = f"{paper}-{aspect[:3]}-{q}"
                 queries.append(f"{qid} {paper} {aspect}")
                 qrels.append(f"{qid} 0 {paper} 1")
-                others = list(rng.choice(negatives, 99, replace=False))
+                others = list(rng.choice(negatives, depth, replace=False))
                 for name, boost in (("a", 1.0), ("b", 1.3)):
-                    rank = min(int(rng.geometric(min(rate * boost, 1.0))), 100)
-                    docs = others[:rank - 1] + [paper] + others[rank - 1:99]
+                    # A target ranked past `depth` is simply not retrieved.
+                    rank = int(rng.geometric(min(rate * boost, 1.0)))
+                    docs = (others[:rank - 1] + [paper] + others[rank - 1:])[:depth]
                     runs[name] += [f"{qid} Q0 {doc} {r} {100 - r:.1f} demo-{name}"
-                                   for r, doc in enumerate(docs[:100], start=1)]
+                                   for r, doc in enumerate(docs, start=1)]
     written = []
     for name, lines in (("maple-queries.tsv", queries), ("maple-qrels.txt", qrels),
                         ("maple-run-a.txt", runs["a"]), ("maple-run-b.txt", runs["b"])):
