@@ -166,6 +166,8 @@ def hostile_release(tmp_path_factory):
 
 def test_untrusted_text_is_shown_literally_and_runs_nothing(server, browser, hostile_release):
     tab = visit(browser, f"{server}/Instance?row=0&release={hostile_release}", "Instance")
+    # The heading comes before the rows under load: wait for the content itself.
+    tab.get_by_text(PAYLOADS[3]).first.wait_for(timeout=60_000)
     body = tab.inner_text("body")
     for payload in PAYLOADS:
         assert payload in body
