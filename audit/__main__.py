@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from . import descriptors, export, policy, readers, registry, scan
+from . import descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
 
 
@@ -152,6 +152,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="regenerate the bundled demo release")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data/demo"))
     p.set_defaults(func=cmd_demo)
+    evaluation_cli.add_parsers(sub)
     return top
 
 

@@ -28,10 +28,12 @@ _MAGIC = ("*", "?", "[")
 
 
 class NotServed(InputError):
-    """A release outside the data roots: the message names nothing about it."""
+    """A path outside the data roots: the message names nothing about it."""
 
-    def __init__(self) -> None:
-        super().__init__("release", "not available here: the workbench serves releases "
+    PLURAL = {"release": "releases", "file": "files", "directory": "directories"}
+
+    def __init__(self, what: str = "release") -> None:
+        super().__init__(what, f"not available here: the workbench serves {self.PLURAL[what]} "
                          "under its data roots only (AUDIT_DATA_ROOTS)")
 
 
@@ -77,21 +79,22 @@ def served_directory(spec: str) -> Path:
     """A directory named in the workbench (a saved scan, say), under a data root."""
     text = str(spec).strip()
     if not text or "\x00" in text:
-        raise NotServed()
+        raise NotServed("directory")
     path = Path(text).resolve()
     if not _inside(path, data_roots()) or not path.is_dir():
-        raise NotServed()
+        raise NotServed("directory")
     return path
 
 
 def served_file(spec: str) -> Path:
-    """One file named in the workbench (a HotpotQA source, a policy), under a data root."""
+    """One file named in the workbench (a HotpotQA source, a policy, predictions), under a
+    data root."""
     text = str(spec).strip()
     if not text or "\x00" in text:
-        raise NotServed()
+        raise NotServed("file")
     path = Path(text).resolve()
     if not _inside(path, data_roots()):
-        raise NotServed()
+        raise NotServed("file")
     if not path.is_file():
         raise InputError(text, "no such file")
     return path

@@ -91,7 +91,7 @@ def _set_param(name: str, key: str) -> None:
         st.query_params.pop(name, None)
 
 
-def _save_upload(upload, suffixes: tuple[str, ...]) -> str:
+def save_upload(upload, suffixes: tuple[str, ...]) -> str:
     """Keep an upload under the upload area, named by its content hash (the uploaded name
     is never used as a path)."""
     data = upload.getvalue()
@@ -108,7 +108,7 @@ def _save_upload(upload, suffixes: tuple[str, ...]) -> str:
 def _uploaded(name: str, key: str, suffixes: tuple[str, ...]) -> None:
     upload = st.session_state.get(key)
     if upload is not None:
-        st.query_params[name] = _save_upload(upload, suffixes)
+        st.query_params[name] = save_upload(upload, suffixes)
 
 
 def _path_input(label: str, name: str, view_value: str | None, placeholder: str,

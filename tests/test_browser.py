@@ -115,6 +115,9 @@ def shot(tab, name: str) -> None:
     ("/Export", "Export", "export", "Saved scans"),
     ("/Review", "Review", "review", "Push to Label Studio"),
     ("/Annotations", "Annotations", "annotations", "Annotations"),
+    ("/Evaluate", "Evaluate predictions", "evaluate", "Evaluate predictions"),
+    ("/Judge", "LLM-judge samples", "judge", "LLM-judge samples"),
+    ("/Retrieval", "MAPLE retrieval runs", "retrieval", "MAPLE retrieval runs"),
 ])
 def test_every_page_renders(server, browser, path, heading, name, content):
     tab = visit(browser, server + path, heading, content)
@@ -312,4 +315,25 @@ def test_hostile_text_shows_literally_and_runs_nothing(server, browser, hostile_
     styles = main.locator("style").all_inner_texts()       # only the app's own stylesheet
     assert len(styles) == 1 and "display:none" not in styles[0] and ".cc-review" in styles[0]
     assert outside == [] and dialogs == []
+    tab.close()
+
+
+def test_evaluate_links_a_slice_row_to_its_instance(server, browser):
+    tab = visit(browser, server + "/Evaluate", "Evaluate predictions")
+    tab.get_by_role("heading", name="Rows behind a slice").wait_for(timeout=60_000)
+    text = tab.inner_text("body")
+    assert "Contrasts (Tables 9 and 15)" in text and "Sensitivity to flagged rows" in text
+    # Charts load their Plotly bundle lazily: wait for the drawn SVGs, not for time.
+    tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"
+                          ".length >= 2", timeout=60_000)
+    shot(tab, "evaluate-full")
+    tab.close()
+
+
+def test_judge_page_labels_the_difference_descriptive(server, browser):
+    tab = visit(browser, server + "/Judge", "LLM-judge samples")
+    tab.get_by_role("heading", name="Calibration against human adequacy").wait_for(
+        timeout=60_000)
+    assert "independent, unpaired samples" in tab.inner_text("body")
+    shot(tab, "judge-full")
     tab.close()

@@ -182,8 +182,8 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     saved = str(next((tmp_path / "scans").glob("*/*")))
     at.text_input(key="compare_with").input(saved).run()
     assert [e.value for e in at.error] == [
-        "Cannot compare: ` release: not available here: the workbench serves releases under "
-        "its data roots only (AUDIT_DATA_ROOTS) `"]
+        "Cannot compare: ` directory: not available here: the workbench serves "
+        "directories under its data roots only (AUDIT_DATA_ROOTS) `"]
     monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
     at.text_input(key="compare_with").input(saved + "/").run()
     assert "0 rows differ" in markdown_text(at)

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import re
 import warnings
-import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, NamedTuple
@@ -65,6 +64,9 @@ import polars as pl
 import pyarrow as pa
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
+
+# The bootstrap helpers live in the shared statistics module (also used by evaluation).
+from ..stats import CI_LEVEL, cluster_weights, percentile_interval, rng_for  # noqa: F401
 
 RATING = ("1", "2", "3", "4", "5")
 YES_NO = ("no", "yes")
@@ -101,7 +103,6 @@ ROLES = ("initial", "adjudication")
 REQUIRED = ("item_id", "cluster_id", "kind", "language", "unit", "setting", "annotator", "role",
             "criterion", "value", "annotation_id", "updated_at")
 ITEM = ["item_id", "cluster_id", "kind", "language", "unit", "setting"]
-CI_LEVEL = 95.0
 
 
 # ---------------------------------------------------------------- validation and preparation
@@ -364,32 +365,6 @@ def statistics(scale: Scale) -> list[Statistic]:
 
 
 # --------------------------------------------------------------------------------- bootstrap
-
-def rng_for(seed: int, *keys: str) -> np.random.Generator:
-    """One generator per (seed, criterion, ...): a criterion's interval does not depend on
-    which other criteria happen to be in the table."""
-    return np.random.default_rng([seed, zlib.crc32("/".join(keys).encode())])
-
-
-def cluster_weights(n_clusters: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """(n_boot, n_clusters): how often each cluster is drawn when n_clusters clusters are
-    drawn with replacement, once per replicate."""
-    draws = rng.integers(0, n_clusters, (n_boot, n_clusters)) if n_clusters else \
-        np.zeros((n_boot, 0), dtype=np.int64)
-    # Offset each replicate's draws so one bincount counts all replicates at once.
-    flat = (draws + n_clusters * np.arange(n_boot)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_boot * n_clusters).reshape(n_boot, n_clusters)
-
-
-def percentile_interval(replicates: np.ndarray) -> tuple[float, float, int]:
-    """Percentile 95% interval over the defined replicates, and how many were defined."""
-    defined = replicates[~np.isnan(replicates)]
-    if len(defined) == 0:
-        return float("nan"), float("nan"), 0
-    tail = (100 - CI_LEVEL) / 2
-    low, high = np.percentile(defined, [tail, 100 - tail])
-    return float(low), float(high), len(defined)
-
 
 def bootstrap_tables(first: np.ndarray, second: np.ndarray, clusters: np.ndarray,
                      n_labels: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:

@@ -24,6 +24,7 @@ import polars as pl
 import pyarrow as pa
 from statsmodels.stats.proportion import proportion_confint
 
+from audit.stats import cluster_mean
 
 from . import agreement as ag
 
@@ -65,20 +66,6 @@ def rating_scores(final: pl.DataFrame, criterion: str) -> pl.DataFrame:
     return _translation(final, criterion).with_columns(
         score.alias("score"),
         (pl.col("value").is_null() & score.is_not_null()).alias("mean_of_initial"))
-
-
-def cluster_mean(values: np.ndarray, clusters: np.ndarray, n_boot: int,
-                 rng: np.random.Generator) -> tuple[float, float, float]:
-    """Mean of item values and its percentile interval over cluster resamples: each
-    replicate is sum(weight * cluster sum) / sum(weight * cluster size)."""
-    if len(values) == 0:
-        return float("nan"), float("nan"), float("nan")
-    _, index = np.unique(clusters, return_inverse=True)
-    sums = np.bincount(index, weights=values)
-    sizes = np.bincount(index).astype(float)
-    weights = ag.cluster_weights(len(sums), n_boot, rng)
-    low, high, _ = ag.percentile_interval((weights @ sums) / (weights @ sizes))
-    return float(values.mean()), low, high
 
 
 MEANS_SCHEMA = pa.schema([

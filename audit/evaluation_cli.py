@@ -1,0 +1,299 @@
+"""CLI subcommands of the evaluation reports (issue 14), registered by audit/__main__.py:
+
+    evaluate RELEASE PRED.jsonl [PRED2.jsonl] [--out DIR]     predictions by language vector
+    judge JUDGE.parquet [JUDGE2.parquet] [--release RELEASE]   LLM-judge sample reports
+    retrieval QRELS RUN [RUN2] --queries MAP [--k 5,10,20]     MAPLE retrieval runs
+    eval-demo [--out DIR]                                      regenerate the demo files
+    synth-judge OUT.parquet --profile v1|v2 [--release R]      a seeded synthetic judge file
+
+Heavy imports stay inside the commands. Bad input raises InputError (exit 2 via __main__).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .errors import InputError
+
+DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
+SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _refuse_existing(out: str | None) -> None:
+    if out and Path(out).exists():
+        raise InputError(out, "already exists; reports never overwrite an earlier one",
+                         expected="a new --out directory")
+
+
+def _scan(release_spec: str, sources: list[str], skip: list[str]):
+    """Open and scan a release (status per row, findings) with the default policy."""
+    from . import readers, registry, scan
+    unknown = sorted(set(skip) - set(registry.BY_NAME))
+    if unknown:
+        raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
+                         expected="names from `python -m audit checks`")
+    release = readers.open_release(release_spec, sources)
+    _say(f"scanning {release.rows:,} rows ({release.layout})")
+    return release, scan.run(release, skip=frozenset(skip))
+
+
+def _scan_status(scan_dir: str, rows: int):
+    from . import export
+    _, status, _ = export.load_scan(Path(scan_dir))
+    if status.num_rows != rows:
+        raise InputError(scan_dir, f"its status covers {status.num_rows:,} rows, the release "
+                         f"{rows:,}", expected="a scan of this release")
+    return status
+
+
+# ------------------------------------------------------------------------------ evaluate
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from . import descriptors, readers
+    from .evaluation import predictions, report
+    _refuse_existing(args.out)
+    files = [predictions.read_predictions(p) for p in args.predictions]
+    if args.scan:
+        release = readers.open_release(args.release, args.source)
+        status = _scan_status(args.scan, release.rows)
+    else:
+        release, result = _scan(args.release, args.source, args.skip)
+        status = result.status
+    _say(f"scoring {', '.join(f.label for f in files)} against {release.rows:,} rows")
+    evaluation = report.evaluate(predictions.gold(release), descriptors.descriptors(release),
+                                 status, files, n_boot=args.n_boot, seed=args.seed)
+    if args.out:
+        report.write(evaluation, Path(args.out))
+        _say(f"wrote {args.out}")
+    print(json.dumps({**evaluation.metrics_json(), "runs": evaluation.summary["runs"]},
+                     indent=2, ensure_ascii=False))
+    return 0
+
+
+# --------------------------------------------------------------------------------- judge
+
+def judge_reports(paths: list[str], release=None, findings=None, human=None,
+                  n_boot: int | None = None, seed: int | None = None) -> dict:
+    """Every judge report for one or two files (the page calls this too)."""
+    from .evaluation import judge
+    n_boot = n_boot or judge.N_BOOT
+    seed = judge.SAMPLING_SEED if seed is None else seed
+    files = [judge.read_judge(p) for p in paths]
+    out: dict = {"files": [str(f.path) for f in files]}
+    for i, f in enumerate(files):
+        boot = judge.bootstrap(f.table, n_boot, seed, f"file-{i}")
+        out[f"validation_{i}"] = judge.validate(f, release)
+        out[f"statistics_{i}"] = judge.statistics(f.table, boot)
+        if release is not None and findings is not None:
+            units = judge.copy_units(f.table, release, findings)
+            out[f"units_{i}"] = units
+            out[f"copies_{i}"] = judge.copy_split(units)
+        if human is not None:
+            out[f"calibration_{i}"], out[f"pairs_{i}"] = judge.calibration(
+                f.table, human, min(n_boot, 2000), seed)
+    if len(files) == 2:
+        out["difference"] = judge.difference(files[0].table, files[1].table, n_boot, seed)
+    return out
+
+
+def _human_scores(batch: str | None):
+    if not batch:
+        return None
+    from .evaluation import judge
+    from .review import loop
+    table = loop.read_annotations(batch)
+    if table is None:
+        raise InputError(loop.batch_dir(batch), "no pulled annotations",
+                         expected="a review batch with annotations.parquet")
+    return judge.human_adequacy(table)
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+    _refuse_existing(args.out)
+    release = findings = None
+    if args.release:
+        release, result = _scan(args.release, args.source, args.skip)
+        findings = result.findings
+    reports = judge_reports(args.judge, release, findings, _human_scores(args.reviews),
+                            args.n_boot, args.seed)
+    if args.out:
+        from .outputs import staged_directory, write_json
+        with staged_directory(Path(args.out)) as staging:
+            for name, table in reports.items():
+                if name != "files":
+                    pq.write_table(table, staging / f"{name}.parquet")
+            write_json(staging / "files.json", reports["files"])
+        _say(f"wrote {args.out}")
+    for i, path in enumerate(reports["files"]):
+        issues = reports[f"validation_{i}"].to_pylist()
+        print(f"{path}: {len(issues)} departure(s) from the schema and design")
+        for issue in issues:
+            print(f"  {issue['severity']:7} {issue['check']:15} {issue['detail']}")
+        for row in reports[f"statistics_{i}"].to_pylist():
+            if row["language"] == "all":
+                print(f"  all languages {row['unit']:9} n={row['n']:5,} mean {row['mean']:7.3f} "
+                      f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]  ({row['weighting']})")
+    if "difference" in reports:
+        print("second − first (descriptive: independent, unpaired samples)")
+        for row in reports["difference"].to_pylist():
+            if row["language"] == "all":
+                print(f"  {row['unit']:9} {row['difference']:+7.3f} "
+                      f"[{row['ci_low']:+.2f}, {row['ci_high']:+.2f}]")
+    strict_errors = sum(1 for i in range(len(reports["files"]))
+                        for r in reports[f"validation_{i}"].to_pylist()
+                        if r["severity"] == "error")
+    return 1 if args.strict and strict_errors else 0
+
+
+# ----------------------------------------------------------------------------- retrieval
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        raise InputError("--k", f"{text!r} is not a comma-separated list of integers",
+                         expected="e.g. 5,10,20") from None
+    if not ks or min(ks) < 1:
+        raise InputError("--k", f"{text!r}", expected="positive cut-offs, e.g. 5,10,20")
+    return ks
+
+
+def cmd_retrieval(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from .evaluation import retrieval
+    _refuse_existing(args.out)
+    report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries, parse_ks(args.k),
+                                     n_boot=args.n_boot, seed=args.seed)
+    if args.out:
+        from .outputs import staged_directory, write_json
+        with staged_directory(Path(args.out)) as staging:
+            pq.write_table(report.metrics, staging / "metrics.parquet")
+            pq.write_table(report.per_query, staging / "per_query.parquet")
+            if report.comparison is not None:
+                pq.write_table(report.comparison, staging / "comparison.parquet")
+            write_json(staging / "summary.json", report.summary)
+    for row in report.metrics.to_pylist():
+        print(f"{row['run']} @{row['k']:<3} {row['metric']:26} {100 * row['value']:6.1f} "
+              f"[{100 * row['ci_low']:.1f}, {100 * row['ci_high']:.1f}]  n={row['n']}")
+    if report.comparison is not None:
+        for row in report.comparison.to_pylist():
+            print(f"B − A @{row['k']:<3} {row['metric']:26} {100 * row['difference']:+6.1f} "
+                  f"[{100 * row['ci_low']:+.1f}, {100 * row['ci_high']:+.1f}]  "
+                  f"p={row['p_value']:.4f} Holm {row['p_holm']:.4f}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- demo files
+
+def make_demo(out: Path = DEMO_EVALUATION) -> dict:
+    """Regenerate the demo's evaluation inputs from the demo release, deterministically."""
+    from . import descriptors, readers
+    from .evaluation import demo_reviews, judge_synth, synthetic
+    from .workspace import DEMO_RELEASE, demo_sources
+    release = readers.open_release(DEMO_RELEASE, demo_sources())
+    table = descriptors.descriptors(release)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [synthetic.write_predictions(release, table, out / "predictions-a.jsonl",
+                                           seed=1, skill=0.55),
+               synthetic.write_predictions(release, table, out / "predictions-b.jsonl",
+                                           seed=2, skill=0.65)]
+    for profile in ("v1", "v2"):
+        generated = judge_synth.generate(profile, release=release, design=SMALL_DESIGN)
+        written.append(judge_synth.write(generated, out / f"judge-{profile}.parquet"))
+    written.append(demo_reviews.write(out / "judge-v1.parquet", out / "human-adequacy.parquet"))
+    written += synthetic.write_retrieval_demo(out)
+    return {"written": [str(p) for p in written]}
+
+
+def cmd_eval_demo(args: argparse.Namespace) -> int:
+    print(json.dumps(make_demo(Path(args.out)), indent=2))
+    return 0
+
+
+def cmd_synth_judge(args: argparse.Namespace) -> int:
+    from .evaluation import judge_synth
+    release = None
+    if args.release:
+        from . import readers
+        release = readers.open_release(args.release, args.source)
+    table = judge_synth.generate(args.profile, release=release, seed=args.seed)
+    judge_synth.write(table, Path(args.out))
+    print(json.dumps({"judge": args.out, "rows": table.num_rows, "profile": args.profile}))
+    return 0
+
+
+# ------------------------------------------------------------------------------- parsers
+
+def add_parsers(sub) -> None:
+    p = sub.add_parser("evaluate", help="score predictions by language vector: slices, "
+                                        "contrasts, Table 17 sensitivity, paired differences")
+    p.add_argument("release", help="the release the predictions are for")
+    p.add_argument("predictions", nargs="+", metavar="PRED.jsonl",
+                   help="one or two prediction files ({id, answer, supporting_facts})")
+    p.add_argument("--out", help="new directory: metrics.json, slices.parquet, "
+                                 "contrasts.parquet, summary.json")
+    p.add_argument("--scan", help="a saved scan of this release (its status per row) "
+                                  "instead of scanning it now")
+    p.add_argument("--source", action="append", default=[],
+                   help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
+    p.add_argument("--skip", action="append", default=[], metavar="CHECK",
+                   help="leave a check out of the scan (repeatable)")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=20260810)
+    p.set_defaults(func=_two_at_most(cmd_evaluate, "predictions"))
+
+    p = sub.add_parser("judge", help="validate and report LLM-judge sample files")
+    p.add_argument("judge", nargs="+", metavar="JUDGE.parquet", help="one or two judge files")
+    p.add_argument("--release", help="the release the units come from (joins, exact copies)")
+    p.add_argument("--source", action="append", default=[])
+    p.add_argument("--skip", action="append", default=[], metavar="CHECK")
+    p.add_argument("--reviews", metavar="BATCH",
+                   help="a review batch whose adequacy ratings calibrate the judge")
+    p.add_argument("--out", help="new directory for the report tables")
+    p.add_argument("--n-boot", type=int, default=10_000)
+    p.add_argument("--seed", type=int, default=20260810)
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a departure of severity 'error' is found")
+    p.set_defaults(func=_two_at_most(cmd_judge, "judge"))
+
+    p = sub.add_parser("retrieval", help="MAPLE multi-aspect retrieval metrics of TREC runs")
+    p.add_argument("qrels", help="TREC qrels: qid iter docid rel")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="one or two TREC runs")
+    p.add_argument("--queries", required=True,
+                   help="query mapping: qid paper aspect (or JSONL query_id, paper_id, aspect)")
+    p.add_argument("--k", default="5,10,20", help="cut-offs (default 5,10,20)")
+    p.add_argument("--out", help="new directory for the report tables")
+    p.add_argument("--n-boot", type=int, default=2000)
+    p.add_argument("--seed", type=int, default=20260810)
+    p.set_defaults(func=_two_at_most(cmd_retrieval, "runs"))
+
+    p = sub.add_parser("eval-demo", help="regenerate the demo prediction, judge and "
+                                         "human-score files (deterministic)")
+    p.add_argument("--out", default=str(DEMO_EVALUATION))
+    p.set_defaults(func=cmd_eval_demo)
+
+    p = sub.add_parser("synth-judge", help="write a seeded synthetic judge file whose means "
+                                           "are the published ones")
+    p.add_argument("out", metavar="OUT.parquet")
+    p.add_argument("--profile", choices=("v1", "v2"), required=True)
+    p.add_argument("--release", help="draw real units from this release")
+    p.add_argument("--source", action="append", default=[])
+    p.add_argument("--seed", type=int, default=20260810)
+    p.set_defaults(func=cmd_synth_judge)
+
+
+def _two_at_most(command, field: str):
+    def run(args: argparse.Namespace) -> int:
+        if len(getattr(args, field)) > 2:
+            raise InputError(field, f"{len(getattr(args, field))} files", expected="one or two")
+        return command(args)
+    return run
