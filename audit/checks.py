@@ -9,6 +9,7 @@ pass over the release, with DuckDB list lambdas instead of unnesting the nested 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
@@ -38,7 +39,11 @@ class Check:
     description: str
     layouts: frozenset[str]
     # Row expression (see module doc); None when the layout never carries what it needs.
+    # An expression that reads the candidates, the supporting facts or the source runs once
+    # per distinct context (`level`); a check that also reads the row's own fields puts that
+    # part in `sql` and the context part in `context_sql`.
     sql: str | None = None
+    context_sql: str | None = None
     # Capabilities `sql` needs ("source", "record_hash"); without them `witness` runs instead.
     needs: frozenset[str] = frozenset()
     # What the layout shows without those capabilities (may miss cases), or None.
@@ -58,12 +63,30 @@ class Check:
     # registry fingerprint.
     version: str = ""
 
-    def plan(self, capabilities: frozenset[str]) -> tuple[str | None, bool]:
-        """The SQL to run and whether it sees every case; when it does not, a flag the
-        release shipped is carried over as a finding rather than silently contradicted."""
-        if self.sql is not None and self.needs <= capabilities:
-            return self.sql, True
-        return self.witness, False
+    def plan(self, capabilities: frozenset[str]) -> tuple[str | None, str | None, bool]:
+        """(row SQL, context SQL, whether they see every case); when they do not, a flag
+        the release shipped is carried over as a finding rather than silently contradicted."""
+        if (self.sql or self.context_sql) and self.needs <= capabilities:
+            parts, exhaustive = (self.sql, self.context_sql), True
+        else:
+            parts, exhaustive = (self.witness, None), False
+        row = [p for p in parts if p and level(p) == "row"]
+        context = [p for p in parts if p and level(p) == "context"]
+        return (concat(*row) if len(row) > 1 else (row or [None])[0],
+                concat(*context) if len(context) > 1 else (context or [None])[0], exhaustive)
+
+
+_CONTEXT_FIELDS = re.compile(r"\br\.(candidates|supporting_facts|title_keys)\b|\bs\.")
+_ROW_FIELDS = re.compile(r"\br\.(?!candidates\b|supporting_facts\b|title_keys\b)[a-z_]+")
+
+
+def level(sql: str) -> str:
+    """'context' for an expression over a context (candidates, facts, title keys, the
+    source row `s`), 'row' for one over the row's own fields; never both."""
+    context, row = bool(_CONTEXT_FIELDS.search(sql)), bool(_ROW_FIELDS.search(sql))
+    if context and row:
+        raise ValueError(f"an expression reads both a row's fields and its context: {sql}")
+    return "context" if context else "row"
 
 
 # ------------------------------------------------------------------ expression helpers
@@ -143,10 +166,10 @@ V11_CHECKS = (
             when("r.question_language = 'en' AND r.question IS DISTINCT FROM r.source_question",
                  "'English question differs from the source question'"),
             when("r.question_language = 'en' AND r.answer IS DISTINCT FROM r.source_answer",
-                 "'English answer differs from the source answer'"),
-            per_candidate(f"c.language_code = 'en' AND {HAS_SOURCE} AND (c.title <> "
-                          "c.source_title OR c.sentences <> c.source_sentences)",
-                          "'English paragraph differs from its source'"))),
+                 "'English answer differs from the source answer'")),
+        context_sql=per_candidate(f"c.language_code = 'en' AND {HAS_SOURCE} AND (c.title <> "
+                                  "c.source_title OR c.sentences <> c.source_sentences)",
+                                  "'English paragraph differs from its source'")),
     Check("invalid_source_context", "row", "blocking", "source",
           "The HotpotQA source context is not a list.", V1, reference=True,
           sql=when("s.source_id IS NOT NULL AND NOT s.context_is_list",
@@ -244,7 +267,8 @@ BEYOND_CHECKS = (
               when("r.question_language <> 'en' AND r.question = r.source_question",
                    "'question equals the English source'", "copy_category(r.question)"),
               when("r.answer_language <> 'en' AND r.answer = r.source_answer",
-                   "'answer equals the English source'", "copy_category(r.answer)"),
+                   "'answer equals the English source'", "copy_category(r.answer)")),
+          context_sql=concat(
               "list_transform(list_filter(r.candidates, lambda c: c.language_code <> 'en' AND "
               "c.title = c.source_title), lambda c: "
               + _f(p="c.paragraph_id", d="'title equals the English source'",
@@ -260,9 +284,9 @@ BEYOND_CHECKS = (
     Check("invalid_unicode", "sentence", "review", "translation",
           "Text contains U+FFFD or a C0/C1 control character.", ALL,
           sql=concat(when("has_invalid_chars(r.question)", "'question'"),
-                     when("has_invalid_chars(r.answer)", "'answer'"),
-                     per_candidate("has_invalid_chars(c.title)", "'title'"),
-                     per_sentence("has_invalid_chars({t})", "'sentence'"))),
+                     when("has_invalid_chars(r.answer)", "'answer'")),
+          context_sql=concat(per_candidate("has_invalid_chars(c.title)", "'title'"),
+                             per_sentence("has_invalid_chars({t})", "'sentence'"))),
     # On V2 the release's own source:… flags report these two defects: one finding per
     # defect, under the reference name (whose detail names ours).
     Check("source_blank_sentence", "sentence", "review", "source",
@@ -282,23 +306,28 @@ _HIDING = controls.regex_class(controls.BIDI + controls.INFO)
 # Bidi controls and zero-width characters anywhere, a byte-order mark after the first
 # character: the cheap filter that leaves only the rare texts to describe.
 _HIDING_PATTERN = f"{_HIDING}|(?s:.){controls.regex_class([controls.BOM])}"
+# Texts holding such a character: questions and answers per view, titles and sentences once
+# per distinct context.
 _HIDING_UNITS = """
-WITH hit AS (
-    SELECT rid, id, source_split, question, answer, candidates FROM release
-    WHERE regexp_matches(question, $p) OR regexp_matches(answer, $p)
-       OR len(list_filter(candidates, lambda c: regexp_matches(c.title, $p)
-              OR len(list_filter(c.sentences, lambda s: regexp_matches(s, $p))) > 0)) > 0),
-cands AS (SELECT rid, id, source_split, unnest(candidates) AS c FROM hit)
-SELECT rid, id, source_split, NULL AS paragraph_id, NULL::INTEGER AS sentence_index,
-       'question' AS unit, question AS text FROM hit
-UNION ALL SELECT rid, id, source_split, NULL, NULL, 'answer', answer FROM hit
-UNION ALL SELECT rid, id, source_split, c.paragraph_id, NULL, 'title', c.title FROM cands
-UNION ALL SELECT rid, id, source_split, c.paragraph_id, k - 1, 'sentence', c.sentences[k]
-    FROM (SELECT *, unnest(range(1, len(c.sentences) + 1)) AS k FROM cands)
+SELECT rid, NULL::INTEGER AS ctx, NULL AS paragraph_id, NULL::INTEGER AS sentence_index,
+       'question' AS unit, question AS text FROM views WHERE regexp_matches(question, $p)
+UNION ALL
+SELECT rid, NULL, NULL, NULL, 'answer', answer FROM views WHERE regexp_matches(answer, $p)
+UNION ALL
+SELECT NULL, ctx, c.paragraph_id, NULL, 'title', c.title
+FROM (SELECT ctx, unnest(candidates) AS c FROM contexts
+      WHERE len(list_filter(candidates, lambda c: regexp_matches(c.title, $p))) > 0)
+WHERE regexp_matches(c.title, $p)
+UNION ALL
+SELECT NULL, ctx, c.paragraph_id, k - 1, 'sentence', c.sentences[k]
+FROM (SELECT ctx, c, unnest(range(1, len(c.sentences) + 1)) AS k
+      FROM (SELECT ctx, unnest(candidates) AS c FROM contexts
+            WHERE len(list_filter(candidates, lambda c: len(list_filter(
+                      c.sentences, lambda s: regexp_matches(s, $p))) > 0)) > 0))
+WHERE regexp_matches(c.sentences[k], $p)
 """
-_HIDING_SCHEMA = pa.schema([("rid", pa.int64()), ("id", pa.string()),
-                            ("source_split", pa.string()), ("paragraph_id", pa.string()),
-                            ("sentence_index", pa.int32()), ("detail", pa.string()),
+_HIDING_SCHEMA = pa.schema([("rid", pa.int64()), ("ctx", pa.int32()),
+                            ("paragraph_id", pa.string()), ("sentence_index", pa.int32()), ("detail", pa.string()),
                             ("category", pa.string()), ("evidence", pa.string())])
 
 
@@ -313,8 +342,7 @@ def _invisible_control(release: "Release") -> str:
     """One finding per text unit holding such characters; its category is that of the
     worst one (bidi and BOM: review, zero-width: info), its detail names the first."""
     con = release.con
-    units = con.sql(f"SELECT * FROM ({_HIDING_UNITS}) WHERE regexp_matches(text, $p)",
-                    params={"p": _HIDING_PATTERN}).to_arrow_table().to_pylist()
+    units = con.sql(_HIDING_UNITS, params={"p": _HIDING_PATTERN}).to_arrow_table().to_pylist()
     rows = []
     for unit in units:
         found = hiding_characters(unit["text"] or "")
@@ -323,8 +351,7 @@ def _invisible_control(release: "Release") -> str:
         kinds = {controls.kind(ch) for _, ch in found}
         position, char = found[0]
         more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-        rows.append({**{k: unit[k] for k in ("rid", "id", "source_split", "paragraph_id",
-                                               "sentence_index")},
+        rows.append({**{k: unit[k] for k in ("rid", "ctx", "paragraph_id", "sentence_index")},
                      "detail": f"{unit['unit']}: {controls.name(char)} at character "
                                f"{position}{more}",
                      "category": "bidi_or_bom" if "review" in kinds else "zero_width",
@@ -333,8 +360,14 @@ def _invisible_control(release: "Release") -> str:
     con.execute("CREATE OR REPLACE TEMP TABLE invisible_control_rows AS "
                 "SELECT * FROM invisible_control_found")
     con.unregister("invisible_control_found")
-    return """SELECT rid, id, source_split, 'invisible_control', paragraph_id, sentence_index,
-        detail, category, evidence FROM invisible_control_rows"""
+    # A title's or sentence's finding reaches every view of its context.
+    return """SELECT v.rid, v.id, v.source_split, 'invisible_control', f.paragraph_id,
+        f.sentence_index, f.detail, f.category, f.evidence
+        FROM invisible_control_rows f JOIN views v USING (rid)
+        UNION ALL
+        SELECT v.rid, v.id, v.source_split, 'invisible_control', f.paragraph_id,
+        f.sentence_index, f.detail, f.category, f.evidence
+        FROM invisible_control_rows f JOIN views v USING (ctx)"""
 
 
 HIDING_CHECKS = (
@@ -482,7 +515,7 @@ RELEASE_CHECKS = (
     Check("record_hash_mismatch", "row", "review", "release",
           "The row's record checksum does not reproduce from its content.",
           frozenset({"v1.1", "v2"}), needs=frozenset({"record_hash"}),
-          query=lambda release: hashing.verify_query(release.con, release.layout)),
+          query=hashing.verify_query),
     Check("duplicate_id", "release", "review", "release",
           "Two or more release rows share an id within a split.", ALL, query=_duplicate_id),
     Check("missing_source_id", "release", "review", "source",

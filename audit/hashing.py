@@ -1,54 +1,149 @@
-"""The record checksums of SPEC §1 (sha256 of canonical JSON), reproduced in DuckDB SQL."""
+"""The record checksums of SPEC §1 (sha256 of canonical JSON), reproduced from the release.
+
+A row's canonical JSON is its fields in key order. Views of one source share their
+candidates and supporting facts, so the JSON of those two values is built once per distinct
+context in SQL, the JSON of each row's other fields (the segments between them) once per
+row, and the pieces are fed to hashlib in order: no row's full text is ever assembled.
+hashlib (OpenSSL, SHA extensions) hashes several times faster than DuckDB's sha256 and
+releases the GIL on large pieces, so two threads share the work.
+"""
 
 from __future__ import annotations
 
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
 import pyarrow as pa
 
+from .sqlsafe import identifier
 
-def canonical_json_sql(schema: pa.Schema, layout: str) -> str:
-    """SQL reproducing the canonical JSON of a raw row `raw` (the text its checksum hashes):
-    keys sorted at every depth; V1.1 drops record_sha256, V2 sets release_record_sha256
-    to ''."""
-    def value(expr: str, type_: pa.DataType) -> str:
-        if pa.types.is_struct(type_):
-            fields = sorted(type_, key=lambda f: f.name)
-            return "struct_pack(" + ", ".join(
-                f'"{f.name}" := {value(f"{expr}.{chr(34)}{f.name}{chr(34)}", f.type)}'
-                for f in fields) + ")"
-        if pa.types.is_list(type_) and pa.types.is_struct(type_.value_type):
-            return f"list_transform({expr}, lambda x: {value('x', type_.value_type)})"
-        return expr
+NESTED = ("candidates", "supporting_facts")
+CHUNK = 65_536   # views per batch handed to a thread
 
-    parts = []
+
+def json_value_sql(expr: str, type_: pa.DataType) -> str:
+    """SQL for a value whose to_json() text has its keys sorted at every depth."""
+    if pa.types.is_struct(type_):
+        fields = sorted(type_, key=lambda f: f.name)
+        return "struct_pack(" + ", ".join(
+            f"{identifier(f.name)} := {json_value_sql(f'{expr}.{identifier(f.name)}', f.type)}"
+            for f in fields) + ")"
+    if pa.types.is_list(type_) and pa.types.is_struct(type_.value_type):
+        return f"list_transform({expr}, lambda x: {json_value_sql('x', type_.value_type)})"
+    return expr
+
+
+def python_escapes(column: str) -> str:
+    """A to_json() text as Python's json.dumps would have written it: DuckDB escapes
+    control characters with upper-case hex (\\u001B), Python with lower case; only texts
+    holding such a character pay for the rewrite."""
+    fixed = column
+    for code in ("0B", "0E", "0F", "1A", "1B", "1C", "1D", "1E", "1F"):
+        fixed = f"replace({fixed}, '\\u00{code}', '\\u00{code.lower()}')"
+    return f"CASE WHEN regexp_matches({column}, '\\\\u00[01][A-F]') THEN {fixed} ELSE {column} END"
+
+
+def _segments(schema: pa.Schema, layout: str) -> list[str | list[pa.Field]]:
+    """The canonical key order cut at the nested fields: [fields, 'candidates', fields,
+    'supporting_facts', fields], empty runs dropped. V1.1 leaves out record_sha256."""
+    out: list[str | list[pa.Field]] = []
     for field in sorted(schema, key=lambda f: f.name):
         if layout == "v1.1" and field.name == "record_sha256":
             continue
-        expr = "''" if field.name == "release_record_sha256" else value(
-            f'raw."{field.name}"', field.type)
-        parts.append(f'"{field.name}" := {expr}')
-    return f"to_json(struct_pack({', '.join(parts)}))"
+        if field.name in NESTED:
+            out.append(field.name)
+        elif out and isinstance(out[-1], list):
+            out[-1].append(field)
+        else:
+            out.append([field])
+    return out
 
 
-def sha256_of_json(column: str) -> str:
-    """sha256 of a to_json() text, as Python's json.dumps would have produced it."""
-    fixed = column
-    # DuckDB escapes control characters with upper-case hex (\u001B), Python with lower
-    # case; only rows holding such a character pay for the rewrite.
-    for code in ("0B", "0E", "0F", "1A", "1B", "1C", "1D", "1E", "1F"):
-        fixed = f"replace({fixed}, '\\u00{code}', '\\u00{code.lower()}')"
-    return (f"sha256(CASE WHEN regexp_matches({column}, '\\\\u00[01][A-F]') THEN {fixed} "
-            f"ELSE {column} END)")
+def _segment_sql(fields: list[pa.Field]) -> str:
+    """The to_json() text of some scalar fields of view `v` (with its braces)."""
+    return "to_json(struct_pack(" + ", ".join(
+        f"{identifier(f.name)} := " + ("''" if f.name == "release_record_sha256" else
+                                       json_value_sql(f"v.{identifier(f.name)}", f.type))
+        for f in fields) + "))"
 
 
-def verify_query(con, layout: str) -> str:
-    """Findings for rows whose shipped checksum does not reproduce. The hashes go to a
-    narrow table first: joining them back onto whole rows would hold the nested columns
-    in a hash table."""
+Piece = tuple[str, object]   # ("text", bytes) | ("context", column) | ("row", segment)
+
+
+def _pieces(segments: list) -> list[Piece]:
+    """The canonical JSON as pieces in order: '{', each segment's fields or a nested
+    value with its key, the commas between, '}'. A segment's text is stripped of its braces
+    when fetched."""
+    out: list[Piece] = []
+    for i, segment in enumerate(segments):
+        comma = b"," if i else b"{"
+        if isinstance(segment, str):
+            out += [("text", comma + f'"{segment}":'.encode()), ("context", segment)]
+        else:
+            out += [("text", comma), ("row", f"seg{i}")]
+    return out + [("text", b"}")]
+
+
+def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
+               contexts: dict[str, list[bytes]], ctx: list[int]) -> list[str]:
+    out = []
+    for row, context in enumerate(ctx):
+        digest = hashlib.sha256()
+        for kind, value in pieces:
+            digest.update(value if kind == "text" else
+                          contexts[value][context] if kind == "context" else rows[value][row])
+        out.append(digest.hexdigest())
+    return out
+
+
+def mismatches(con, layout: str) -> pa.Table:
+    """(rid, shipped, computed) of every row whose shipped checksum does not reproduce."""
     schema = con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table().schema
-    con.execute(f"""CREATE OR REPLACE TABLE hashes AS
-        SELECT rid, {sha256_of_json('j')} AS computed
-        FROM (SELECT rid, {canonical_json_sql(schema, layout)} AS j FROM raw_release raw)""")
-    return """SELECT r.rid, r.id, r.source_split, 'record_hash_mismatch', NULL, NULL,
-        'shipped ' || coalesce(r.shipped_hash, 'none') || ', computed ' || h.computed, NULL
-        FROM (SELECT rid, id, source_split, shipped_hash FROM release) r
-        JOIN hashes h USING (rid) WHERE h.computed IS DISTINCT FROM r.shipped_hash"""
+    shipped = "record_sha256" if layout == "v1.1" else "release_record_sha256"
+    segments = _segments(schema, layout)
+    pieces = _pieces(segments)
+    nested = {f.name: f.type for f in schema if f.name in NESTED}
+    table = con.sql(f"""
+        SELECT {", ".join(f"{python_escapes(f'to_json({json_value_sql(identifier(n), t)})')} "
+                          f"AS {identifier(n)}" for n, t in nested.items())}
+        FROM raw_contexts ORDER BY ctx""").to_arrow_table()
+    contexts = {name: [v.encode("utf-8") for v in table.column(name).to_pylist()]
+                for name in nested}
+    row_segments = {f"seg{i}": seg for i, seg in enumerate(segments) if isinstance(seg, list)}
+    reader = con.sql(f"""
+        SELECT rid, ctx, shipped, {", ".join(
+            f"substr({python_escapes(name)}, 2, length({name}) - 2) AS {name}"
+            for name in row_segments)}
+        FROM (SELECT rid, ctx, {identifier(shipped)} AS shipped, {", ".join(
+            f"{_segment_sql(seg)} AS {name}" for name, seg in row_segments.items())}
+              FROM raw_views v)
+        ORDER BY rid""").to_arrow_reader(CHUNK)
+    found: dict[str, list] = {"rid": [], "shipped": [], "computed": []}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = []
+        for batch in reader:
+            rows = {name: [v.encode("utf-8") for v in batch.column(name).to_pylist()]
+                    for name in row_segments}
+            jobs.append((batch, pool.submit(_hash_rows, pieces, rows, contexts,
+                                            batch.column("ctx").to_pylist())))
+        for batch, job in jobs:
+            for rid, ship, computed in zip(batch.column("rid").to_pylist(),
+                                           batch.column("shipped").to_pylist(), job.result()):
+                if ship != computed:
+                    found["rid"].append(rid)
+                    found["shipped"].append(ship)
+                    found["computed"].append(computed)
+    return pa.table({"rid": pa.array(found["rid"], pa.int64()),
+                     "shipped": pa.array(found["shipped"], pa.string()),
+                     "computed": pa.array(found["computed"], pa.string())})
+
+
+def verify_query(release) -> str:
+    """Findings for rows whose shipped checksum does not reproduce."""
+    con = release.con
+    con.register("hash_mismatches_found", mismatches(con, release.layout))
+    con.execute("CREATE OR REPLACE TABLE hash_mismatches AS SELECT * FROM hash_mismatches_found")
+    con.unregister("hash_mismatches_found")
+    return """SELECT m.rid, v.id, v.source_split, 'record_hash_mismatch', NULL, NULL,
+        'shipped ' || coalesce(m.shipped, 'none') || ', computed ' || m.computed, NULL
+        FROM hash_mismatches m JOIN views v USING (rid)"""

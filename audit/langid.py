@@ -73,6 +73,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import readers
 from .languages import BY_CODE, CODES
 from .outputs import REPO
 from .sqltext import NAME_CONNECTORS
@@ -619,23 +620,25 @@ class SignalCache:
 # holds a script profile per sentence (and its language, detected on the sentences joined
 # with a space): each sentence is hashed once, as part of its paragraph. The warm path
 # keeps only the key of each unit; texts are rebuilt only when some key is not cached.
+# Titles and paragraphs once per distinct context (`ctx`), questions and answers per view
+# (`rid`).
 _UNIT_TEXTS = """
 WITH c AS (
-    SELECT rid, unnest(list_transform(candidates, lambda c: {{
+    SELECT ctx, unnest(list_transform(candidates, lambda c: {{
         'p': c.paragraph_id, 'l': c.language_code, 't': c.title, 's': c.sentences}})) AS c
-    FROM release)
-SELECT rid, c.p AS paragraph_id, 'title' AS unit, c.l AS lang,
+    FROM contexts)
+SELECT NULL::BIGINT AS rid, ctx, c.p AS paragraph_id, 'title' AS unit, c.l AS lang,
        c.t AS text
 FROM c WHERE c.l IN {codes} AND c.t IS NOT NULL
 UNION ALL
-SELECT rid, c.p, 'paragraph', c.l, array_to_string(c.s, chr(31))
+SELECT NULL, ctx, c.p, 'paragraph', c.l, array_to_string(c.s, chr(31))
 FROM c WHERE c.l IN {codes} AND len(c.s) > 0
 UNION ALL
-SELECT rid, NULL, 'question', question_language, question
-FROM release WHERE question_language IN {codes} AND question IS NOT NULL
+SELECT rid, NULL, NULL, 'question', question_language, question
+FROM views WHERE question_language IN {codes} AND question IS NOT NULL
 UNION ALL
-SELECT rid, NULL, 'answer', answer_language, answer
-FROM release WHERE answer_language IN {codes} AND answer IS NOT NULL
+SELECT rid, NULL, NULL, 'answer', answer_language, answer
+FROM views WHERE answer_language IN {codes} AND answer IS NOT NULL
 """
 
 
@@ -740,8 +743,10 @@ def _units(release, root: Path) -> None:
     text is most of a warm scan's cost, so the table is itself cached, keyed by the sha256 of
     the release files (hashlib: ~0.05 s per 100 MB) and of the SQL that reads them."""
     con = release.con
-    view = con.sql("SELECT sql FROM duckdb_views() WHERE view_name = 'release'").fetchall()
-    digest = hashlib.sha256((units_sql() + repr(view)).encode("utf-8"))
+    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
+                    "('views', 'contexts') ORDER BY 1").fetchall()
+    digest = hashlib.sha256((units_sql() + repr(views) + readers.CONTEXT_NUMBERING
+                             ).encode("utf-8"))
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))
     index = root / "units" / f"{digest.hexdigest()}.parquet"
@@ -775,7 +780,7 @@ def _sql_path(path: Path) -> str:
 
 def prepare(release, cache_dir: Path | None = None,
             identifier: LanguageIdentifier | None = None, force: bool = False) -> Prepared:
-    """Create tables lang_judged (every judged unit: rid, paragraph_id, unit, lang, text
+    """Create tables lang_judged (every judged unit: rid or ctx, paragraph_id, unit, lang, text
     key, failing script rules, detected language and confidence), lang_script (per text:
     script verdicts per piece) and lang_detect on the release's connection, once per
     connection unless `force`."""
@@ -838,8 +843,8 @@ def prepare(release, cache_dir: Path | None = None,
     con.execute("DROP TABLE IF EXISTS lang_unit_texts; DROP TABLE IF EXISTS lang_missing_script;"
                 " DROP TABLE IF EXISTS lang_missing_lang")
     con.execute("""CREATE OR REPLACE TABLE lang_judged AS
-        SELECT u.rid, u.paragraph_id, u.unit, u.lang, u.key, s.fails, d.lang AS detected,
-               d.confidence
+        SELECT u.rid, u.ctx, u.paragraph_id, u.unit, u.lang, u.key, s.fails,
+               d.lang AS detected, d.confidence
         FROM lang_units u JOIN lang_script s USING (key) LEFT JOIN lang_detect d USING (key);
         DROP TABLE lang_units;""")   # (one copy of the units: 8.5 M rows for XHotpotQA+)
     done.seconds["join"] = time.perf_counter() - clock

@@ -27,6 +27,17 @@ if TYPE_CHECKING:
     from .readers import Release
 
 
+def _to_views(found: str) -> str:
+    """Findings keyed by `rid` (questions, answers) or by `ctx` (titles and paragraphs,
+    judged once per distinct context) → one finding per view."""
+    return f"""WITH found AS MATERIALIZED ({found})
+        SELECT v.rid, v.id, v.source_split, f.* EXCLUDE (rid, ctx)
+        FROM found f JOIN views v USING (rid)
+        UNION ALL
+        SELECT v.rid, v.id, v.source_split, f.* EXCLUDE (rid, ctx)
+        FROM found f JOIN views v USING (ctx)"""
+
+
 def _script_mismatch(release: "Release") -> str:
     langid.prepare(release)
     latin = "(" + ", ".join(f"'{c}'" for c in langid.AMBIGUOUS["Latin"]) + ")"
@@ -35,32 +46,30 @@ def _script_mismatch(release: "Release") -> str:
              f"ELSE {langid.group_name_sql('x.dom_nn')} END")
     # The cached verdicts: a bit per script rule, for the text and for each of its pieces
     # (a paragraph's sentences; a title, question or answer is one piece).
-    return f"""SELECT rid, r.id, r.source_split, 'script_mismatch' AS "check", paragraph_id,
+    return _to_views(f"""SELECT rid, ctx, 'script_mismatch' AS "check", paragraph_id,
             CASE WHEN unit = 'paragraph' THEN f.k END AS sentence_index,
             CASE WHEN unit = 'paragraph' THEN 'sentence' ELSE unit END || ': ' || f.g ||
               ', expected ' || ({langid.group_sql('lang')}) AS detail,
             NULL::VARCHAR AS category
         FROM (SELECT *, unnest(CASE WHEN unit = 'paragraph' THEN bad ELSE bad[1:1] END) AS f
-              FROM (SELECT rid, paragraph_id, unit, lang,
+              FROM (SELECT rid, ctx, paragraph_id, unit, lang,
                            list_transform(list_filter(list_transform(s.parts, lambda x, i: {{
                                'k': (i - 1)::INTEGER, 'x': x}}),
                                lambda e: (e.x.fails >> bit) & 1 = 1),
                              lambda e: {{'k': e.k, 'g': {group.replace('x.', 'e.x.')}}}) AS bad
                     FROM (SELECT *, {langid.rule_sql('lang')} AS bit FROM lang_judged) j
                     JOIN lang_script s USING (key)
-                    WHERE (j.fails >> bit) & 1 = 1))
-        JOIN (SELECT rid, id, source_split FROM release) r USING (rid)"""
+                    WHERE (j.fails >> bit) & 1 = 1))""")
 
 
 def _language_mismatch(release: "Release") -> str:
     prepared = langid.prepare(release)
     rule = langid.language_rule_sql("j", "j.lang", prepared.min_confidence, "detected")
-    return f"""SELECT rid, r.id, r.source_split, 'language_mismatch' AS "check", paragraph_id,
+    return _to_views(f"""SELECT rid, ctx, 'language_mismatch' AS "check", paragraph_id,
             NULL::INTEGER AS sentence_index,
             unit || ': detected ' || detected || ' (' || printf('%.2f', confidence) ||
               '), assigned ' || lang AS detail, NULL::VARCHAR AS category
-        FROM lang_judged j JOIN (SELECT rid, id, source_split FROM release) r USING (rid)
-        WHERE unit <> 'title' AND {rule}"""
+        FROM lang_judged j WHERE unit <> 'title' AND {rule}""")
 
 
 LANGUAGE_CHECKS = (

@@ -24,7 +24,7 @@ from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
 from .outputs import file_sha256
-from .sqlsafe import literal
+from .sqlsafe import identifier, literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -91,7 +91,6 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
         con.execute("CREATE TABLE jsonl_rows AS SELECT * FROM jsonl_arrow")
         con.unregister("jsonl_arrow")
         con.execute("CREATE VIEW raw_release AS SELECT * FROM jsonl_rows")
-        select = _JSONL_SELECT
     else:
         layout = _detect_parquet(paths)
         # The file list reaches DuckDB through its relation API, which quotes it itself; a
@@ -101,10 +100,13 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
             f"* EXCLUDE (file_row_number), "
             f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
         ).create_view("raw_release")
-        select = _V11_SELECT if layout == "v1.1" else _V2_SELECT
-    con.execute(f"CREATE VIEW release AS {select}")
+    _group_contexts(con)
+    views, contexts = _CANONICAL[layout]
+    con.execute(f"CREATE VIEW views AS {views}")
+    con.execute(f"CREATE {'TABLE' if layout == 'v2' else 'VIEW'} contexts AS {contexts}")
+    con.execute(f"CREATE VIEW release AS {_RELEASE}")
     _create_flat_views(con)
-    rows = con.sql("SELECT count(*) FROM raw_release").fetchall()[0][0]
+    rows = con.sql("SELECT count(*) FROM raw_views").fetchall()[0][0]
     if rows == 0:
         raise InputError(paths[0], "the release has no rows", expected="at least one row")
     capabilities = {layout}
@@ -155,20 +157,67 @@ def _row_offsets(paths: list[Path]) -> list[int]:
     return offsets
 
 
-_V11_SELECT = """
-SELECT rid, 'v1.1' AS layout, id, source_id, source_split, source_position, release_position,
-       question, answer, question_language, question_language_name, answer_language,
-       answer_language_name, source_question, source_answer, question_type, difficulty,
-       candidates, supporting_facts, status, structural_flags, []::VARCHAR[] AS quality_flags,
-       record_sha256 AS shipped_hash
-FROM raw_release
-"""
+# Names the way contexts are numbered: caches that store context numbers key on it.
+CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
 
-_V2_SELECT = """
-SELECT rid, 'v2' AS layout, id, source_id, source_split, source_position,
-       NULL::INTEGER AS release_position,
-       question, answer, question_language, question_language_name, answer_language,
-       answer_language_name, source_question, source_answer, question_type, difficulty,
+
+def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:
+    """The one pass over the rows. XHotpotQA+ gives 24 views of a source one context (its
+    candidates and supporting facts): each distinct (source, candidates, facts) becomes one
+    row of `raw_contexts` (grouped by the values themselves, so no hash collision can merge
+    two contexts; numbered in order of their first row, so the numbers are reproducible),
+    and `raw_views` keeps every row's other columns with its context's number.
+    Context checks then run once per context and fan out to the views by join."""
+    nested = ("source_id", "source_split", "candidates", "supporting_facts")
+    scalars = [c for c in con.sql("SELECT * FROM raw_release LIMIT 0").columns
+               if c not in nested]
+    fields = ", ".join(f"{identifier(c)} := {identifier(c)}" for c in scalars)
+    con.execute(f"""
+        CREATE TABLE raw_contexts AS
+        SELECT (row_number() OVER (ORDER BY first_rid) - 1)::INTEGER AS ctx,
+               * EXCLUDE (first_rid)
+        FROM (SELECT source_id, source_split, candidates, supporting_facts,
+                     list(struct_pack({fields})) AS v, min(rid) AS first_rid
+              FROM raw_release GROUP BY ALL);
+        CREATE TABLE raw_views AS
+        SELECT ctx, source_id, source_split, r.*
+        FROM (SELECT ctx, source_id, source_split, unnest(v) AS r FROM raw_contexts)
+        ORDER BY r.rid;
+        ALTER TABLE raw_contexts DROP COLUMN v;
+    """)
+
+
+# The canonical layout (V1.1 field names) per release layout: `views` (every row but its
+# context), `contexts` (candidates with `language` the name and `language_code` the code,
+# facts with `sentence_index`), and `release`, the two joined back into one row per rid.
+_V11_VIEWS = """
+SELECT rid, ctx, 'v1.1' AS layout, id, source_id, source_split, source_position,
+       release_position, question, answer, question_language, question_language_name,
+       answer_language, answer_language_name, source_question, source_answer, question_type,
+       difficulty, status, structural_flags, []::VARCHAR[] AS quality_flags,
+       record_sha256 AS shipped_hash
+FROM raw_views
+"""
+_V2_VIEWS = """
+SELECT rid, ctx, 'v2' AS layout, id, source_id, source_split, source_position,
+       NULL::INTEGER AS release_position, question, answer, question_language,
+       question_language_name, answer_language, answer_language_name, source_question,
+       source_answer, question_type, difficulty, status, structural_flags, quality_flags,
+       release_record_sha256 AS shipped_hash, input_checksum_valid, assignment_manifest_sha256
+FROM raw_views
+"""
+_JSONL_VIEWS = """
+SELECT rid, ctx, 'jsonl' AS layout, id, source_id, source_split,
+       NULL::INTEGER AS source_position, NULL::INTEGER AS release_position, question, answer,
+       question_language, question_language_name, answer_language, answer_language_name,
+       source_question, source_answer, question_type, difficulty, NULL::VARCHAR AS status,
+       []::VARCHAR[] AS structural_flags, []::VARCHAR[] AS quality_flags,
+       NULL::VARCHAR AS shipped_hash
+FROM raw_views
+"""
+_SAME_CONTEXTS = "SELECT ctx, source_id, source_split, candidates, supporting_facts FROM raw_contexts"
+_V2_CONTEXTS = """
+SELECT ctx, source_id, source_split,
        list_transform(candidates, lambda c: struct_pack(
            paragraph_id := c.paragraph_id, candidate_index := c.candidate_index,
            source_title := c.source_title, source_sentences := c.source_sentences,
@@ -178,20 +227,16 @@ SELECT rid, 'v2' AS layout, id, source_id, source_split, source_position,
            source_title := f.source_title, paragraph_id := f.paragraph_id,
            candidate_index := list_position(list_transform(candidates, lambda c: c.paragraph_id),
                                             f.paragraph_id)::SMALLINT - 1,
-           sentence_index := f.sentence_id, in_bounds := f.in_bounds)) AS supporting_facts,
-       status, structural_flags, quality_flags, release_record_sha256 AS shipped_hash,
-       input_checksum_valid, assignment_manifest_sha256
-FROM raw_release
+           sentence_index := f.sentence_id, in_bounds := f.in_bounds)) AS supporting_facts
+FROM raw_contexts
 """
-
-_JSONL_SELECT = """
-SELECT rid, 'jsonl' AS layout, id, source_id, source_split, NULL::INTEGER AS source_position,
-       NULL::INTEGER AS release_position, question, answer, question_language,
-       question_language_name, answer_language, answer_language_name, source_question,
-       source_answer, question_type, difficulty, candidates, supporting_facts,
-       NULL::VARCHAR AS status, []::VARCHAR[] AS structural_flags,
-       []::VARCHAR[] AS quality_flags, NULL::VARCHAR AS shipped_hash
-FROM raw_release
+_CANONICAL = {"v1.1": (_V11_VIEWS, _SAME_CONTEXTS), "v2": (_V2_VIEWS, _V2_CONTEXTS),
+              "jsonl": (_JSONL_VIEWS, _SAME_CONTEXTS)}
+_RELEASE = """
+SELECT v.* EXCLUDE (ctx, status, structural_flags, quality_flags, shipped_hash),
+       c.candidates, c.supporting_facts, v.status, v.structural_flags, v.quality_flags,
+       v.shipped_hash, v.ctx
+FROM views v JOIN contexts c USING (ctx)
 """
 
 

@@ -48,25 +48,40 @@ def identity(release: Release, policy: Policy) -> str:
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def _row_source(plans: dict[str, str]) -> str:
-    """The relation the row checks read: the canonical row plus derived helper columns."""
+def _context_source(plans: dict[str, str]) -> str:
+    """The relation the context checks read: each distinct context plus derived columns."""
     extra = ""
     if any("r.title_keys" in sql for sql in plans.values()):
         extra = ", list_transform(r.candidates, lambda c: title_key(c.title)) AS title_keys"
-    return f"SELECT r.*{extra} FROM release r"
+    return f"SELECT r.*{extra} FROM contexts r"
 
 
-def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> tuple[dict, set]:
-    plans, partial = {}, set()
+def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> tuple[dict, dict, set]:
+    """{check: row SQL}, {check: context SQL}, and the checks that cannot see every case."""
+    rows, contexts, partial = {}, {}, set()
     for check in active:
         if check.query is not None or check.name in registry.CONSISTENCY_CHECKS:
             continue
-        sql, exhaustive = check.plan(caps)
-        if sql is not None:
-            plans[check.name] = sql
+        row, context, exhaustive = check.plan(caps)
+        if row is not None:
+            rows[check.name] = row
+        if context is not None:
+            contexts[check.name] = context
         if not exhaustive:
             partial.add(check.name)
-    return plans, partial
+    return rows, contexts, partial
+
+
+def _columns(plans: dict[str, str]) -> str:
+    return "".join(f", {sql} AS {identifier(name)}" for name, sql in plans.items())
+
+
+def _finding_rows(name: str, table: str, key: str) -> str:
+    """The findings one check's list column holds, one row each, keyed by rid or ctx."""
+    return f"""SELECT {key}, {literal(name)} AS "check", f.p AS paragraph_id,
+                      f.s AS sentence_index, f.d AS detail, f.c AS category, f.e AS evidence
+               FROM (SELECT {key}, unnest({identifier(name)}) AS f FROM {table}
+                     WHERE len({identifier(name)}) > 0)"""
 
 
 def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = None,
@@ -76,31 +91,43 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     con = release.con
     started = time.perf_counter()
     active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
-    plans, partial = _plan(active, release.capabilities)
-    names = list(plans)
-    say(f"running {len(plans)} row checks over {release.rows:,} rows")
-    columns = ", ".join(f"{sql} AS {identifier(name)}" for name, sql in plans.items())
+    rows, contexts, partial = _plan(active, release.capabilities)
+    distinct = con.sql("SELECT count(*) FROM contexts").fetchall()[0][0]
+    say(f"running {len(rows)} row checks over {release.rows:,} rows and {len(contexts)} "
+        f"context checks over {distinct:,} distinct contexts")
     con.execute(f"""CREATE OR REPLACE TABLE row_checks AS
-        SELECT r.rid, r.id, r.source_id, r.source_split, r.status AS shipped_status,
-               list_concat(r.structural_flags, r.quality_flags) AS shipped_flags, {columns}
-        FROM ({_row_source(plans)}) r
+        SELECT r.rid, r.ctx, r.id, r.source_id, r.source_split, r.status AS shipped_status,
+               list_concat(r.structural_flags, r.quality_flags) AS shipped_flags
+               {_columns(rows)}
+        FROM views r""")
+    con.execute(f"""CREATE OR REPLACE TABLE context_checks AS
+        SELECT r.ctx {_columns(contexts)}
+        FROM ({_context_source(contexts)}) r
         LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
         """)
     check_seconds = time.perf_counter() - started
-    say(f"row checks done in {check_seconds:.1f} s; collecting findings")
+    say(f"row and context checks done in {check_seconds:.1f} s; collecting findings")
 
-    parts = [f"""SELECT rid, id, source_split, {literal(name)} AS "check", f.p AS paragraph_id,
-                 f.s AS sentence_index, f.d AS detail, f.c AS category, f.e AS evidence
-                 FROM (SELECT rid, id, source_split, unnest({identifier(name)}) AS f
-                       FROM row_checks WHERE len({identifier(name)}) > 0)"""
-             for name in names]
+    # Context findings reach every view of their context.
+    parts = [f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (rid)
+                 FROM ({_finding_rows(name, 'row_checks', 'rid')}) f
+                 JOIN row_checks k USING (rid)""" for name in rows]
+    parts += [f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (ctx)
+                  FROM ({_finding_rows(name, 'context_checks', 'ctx')}) f
+                  JOIN row_checks k USING (ctx)""" for name in contexts]
     for name in sorted(partial):
-        found = f"len({identifier(name)}) = 0 AND " if name in plans else ""
+        found = []
+        if name in rows:
+            found.append(f"len({identifier(name)}) = 0")
+        if name in contexts:
+            found.append(f"ctx NOT IN (SELECT ctx FROM context_checks "
+                         f"WHERE len({identifier(name)}) > 0)")
         parts.append(f"""SELECT rid, id, source_split, {literal(name)} AS "check",
             NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
             'flag shipped by the release; this layout cannot show it' AS detail,
             NULL::VARCHAR AS category, NULL::VARCHAR AS evidence
-            FROM row_checks WHERE {found}list_contains(shipped_flags, {literal(name)})""")
+            FROM row_checks WHERE {" AND ".join(found + [""])}
+                                  list_contains(shipped_flags, {literal(name)})""")
     # A whole-release query yields the first eight columns in order, and may add a ninth,
     # `evidence` (the substring a view highlights).
     parts += [f"SELECT * FROM ({check.query(release)}) q({_QUERY_COLUMNS})"

@@ -28,7 +28,7 @@ def make_release(tmp_path):
 def test_scan_writes_the_three_outputs(tmp_path):
     done = cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"))
     assert done.returncode == 0, done.stderr
-    assert "row checks done" in done.stderr                 # progress on stderr
+    assert "row and context checks done" in done.stderr                 # progress on stderr
     findings = pq.read_table(tmp_path / "scan" / "findings.parquet")
     assert findings.column_names[:8] == ["id", "source_split", "check", "severity", "origin",
                                          "paragraph_id", "sentence_index", "detail"]

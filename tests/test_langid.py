@@ -77,11 +77,12 @@ def test_the_check_query_applies_the_rule_for_every_language():
     codes = ", ".join(f"('{c}')" for c in langid.CODES)
     con.execute("CREATE TABLE lang_script AS SELECT * FROM signals")
     con.execute(f"""CREATE TABLE lang_judged AS
-        SELECT row_number() OVER () AS rid, s.key || ':' || l.code AS id,
-               NULL::VARCHAR AS paragraph_id, 'question' AS unit, l.code AS lang, s.key,
-               s.fails, NULL::VARCHAR AS detected, NULL::DOUBLE AS confidence
+        SELECT row_number() OVER () AS rid, NULL::INTEGER AS ctx,
+               s.key || ':' || l.code AS id, NULL::VARCHAR AS paragraph_id,
+               'question' AS unit, l.code AS lang, s.key, s.fails,
+               NULL::VARCHAR AS detected, NULL::DOUBLE AS confidence
         FROM signals s, (VALUES {codes}) l(code)""")
-    con.execute("CREATE TABLE release AS SELECT rid, id, 'validation' AS source_split "
+    con.execute("CREATE TABLE views AS SELECT rid, ctx, id, 'validation' AS source_split "
                 "FROM lang_judged")
 
     class Prepared:  # a release whose signals are already in place
