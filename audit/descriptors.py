@@ -128,32 +128,36 @@ def register(con: duckdb.DuckDBPyConnection) -> None:
 
 _QUERY = """
 WITH lists AS (
-    SELECT rid, id, source_id, source_split, question_type, status,
-           question_language AS lq, source_answer, candidates, supporting_facts,
+    SELECT ctx, candidates, supporting_facts,
            list_transform(candidates, lambda c: c.paragraph_id) AS cids,
            list_transform(candidates, lambda c: c.language_code) AS clangs,
            list_transform(supporting_facts, lambda f: f.paragraph_id) AS fids
-    FROM release),
+    FROM contexts),
 gold AS (
     SELECT *, list_filter(fids, lambda x, i: x IS NOT NULL AND list_contains(cids, x)
                                            AND list_position(fids, x) = i) AS gold_ids
     FROM lists),
-base AS MATERIALIZED (
-    SELECT rid, id, source_id, source_split, question_type, status, lq, source_answer, clangs,
-           gold_ids,
+-- What depends on the context alone, once per distinct context.
+context_sets AS MATERIALIZED (
+    SELECT ctx, clangs, gold_ids,
            list_transform(list_filter(fids, lambda x: list_contains(cids, x)),
                           lambda x: clangs[list_position(cids, x)]) AS support_langs,
            list_transform(gold_ids, lambda g: clangs[list_position(cids, g)]) AS gold_langs,
            list_filter(cids, lambda x: NOT list_contains(gold_ids, x)) AS dist_ids,
            list_filter(clangs, lambda x, i: NOT list_contains(gold_ids, cids[i])) AS dist_langs,
-           CASE WHEN question_type = 'bridge' AND len(gold_ids) = 2 THEN
+           CASE WHEN len(gold_ids) = 2 THEN
                list_transform(gold_ids, lambda g: array_to_string(list_transform(
                    list_filter(supporting_facts,
                                lambda f: f.paragraph_id = g AND f.sentence_index >= 0),
                    lambda f: candidates[list_position(cids, g)]
                              .source_sentences[f.sentence_index + 1]), ' '))
-           END AS hop_texts
+           END AS two_gold_texts
     FROM gold),
+base AS MATERIALIZED (
+    SELECT v.rid, v.id, v.source_id, v.source_split, v.question_type, v.status,
+           v.question_language AS lq, v.source_answer, c.* EXCLUDE (ctx, two_gold_texts),
+           CASE WHEN v.question_type = 'bridge' THEN c.two_gold_texts END AS hop_texts
+    FROM views v JOIN context_sets c USING (ctx)),
 hop_keys AS MATERIALIZED (
     SELECT DISTINCT source_answer AS a, hop_texts AS t FROM base
     WHERE hop_texts IS NOT NULL AND source_answer IS NOT NULL),

@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 from . import descriptors, registry
 from .errors import InputError
 from .outputs import SCANS, safe_name, staged_directory, staged_file, write_json
+from .policy import Policy
+from .readers import Release
 from .scan import ScanResult
 from .sqlsafe import strings
 
@@ -166,6 +168,33 @@ def write_table(table: pa.Table, out: Path, fmt: str) -> Path:
     with staged_file(Path(out)) as staging, staging.open("wb") as stream:
         serialize(table, fmt, stream)
     return Path(out)
+
+
+def saved_scan(release: Release, identity: str) -> Path | None:
+    """The newest saved scan of these very inputs, policy and registry (the same
+    fingerprint), if any."""
+    for manifest_path in sorted((SCANS / safe_name(release.name)).glob("*/manifest.json"),
+                                reverse=True):
+        try:
+            if json.loads(manifest_path.read_text(encoding="utf-8")).get(
+                    "fingerprint") == identity:
+                return manifest_path.parent
+        except (OSError, json.JSONDecodeError):
+            continue
+    return None
+
+
+def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanResult, pa.Table]:
+    """A saved scan of `release` as a ScanResult whose tables are on the release's
+    connection, and its descriptors: nothing the scan saved is computed again."""
+    findings, status, summary = load_scan(scan_dir)
+    language = pq.read_table(scan_dir / "descriptors.parquet")
+    con = release.con
+    for name, table in (("findings", findings), ("status", status)):
+        con.register(f"saved_{name}", table)
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM saved_{name}")
+        con.unregister(f"saved_{name}")
+    return ScanResult(release, policy, findings, status, summary), language
 
 
 def scan_history(release_name: str) -> list[dict]:

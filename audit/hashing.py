@@ -14,7 +14,10 @@ import hashlib
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from . import readers
+from .outputs import cache_dir, staged_file
 from .sqlsafe import identifier
 
 NESTED = ("candidates", "supporting_facts")
@@ -138,10 +141,35 @@ def mismatches(con, layout: str) -> pa.Table:
                      "computed": pa.array(found["computed"], pa.string())})
 
 
+# Part of the verdict cache's key: change it when the canonical JSON rules change.
+VERSION = "pieces-1"
+_VERDICT = pa.schema([("rid", pa.int64()), ("shipped", pa.string()), ("computed", pa.string())])
+
+
+def cached_mismatches(release) -> pa.Table:
+    """`mismatches`, remembered per content: the verdict depends only on the files' bytes
+    (their SHA-256s, which the scan's identity computes anyway), so a rescan of the same
+    files reads it instead of hashing every row again."""
+    key = hashlib.sha256("\n".join(
+        [VERSION, release.layout, readers.CONTEXT_NUMBERING]
+        + [release.digests[str(p)] for p in release.paths]).encode("ascii")).hexdigest()
+    path = cache_dir("hashes") / f"{key}.parquet"
+    if path.is_file():
+        try:
+            return pq.read_table(path, schema=_VERDICT)
+        except (pa.ArrowInvalid, OSError):
+            path.unlink(missing_ok=True)     # unreadable: verify again
+    found = mismatches(release.con, release.layout)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with staged_file(path) as staging:
+        pq.write_table(found.cast(_VERDICT), staging)
+    return found
+
+
 def verify_query(release) -> str:
     """Findings for rows whose shipped checksum does not reproduce."""
     con = release.con
-    con.register("hash_mismatches_found", mismatches(con, release.layout))
+    con.register("hash_mismatches_found", cached_mismatches(release))
     con.execute("CREATE OR REPLACE TABLE hash_mismatches AS SELECT * FROM hash_mismatches_found")
     con.unregister("hash_mismatches_found")
     return """SELECT m.rid, v.id, v.source_split, 'record_hash_mismatch', NULL, NULL,

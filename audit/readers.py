@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import glob as globlib
+import os
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -23,8 +24,8 @@ import pyarrow.parquet as pq
 from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
-from .outputs import file_sha256
-from .sqlsafe import identifier, literal
+from .outputs import cache_dir, file_sha256
+from .sqlsafe import literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -81,7 +82,12 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     when the caller resolved them already)."""
     paths = files if files is not None else resolve_paths(spec)
     con = duckdb.connect()
+    # A whole XHotpotQA+ release is ~8 GB of text: DuckDB spills past its share of memory.
     con.execute("SET enable_progress_bar=false")
+    con.execute("SET memory_limit = ?", [os.environ.get("AUDIT_MEMORY_LIMIT", "2.5GB")])
+    spill = cache_dir("duckdb-spill")
+    spill.mkdir(parents=True, exist_ok=True)
+    con.execute("SET temp_directory = ?", [str(spill)])
     sqltext.register(con)
     if all(p.suffix in _JSONL_SUFFIXES for p in paths):
         layout = "jsonl"
@@ -162,28 +168,26 @@ CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
 
 
 def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:
-    """The one pass over the rows. XHotpotQA+ gives 24 views of a source one context (its
-    candidates and supporting facts): each distinct (source, candidates, facts) becomes one
-    row of `raw_contexts` (grouped by the values themselves, so no hash collision can merge
-    two contexts; numbered in order of their first row, so the numbers are reproducible),
-    and `raw_views` keeps every row's other columns with its context's number.
-    Context checks then run once per context and fan out to the views by join."""
-    nested = ("source_id", "source_split", "candidates", "supporting_facts")
-    scalars = [c for c in con.sql("SELECT * FROM raw_release LIMIT 0").columns
-               if c not in nested]
-    fields = ", ".join(f"{identifier(c)} := {identifier(c)}" for c in scalars)
-    con.execute(f"""
+    """XHotpotQA+ gives the 24 views of a source one context (its candidates and supporting
+    facts). Each distinct (source, candidates, facts) becomes one row of `raw_contexts`,
+    grouped by the values themselves, so no hash collision can merge two contexts, and
+    numbered in order of its first row, so the numbers are reproducible. `raw_views` holds
+    every row's other columns with its context's number, read in a second pass that never
+    decodes the nested columns. Context checks then run once per context and fan out to the
+    views by join."""
+    con.execute("""
         CREATE TABLE raw_contexts AS
         SELECT (row_number() OVER (ORDER BY first_rid) - 1)::INTEGER AS ctx,
                * EXCLUDE (first_rid)
         FROM (SELECT source_id, source_split, candidates, supporting_facts,
-                     list(struct_pack({fields})) AS v, min(rid) AS first_rid
+                     list(rid) AS rids, min(rid) AS first_rid
               FROM raw_release GROUP BY ALL);
+        CREATE TEMP TABLE context_of AS SELECT unnest(rids) AS rid, ctx FROM raw_contexts;
+        ALTER TABLE raw_contexts DROP COLUMN rids;
         CREATE TABLE raw_views AS
-        SELECT ctx, source_id, source_split, r.*
-        FROM (SELECT ctx, source_id, source_split, unnest(v) AS r FROM raw_contexts)
-        ORDER BY r.rid;
-        ALTER TABLE raw_contexts DROP COLUMN v;
+        SELECT c.ctx, r.* EXCLUDE (candidates, supporting_facts)
+        FROM raw_release r JOIN context_of c USING (rid) ORDER BY rid;
+        DROP TABLE context_of;
     """)
 
 

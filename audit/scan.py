@@ -106,7 +106,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
         """)
     check_seconds = time.perf_counter() - started
-    say(f"row and context checks done in {check_seconds:.1f} s; collecting findings")
+    say(f"row and context checks done in {check_seconds:.1f} s")
 
     # Context findings reach every view of their context.
     parts = [f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (rid)
@@ -130,13 +130,20 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
                                   list_contains(shipped_flags, {literal(name)})""")
     # A whole-release query yields the first eight columns in order, and may add a ninth,
     # `evidence` (the substring a view highlights).
-    parts += [f"SELECT * FROM ({check.query(release)}) q({_QUERY_COLUMNS})"
-              for check in active
-              if check.query is not None and check.needs <= release.capabilities]
+    for check in active:
+        if check.query is not None and check.needs <= release.capabilities:
+            clock = time.perf_counter()
+            parts.append(f"SELECT * FROM ({check.query(release)}) q({_QUERY_COLUMNS})")
+            say(f"{check.name} prepared in {time.perf_counter() - clock:.1f} s")
+    query_seconds = time.perf_counter() - started - check_seconds
+    say("whole-release checks done; collecting findings and status")
     con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL BY NAME ".join(parts))
     _consistency(release, active)
     findings, status = _status(release, policy, active)
-    summary = _summary(release, active, policy, partial, check_seconds,
+    seconds = {"checks": check_seconds, "whole_release_checks": query_seconds,
+               "findings_and_status": time.perf_counter() - started - check_seconds
+               - query_seconds}
+    summary = _summary(release, active, policy, partial, seconds,
                        time.perf_counter() - started)
     say(f"scan done in {summary['seconds']['total']:.1f} s")
     return ScanResult(release, policy, findings, status, summary)
@@ -241,7 +248,7 @@ def _counts(con, sql: str) -> dict:
 
 
 def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
-             partial: set[str], check_seconds: float, total_seconds: float) -> dict:
+             partial: set[str], seconds: dict, total_seconds: float) -> dict:
     con = release.con
     return {
         "rows": release.rows,
@@ -267,5 +274,6 @@ def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
         "registry_fingerprint": registry.FINGERPRINT,
         "sources": [str(p) for p in release.source_paths],
         "identity": identity(release, policy),
-        "seconds": {"checks": round(check_seconds, 3), "total": round(total_seconds, 3)},
+        "seconds": {**{k: round(v, 3) for k, v in seconds.items()},
+                    "total": round(total_seconds, 3)},
     }

@@ -1,10 +1,9 @@
-"""Benchmark: the functions the Browse page calls, on the 553,584-view release of
-bench/scan.py — facet counts plus one page of 50 results for 20 filter combinations — and
-the first render of every page on the demo release.
+"""Benchmark: the functions the Browse page calls, on the 553,584-view real-text release
+(bench/realtext.py) — facet counts plus one page of 50 results for 20 filter combinations.
 
     .venv/bin/python bench/browse.py
 
-Targets: p95 < 200 ms per browse request; first render of each page < 3 s.
+Target: p95 < 200 ms per browse request. (bench/pages.py times every page in a browser.)
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+import realtext  # noqa: E402
 from audit import browse, readers, scan  # noqa: E402
-from scan import DATA, LANGUAGE_CHECKS, build  # noqa: E402
 
 COMBINATIONS = [
     {}, {"question_language": "fa"}, {"question_language": "fa,ur,ar"},
@@ -37,9 +36,9 @@ COMBINATIONS = [
 
 
 def browse_figures() -> None:
-    path = build(DATA / "plus_23066x24", 23_066, 24)
+    info = realtext.release("plus")
     started = time.perf_counter()
-    result = scan.run(readers.open_release(path), skip=frozenset(LANGUAGE_CHECKS))
+    result = scan.run(readers.open_release(info["release"], [f"validation={info['source']}"]))
     browse.build_index(result)
     print(f"scan + browse index of {result.release.rows:,} rows: "
           f"{time.perf_counter() - started:.1f} s")
@@ -56,18 +55,5 @@ def browse_figures() -> None:
           f"p50 {statistics.median(times) * 1000:.0f} ms, p95 {p95 * 1000:.0f} ms")
 
 
-def render_figures() -> None:
-    from streamlit.testing.v1 import AppTest
-    for name in ("app", "1_Browse", "2_Instance", "3_Findings", "4_Mixing", "6_Export"):
-        at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
-        if name != "app":
-            at.switch_page(f"pages/{name}.py")
-        t = time.perf_counter()
-        at.run()
-        print(f"first render {name:12} {time.perf_counter() - t:5.2f} s"
-              + ("  (includes the demo scan)" if name == "app" else ""))
-
-
 if __name__ == "__main__":
     browse_figures()
-    render_figures()

@@ -1,10 +1,8 @@
-"""Benchmark: language descriptors (audit/descriptors.py) on a 23,066-row V1.1-shaped release
-and on a 553,584-row XHotpotQA+-shaped one (24 question-language views per source).
+"""Benchmark: language descriptors (audit/descriptors.py) on the real-text releases of
+bench/realtext.py: 23,760 rows and 553,584 views (24 question-language views per source).
 
     .venv/bin/python bench/descriptors.py          # builds the releases once under bench/data/
-
-The releases are the ones bench/scan.py tiles from the demo release (its `build()`; the big
-one takes ~40 s the first time). Each measurement runs in a child process so the peak RSS is
+ Each measurement runs in a child process so the peak RSS is
 the descriptor pass's own (opening the release + the one query + the Arrow result), and is
 repeated `--repeat` times (best and median reported). Targets: 23,066 rows ≤ 1 s; 553,584
 views < 20 s.
@@ -13,7 +11,6 @@ views < 20 s.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import subprocess
@@ -23,9 +20,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-_spec = importlib.util.spec_from_file_location("bench_scan", REPO / "bench" / "scan.py")
-bench_scan = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_scan)
+sys.path.insert(0, str(REPO / "bench"))
+import realtext  # noqa: E402
 
 _CHILD = """
 import json, resource, sys, time
@@ -49,16 +45,13 @@ def measure(release: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sources", type=int, default=23_066)
-    parser.add_argument("--views", type=int, default=24)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", choices=("release", "plus"))
+    parser.add_argument("--only", choices=("real", "plus"))
     args = parser.parse_args()
-    jobs = {"release": (args.sources, 1), "plus": (args.sources, args.views)}
-    for name, (sources, views) in jobs.items():
+    for name in ("real", "plus"):
         if args.only and args.only != name:
             continue
-        path = bench_scan.build(bench_scan.DATA / f"{name}_{sources}x{views}", sources, views)
+        path = realtext.release(name)["release"]
         runs = [measure(path) for _ in range(args.repeat)]
         seconds = [r["descriptors"] for r in runs]
         best, median = min(seconds), statistics.median(seconds)

@@ -3,10 +3,9 @@
 
     .venv/bin/python bench/evaluate.py          # builds the release once under bench/data/
 
-The release is bench/scan.py's 553,584-view XHotpotQA+-shaped tiling of the demo (its
-`build()`). Preparation, not timed: open it, compute the language descriptors, run the
-structural scan (language checks skipped, as in bench/scan.py) for each row's status, write
-two seeded synthetic prediction files. Timed: reading and validating the prediction files,
+The release is bench/realtext.py's 553,584-view real-text XHotpotQA+ release. Preparation,
+not timed: open it, compute the language descriptors, run the scan for each row's status,
+write two seeded synthetic prediction files. Timed: reading and validating the prediction files,
 scoring under both protocols, all slices, contrasts, the Table 17 sensitivity and (for two
 files) the paired differences — `report.evaluate` end to end. Target: < 30 s.
 
@@ -18,7 +17,6 @@ bootstrap, the unpaired V2 − V1 difference. Target: < 5 s.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import resource
 import sys
 import tempfile
@@ -28,9 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-_spec = importlib.util.spec_from_file_location("bench_scan", REPO / "bench" / "scan.py")
-bench_scan = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench_scan)
+sys.path.insert(0, str(REPO / "bench"))
+import realtext  # noqa: E402
 
 from audit import descriptors, readers, scan  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
@@ -38,12 +35,12 @@ import pyarrow.parquet as pq  # noqa: E402
 from audit.evaluation import judge_synth, predictions, report, synthetic  # noqa: E402
 
 
-def predictions_figure(sources: int, views: int, n_boot: int) -> None:
-    path = bench_scan.build(bench_scan.DATA / f"plus_{sources}x{views}", sources, views)
+def predictions_figure(n_boot: int) -> None:
+    info = realtext.release("plus")
     started = time.perf_counter()
-    release = readers.open_release(path)
+    release = readers.open_release(info["release"], [f"validation={info['source']}"])
     table = descriptors.descriptors(release)
-    result = scan.run(release, skip=frozenset(bench_scan.LANGUAGE_CHECKS))
+    result = scan.run(release)
     gold = predictions.gold(release)
     work = Path(tempfile.mkdtemp(prefix="bench-evaluate-"))
     files = [synthetic.write_predictions(release, table, work / f"{name}.jsonl", seed=seed,
@@ -99,8 +96,6 @@ def cluster_figure() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sources", type=int, default=23_066)
-    parser.add_argument("--views", type=int, default=24)
     parser.add_argument("--n-boot", type=int, default=2000)
     parser.add_argument("--only", choices=("predictions", "judge"))
     args = parser.parse_args()
@@ -108,7 +103,7 @@ def main() -> None:
         judge_figure()
         cluster_figure()
     if args.only != "judge":
-        predictions_figure(args.sources, args.views, args.n_boot)
+        predictions_figure(args.n_boot)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """Benchmark the language layer: accuracy on NTREX-128 and the cost of language compliance.
 
-    .venv/bin/python bench/langid.py                 # both detectors, then compliance timing
-    .venv/bin/python bench/langid.py --skip-timing   # accuracy only
+    .venv/bin/python bench/langid.py                 # both detectors
 
 Accuracy. Paragraphs are 3–5 consecutive lines of one NTREX document (sentence-aligned human
 translations in all 24 languages, read from ../shared/realdata/ntrex128 at run time). Every
@@ -16,14 +15,7 @@ The detection itself does not depend on the label, so each paragraph is detected
 Also printed: single NTREX lines (question-sized) and false alarms on correctly labelled
 Wikipedia-domain text (HotpotQA English paragraphs, XQuAD paragraphs and questions).
 
-Timing. Language compliance (both checks: distinct texts, cache look-up, detection of the
-misses, the two finding queries) over a 23,066-row release, cold (empty cache) and warm,
-each in a fresh process: (1) bench/data/release_23066x1 (tiled from the demo by
-bench/scan.py, so only a few hundred distinct texts), and (2) the same rows with 10
-candidates each and every candidate's sentences, title and question replaced by NTREX lines
-of the assigned language plus a row-unique number, so nearly every one of the ~228,000
-paragraphs and ~690,000 sentences is a distinct text, as in a real release (built once
-under /tmp, outside the repository).
+The cost of language compliance inside a whole scan, cold and warm, is bench/scan.py's.
 """
 
 from __future__ import annotations
@@ -31,10 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -46,7 +35,6 @@ from audit import langid  # noqa: E402
 from audit.languages import CODES  # noqa: E402
 
 NTREX = REPO.parent / "shared" / "realdata" / "ntrex128"
-DATA = REPO / "bench" / "data"
 # XHotpotQA code -> NTREX file suffix (ntrex128/SOURCE.md, LANGUAGES.tsv).
 NTREX_FILE = {
     "en": "src.eng", "zh": "ref.zho-CN", "hi": "ref.hin", "es": "ref.spa", "ar": "ref.arb",
@@ -208,132 +196,20 @@ def print_accuracy(r: dict, short: dict, wiki: dict | None = None) -> None:
             print(f"    {code} detected {lang} ({confidence}): {text}")
 
 
-# --------------------------------------------------------------------------- timing
-
-def distinct_release(base: Path, target: Path, lines: dict[str, list[str]],
-                     candidates: int = 10) -> Path:
-    """`base` with `candidates` candidates per row (as in XHotpotQA: 10 per row, ~230,000
-    paragraphs for 23,066 rows; extra ones copy a row's candidate under a new id and a
-    random language) and NTREX text of the assigned language in every candidate, title and
-    question, made row-unique by a number (digits are not letters: scripts and languages
-    are unchanged)."""
-    if target.exists():
-        return target
-    import pyarrow.parquet as pq
-    target.mkdir(parents=True)   # (a partial directory from an interrupted build: delete it)
-    n = len(lines["en"])
-    for path in sorted(base.glob("*.parquet")):
-        table = pq.read_table(path)
-        rows = table.to_pylist()
-        for r, row in enumerate(rows):
-            rng = random.Random(f"{SEED}|{r}")
-            cands = row["candidates"]
-            for extra in range(len(cands), candidates if cands else 0):
-                copy = dict(cands[extra % len(cands)])
-                code = rng.choice(CODES)
-                copy.update(paragraph_id=f"p{extra:02d}", candidate_index=extra,
-                            language_code=code, language=langid.BY_CODE[code].name)
-                cands.append(copy)
-            for c, cand in enumerate(cands):
-                code = cand["language_code"]
-                if code not in lines:
-                    continue
-                start, step = rng.randrange(n), rng.randrange(1, 97)
-                tag = f" ({r}.{c})"
-                cand["sentences"] = [lines[code][(start + k * step) % n] + tag
-                                     for k in range(len(cand["sentences"]))]
-                cand["title"] = " ".join(lines[code][(start + 7) % n].split()[:3]) + tag
-            q = row["question_language"]
-            if q in lines:
-                row["question"] = lines[q][rng.randrange(n)] + f" ({r})"
-        pq.write_table(type(table).from_pylist(rows, schema=table.schema), target / path.name,
-                       compression="zstd", row_group_size=2048)
-    return target
-
-
-_CHILD = """
-import json, sys, time
-from pathlib import Path
-t0 = time.perf_counter()
-from audit import readers, langid, language_checks
-release = readers.open_release(sys.argv[1])
-t1 = time.perf_counter()
-identifier = langid.detector(sys.argv[3])
-prepared = langid.prepare(release, Path(sys.argv[2]), identifier)
-counts = {}
-for check in language_checks.LANGUAGE_CHECKS:
-    counts[check.name] = release.con.sql(
-        f"SELECT count(*) FROM ({check.query(release)})").fetchall()[0][0]
-t2 = time.perf_counter()
-units = release.con.sql("SELECT unit, count(*) FROM lang_judged GROUP BY 1").fetchall()
-sentences = release.con.sql(
-    "SELECT sum(len(s.parts)) FROM lang_judged j JOIN lang_script s USING (key) "
-    "WHERE j.unit = 'paragraph'").fetchall()[0][0]
-print(json.dumps({"compliance_s": t2 - t1, "open_s": t1 - t0, "findings": counts,
-                  "sentences": sentences,
-                  "units": dict(units), "script_texts": prepared.script_texts,
-                  "script_misses": prepared.script_misses, "lang_texts": prepared.lang_texts,
-                  "lang_misses": prepared.lang_misses,
-                  "phases": {k: round(v, 2) for k, v in prepared.seconds.items()}}))
-"""
-
-
-def time_compliance(release: Path, detector: str) -> None:
-    """cold: empty cache; warm: everything cached; rehash: the signals cached but not the
-    release's unit index (what an edited release costs: every text is hashed again)."""
-    cache = Path(tempfile.mkdtemp(prefix="langid-cache-"))
-    try:
-        for run in ("cold", "warm", "rehash"):
-            if run == "rehash":
-                shutil.rmtree(cache / "units")
-            done = subprocess.run([sys.executable, "-c", _CHILD, str(release), str(cache),
-                                   detector], cwd=REPO, capture_output=True, text=True)
-            if done.returncode:
-                raise RuntimeError(done.stderr)
-            f = json.loads(done.stdout)
-            paragraphs = f["units"].get("paragraph", 0)
-            print(f"  {run:6}  {f['compliance_s']:7.2f} s  ({paragraphs / f['compliance_s']:>9,.0f}"
-                  f" paragraphs/s)  units {sum(f['units'].values()):,} "
-                  f"(paragraphs {paragraphs:,}, sentences {f['sentences']:,})  "
-                  f"distinct: script {f['script_texts']:,} "
-                  f"(computed {f['script_misses']:,}), language {f['lang_texts']:,} (computed "
-                  f"{f['lang_misses']:,})  phases {f['phases']}  findings {f['findings']}",
-                  flush=True)
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--detectors", default="langdetect,lingua",
                         help="comma-separated: langdetect, lingua (the checks' detector, "
                              "hybrid mode), lingua-high, lingua-low")
-    parser.add_argument("--skip-accuracy", action="store_true")
-    parser.add_argument("--skip-timing", action="store_true")
-    parser.add_argument("--timing-detector", default=langid.DEFAULT_DETECTOR)
     args = parser.parse_args()
     lines, docs = load_ntrex()
-    if not args.skip_accuracy:
-        spans = windows(docs)
-        for name in args.detectors.split(","):
-            identifier = langid.DETECTORS[name]() if name != "langdetect" else \
-                langid.LangdetectIdentifier(processes=2)
-            print_accuracy(evaluate(identifier, lines, spans), short_sentences(identifier, lines),
-                           wikipedia_false_alarms(identifier))
-    if args.skip_timing:
-        return
-    sys.path.insert(0, str(REPO / "bench"))
-    from scan import build  # bench/scan.py
-    base = build(DATA / "release_23066x1", 23_066, 1)
-    # Third-party text stays out of the repository: the NTREX-filled copy lives in /tmp.
-    distinct = distinct_release(base, Path(tempfile.gettempdir()) / "xhotpotqa-bench" /
-                                "release_23066x10_ntrex", lines)
-    for label, path in (("tiled demo release (few distinct texts)", base),
-                        ("NTREX-filled release, 10 candidates per row (distinct texts)", distinct)):
-        print(f"\n== language compliance, {label}: {path.name}, detector "
-              f"{args.timing_detector}", flush=True)
-        time_compliance(path, args.timing_detector)
+    spans = windows(docs)
+    for name in args.detectors.split(","):
+        identifier = langid.DETECTORS[name]() if name != "langdetect" else \
+            langid.LangdetectIdentifier(processes=2)
+        print_accuracy(evaluate(identifier, lines, spans), short_sentences(identifier, lines),
+                       wikipedia_false_alarms(identifier))
 
 
 if __name__ == "__main__":

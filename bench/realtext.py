@@ -11,6 +11,7 @@ scratch directory under bench/data/ receives copies.
 
     build(DATA / "real_990x24", sources=990)      # 23,760 rows
     build(DATA / "real_23066x24", sources=23066)  # 553,584 views
+    build(DATA / "heavy_23066x24", sources=23066, untranslated=4)   # ~2.2 M findings
 """
 
 from __future__ import annotations
@@ -41,13 +42,19 @@ def skeletons() -> list[dict]:
     return sources["validation"] + sources["train"]
 
 
-def _context(source: dict, ntrex: dict, rng: random.Random) -> list:
+def _context(source: dict, ntrex: dict, rng: random.Random, untranslated: int) -> list:
+    """The translated context; `untranslated` sentences of non-English paragraphs keep
+    their English source (exact copies: many findings)."""
     used = {synth.normalize_title(title) for title, _ in source["context"]}
     context = []
     for entry in source["context"]:
         paragraph = real._paragraph(entry, rng.choice(VIEW_ORDER), ntrex, rng, used)
         used.add(synth.normalize_title(paragraph[0]))
         context.append(paragraph)
+    places = [(i, k) for i, (title, sentences, language) in enumerate(context)
+              if language != "English" for k in range(len(sentences))]
+    for i, k in rng.sample(places, min(untranslated, len(places))):
+        context[i][1][k] = source["context"][i][1][k]
     return context
 
 
@@ -62,7 +69,7 @@ def _question(source: dict, language: str, ntrex: dict, rng: random.Random) -> t
     return question, answer
 
 
-def build(target: Path, sources: int, views: int = 24) -> dict:
+def build(target: Path, sources: int, views: int = 24, untranslated: int = 0) -> dict:
     """Write `target`/validation-*.parquet and `target`/hotpot_validation.json once;
     returns {"release": dir, "source": path, "rows": n}."""
     info = target / "info.json"
@@ -79,7 +86,7 @@ def build(target: Path, sources: int, views: int = 24) -> dict:
         skeleton = base[s % len(base)]
         source = {**skeleton, "_id": f"{skeleton['_id']}-{s:05d}"}
         source_records.append(source)
-        context = _context(source, ntrex, rng)
+        context = _context(source, ntrex, rng, untranslated)
         for view in range(views):
             language = VIEW_ORDER[view % len(VIEW_ORDER)]
             question, answer = _question(source, language, ntrex, rng)
@@ -104,3 +111,13 @@ def build(target: Path, sources: int, views: int = 24) -> dict:
                "sources": sources, "build_seconds": round(time.perf_counter() - started, 1)}
     info.write_text(json.dumps(summary))
     return summary
+
+
+# The benchmark releases by name: (sources, sentences per context left untranslated).
+RELEASES = {"real": (990, 0), "plus": (23_066, 0), "heavy": (23_066, 4)}
+
+
+def release(name: str) -> dict:
+    """{"release", "source", "rows", …} of a named benchmark release, built on first use."""
+    sources, untranslated = RELEASES[name]
+    return build(DATA / f"{name}_{sources}x24", sources, untranslated=untranslated)

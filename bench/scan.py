@@ -1,117 +1,128 @@
-"""Benchmark: full structural scan of a 23,066-row V1.1-shaped release and of a 553,584-row
-XHotpotQA+-shaped one (24 question-language views per source sharing one context).
+"""Benchmark: the default scan (every check, language compliance included) of releases built
+from real text, phase by phase, beside the public reference builder.
 
-    .venv/bin/python bench/scan.py            # builds the releases once under bench/data/
+    .venv/bin/python bench/scan.py [--reference TOOLKIT_DIR] [--only real|plus|heavy]
 
-The structural scan runs every check but the language-compliance ones (bench/langid.py
-measures those). Each release is tiled from the bundled demo release with DuckDB (new ids, view languages,
-re-computed record hashes) and scanned in a child process, so peak RSS is the scan's own.
-Prints the check-pass time of the 18 reference flags alone, then rows/s, seconds (check pass
-and total) and peak RSS of the full structural scan. Targets: 23,066 rows ≤ 0.5 s of
-check time; 553,584 views < 30 s with peak RSS < 4 GiB.
+Releases (bench/realtext.py, built once under bench/data/): `real` 990 sources × 24 views
+= 23,760 rows; `plus` 23,066 × 24 = 553,584 views (XHotpotQA+); `heavy` the same shape with
+four sentences per context left untranslated, so that exact copies give ~2.2 M findings.
+Each scan is `python -m audit scan RELEASE --source …` in a child process: wall clock from
+the command to its exit (start-up included), the time to its first line (start-up), each
+phase from its progress lines, and its peak RSS. The language cache is cold on the first
+run (a fresh cache directory) and warm on the second.
+
+With --reference, the reference toolkit's `build_record` builds the 23,760-row release from
+the same source records and views in the same run (bench/reference_build.py, in a venv of
+its dependencies, bench/.reference-venv, made on first use) and the ratio is printed.
+Targets: 23,760 rows ≥ 10× the reference (warm), cold ≤ 3× warm, start-up < 1.5 s;
+553,584 views < 30 s warm with peak RSS < 4 GiB; findings and status < 20% of the scan.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import resource
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import realtext  # noqa: E402
 
-from audit import hashing, readers, registry  # noqa: E402
-from audit.languages import LANGUAGES  # noqa: E402
-from audit.workspace import DEMO_RELEASE  # noqa: E402
-
-DATA = REPO / "bench" / "data"
-# The structural scan: language ID has its own benchmark (bench/langid.py).
-LANGUAGE_CHECKS = ("script_mismatch", "language_mismatch")
+REPO = HERE.parent
+PYTHON = sys.executable
+_LINE = re.compile(r"\[\s*([\d.]+)s\] (.*)")
 
 
-def build(target: Path, sources: int, views: int) -> Path:
-    """Tile the demo rows up to `sources` source records × `views` views per source."""
-    if target.exists():
-        return target
-    target.mkdir(parents=True)
-    demo = readers.open_release(DEMO_RELEASE)
-    con = demo.con
-    languages = ", ".join(f"('{i}', '{lang.code}', '{lang.name}')"
-                          for i, lang in enumerate(LANGUAGES))
-    base = con.sql("SELECT count(*) FROM raw_release WHERE source_split = 'validation'"
-                   ).fetchall()[0][0]
-    # One tiled source per (demo row, copy); with views > 1 each source gets 24 views that
-    # share its context and differ in question language, as in XHotpotQA+.
-    con.execute(f"""
-        CREATE TABLE tiled AS
-        SELECT * REPLACE (
-                 printf('%s-%06d-%02d', id, copy, view) AS id,
-                 printf('%s-%06d', source_id, copy) AS source_id,
-                 CASE WHEN {views} > 1 THEN v.code ELSE question_language END
-                   AS question_language,
-                 CASE WHEN {views} > 1 THEN v.name ELSE question_language_name END
-                   AS question_language_name,
-                 (row_number() OVER () - 1)::INTEGER AS release_position)
-        FROM (SELECT * EXCLUDE (rid) FROM raw_release WHERE source_split = 'validation') r,
-             range(({sources} + {base} - 1) // {base}) c(copy),
-             (VALUES {languages}) v(view_index, code, name),
-             LATERAL (SELECT v.view_index::INTEGER AS view) w
-        WHERE w.view < {views}
-        QUALIFY row_number() OVER (PARTITION BY view ORDER BY copy, r.release_position)
-                <= {sources}
-    """)
-    json_sql = hashing.canonical_json_sql(con.sql("SELECT * FROM tiled LIMIT 0").to_arrow_table(
-    ).schema, "v1.1")
-    con.execute(f"""COPY (SELECT * EXCLUDE (j) REPLACE ({hashing.sha256_of_json('j')} AS
-                    record_sha256) FROM (SELECT *, {json_sql} AS j FROM tiled raw))
-                    TO '{target}/validation-00000.parquet'
-                    (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048)""")
-    return target
-
-
-def measure(release: Path, skip: tuple[str, ...]) -> dict:
-    """Scan in a child process without the `skip` checks; report timings and peak RSS."""
-    code = ("import json,sys,time;from audit import readers,scan;t=time.perf_counter();"
-            "r=scan.run(readers.open_release(sys.argv[1]),skip=frozenset(sys.argv[2:]));"
-            "print(json.dumps({'rows':r.summary['rows'],'checks':r.summary['seconds']['checks'],"
-            "'scan':r.summary['seconds']['total'],'wall':time.perf_counter()-t,"
-            "'findings':sum(r.summary['check_counts'].values())}))")
+def run_scan(info: dict, cache: Path) -> dict:
+    """One CLI scan in a child process: wall, start-up, phases, peak RSS."""
+    out = Path(tempfile.mkdtemp(prefix="bench-scan-")) / "scan"
+    env = {**os.environ, "AUDIT_CACHE_DIR": str(cache)}
+    command = [PYTHON, "-m", "audit", "scan", info["release"], "--source",
+               f"validation={info['source']}", "--out", str(out)]
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run([sys.executable, "-c", code, str(release), *skip], cwd=REPO,
-                          capture_output=True, text=True, check=True)
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    figures = json.loads(done.stdout)
-    figures["peak_rss_gib"] = max(peak_kib, before) / 2**20
-    return figures
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    first_line = proc.stderr.readline()
+    startup = time.perf_counter() - started
+    rest, _ = proc.stderr.read(), proc.wait()
+    wall = time.perf_counter() - started
+    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 2**20
+    if proc.returncode:
+        raise SystemExit(f"scan failed: {first_line}{rest}")
+    summary = json.loads((out / "summary.json").read_text())
+    shutil.rmtree(out.parent)
+    lines = [m.groups() for m in map(_LINE.match, (first_line + rest).splitlines()) if m]
+    return {"wall": wall, "startup": startup, "peak_gib": peak, "lines": lines,
+            "seconds": summary["seconds"], "findings": sum(summary["check_counts"].values()),
+            "rows": summary["rows"]}
+
+
+def report(name: str, label: str, f: dict) -> None:
+    s = f["seconds"]
+    opened = float(next(t for t, text in f["lines"] if text.startswith("v1.1 release")))
+    share = s["findings_and_status"] / s["total"]
+    print(f"{name:6} {label:5} {f['rows']:>8,} rows  wall {f['wall']:6.2f} s  "
+          f"start-up {f['startup']:4.2f} s  open {opened:5.2f} s  checks {s['checks']:5.2f} s  "
+          f"whole-release {s['whole_release_checks']:5.2f} s  findings+status "
+          f"{s['findings_and_status']:5.2f} s ({share:.0%} of the scan)  scan {s['total']:6.2f} s"
+          f"  peak RSS {f['peak_gib']:.2f} GiB  findings {f['findings']:,}", flush=True)
+    slow = [(text.split(" prepared in ")[0], float(text.split(" prepared in ")[1][:-2]))
+            for _, text in f["lines"] if " prepared in " in text]
+    print("               whole-release checks: " + ", ".join(
+        f"{n} {t:.1f} s" for n, t in slow), flush=True)
+
+
+def reference_python() -> str:
+    venv = HERE / ".reference-venv"
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "pyarrow", "ijson"],
+                       check=True)
+    return str(venv / "bin" / "python")
+
+
+def run_reference(toolkit: Path, info: dict) -> float:
+    out = Path(tempfile.mkdtemp(prefix="bench-reference-"))
+    started = time.perf_counter()
+    subprocess.run([reference_python(), str(HERE / "reference_build.py"), str(toolkit),
+                    info["release"], info["source"], str(out)], check=True,
+                   capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    shutil.rmtree(out)
+    return wall
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sources", type=int, default=23_066)
-    parser.add_argument("--views", type=int, default=24)
-    parser.add_argument("--only", choices=("release", "plus"))
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reference", type=Path, help="a checkout of the XHotpotQA toolkit")
+    parser.add_argument("--only", choices=tuple(realtext.RELEASES), action="append")
     args = parser.parse_args()
-    not_reference = tuple(c.name for c in registry.REGISTRY if not c.reference)
-    jobs = {"release": (args.sources, 1), "plus": (args.sources, args.views)}
-    for name, (sources, views) in jobs.items():
-        if args.only and args.only != name:
-            continue
-        started = time.perf_counter()
-        path = build(DATA / f"{name}_{sources}x{views}", sources, views)
-        built = time.perf_counter() - started
-        # The reference toolkit's own flags only (its per-record rebuild: ~10 s at 23k).
-        f = measure(path, not_reference)
-        print(f"{name:8} {f['rows']:>9,} rows  18 reference flags: check pass "
-              f"{f['checks']:6.2f} s  scan {f['scan']:6.2f} s", flush=True)
-        f = measure(path, LANGUAGE_CHECKS)
-        print(f"{name:8} {f['rows']:>9,} rows  check pass {f['checks']:6.2f} s  "
-              f"scan {f['scan']:6.2f} s  wall {f['wall']:6.2f} s  "
-              f"{f['rows'] / f['scan']:>10,.0f} rows/s  peak RSS {f['peak_rss_gib']:.2f} GiB  "
-              f"findings {f['findings']:,}  (build {built:.0f} s)", flush=True)
+    for name in args.only or realtext.RELEASES:
+        info = realtext.release(name)
+        cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+        try:
+            cold = run_scan(info, cache)
+            report(name, "cold", cold)
+            warm = run_scan(info, cache)
+            report(name, "warm", warm)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        print(f"{name:6} cold / warm {cold['wall'] / warm['wall']:.2f}×", flush=True)
+        if name == "real" and args.reference:
+            reference = run_reference(args.reference, info)
+            print(f"{name:6} reference build_record {reference:6.2f} s wall  →  ours (warm) "
+                  f"{reference / warm['wall']:.1f}× faster, cold "
+                  f"{reference / cold['wall']:.1f}×", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import browse, policy, readers, registry, render, scan
+from audit import browse, export, policy, readers, registry, render, scan
 from audit.errors import InputError
 from audit.outputs import staged_file
 from audit.scan import ScanResult
@@ -168,9 +168,15 @@ def _build(release: str | None, files: list[Path], specs: list[str],
         stage("opening the files")
         opened = readers.open_release(release or DEMO_RELEASE, specs, files)
         stage(f"{opened.layout} layout, {opened.rows:,} rows")
-        result = scan.run(opened, rules, progress=stage)
+        saved = export.saved_scan(opened, scan.identity(opened, rules))
+        if saved is not None:
+            stage(f"the saved scan {saved.name} has these inputs, policy and checks: "
+                  "reading it instead of scanning again")
+            result, language = export.load_result(opened, rules, saved)
+        else:
+            result, language = scan.run(opened, rules, progress=stage), None
         stage("building the browse index (language vector per row)")
-        browse.build_index(result)
+        browse.build_index(result, language)
         box.update(label=f"Scanned {opened.rows:,} rows in "
                          f"{time.perf_counter() - started:.1f} s", state="complete",
                    expanded=False)

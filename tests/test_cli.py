@@ -140,3 +140,20 @@ def test_skip_leaves_a_check_out_and_says_so(tmp_path):
     assert summary["status_counts"] == {"accepted": 1, "review_required": 1}
     done = cli("scan", str(make_release(tmp_path / "x")), "--skip", "no_such_check")
     assert done.returncode == 2 and "unknown check(s) no_such_check" in done.stderr
+
+
+def test_a_saved_scan_of_the_same_inputs_is_read_not_recomputed(tmp_path, monkeypatch):
+    from audit import policy, readers, scan
+    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    release = make_release(tmp_path)
+    first = scan.run(readers.open_release(release))
+    saved = export.write_scan(first)
+    again = readers.open_release(release)
+    assert export.saved_scan(again, scan.identity(again, policy.DEFAULT)) == saved
+    loaded, language = export.load_result(again, policy.DEFAULT, saved)
+    assert loaded.findings.equals(first.findings) and loaded.status.equals(first.status)
+    assert loaded.identity == first.identity and language.num_rows == 2
+    # Another policy is another scan.
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"severity": {"exact_source_copy": "blocking"}}))
+    assert export.saved_scan(again, scan.identity(again, policy.load(strict))) is None

@@ -3,9 +3,7 @@ and the workbench serves only releases under its data roots."""
 
 from __future__ import annotations
 
-import html
 import json
-import os
 import re
 from html.parser import HTMLParser
 from pathlib import Path
