@@ -40,17 +40,23 @@ def file_sha256(path: Path) -> str:
 
 
 @contextmanager
-def staged_directory(target: Path) -> Iterator[Path]:
+def staged_directory(target: Path, replace: bool = False) -> Iterator[Path]:
     """Yield a temporary sibling of `target`; rename it into place only if the block
-    succeeds. Refuses a target that already exists."""
-    if target.exists():
+    succeeds. Refuses a target that already exists, unless `replace` (a cache entry, which
+    another process may have written meanwhile: the first one stays)."""
+    if target.exists() and not replace:
         raise InputError(target, "already exists; a scan never overwrites an earlier one",
                          expected="a new --out directory")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         yield staging
-        os.rename(staging, target)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not (replace and target.exists()):
+                raise
+            shutil.rmtree(staging, ignore_errors=True)    # another process was first
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

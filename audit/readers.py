@@ -9,11 +9,12 @@ Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc
 
 from __future__ import annotations
 
-import functools
 import glob as globlib
-import os
+import hashlib
 import json
-from collections.abc import Iterator
+import os
+import shutil
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import pyarrow.parquet as pq
 from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
-from .outputs import cache_dir, file_sha256
+from .outputs import cache_dir, file_sha256, staged_directory, staged_file
 from .sqlsafe import literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -42,10 +43,15 @@ class Release:
     source_paths: list[Path] = field(default_factory=list)
     capabilities: frozenset[str] = frozenset()
 
-    @functools.cached_property
+    known_digests: dict[str, str] = field(default_factory=dict)
+
+    @property
     def digests(self) -> dict[str, str]:
-        """SHA-256 of every input file (release, then sources), hashed once per release."""
-        return {str(p): file_sha256(p) for p in [*self.paths, *self.source_paths]}
+        """SHA-256 of every input file (release, then sources), each hashed once."""
+        for path in [*self.paths, *self.source_paths]:
+            if str(path) not in self.known_digests:
+                self.known_digests[str(path)] = file_sha256(path)
+        return {str(p): self.known_digests[str(p)] for p in [*self.paths, *self.source_paths]}
 
     @property
     def name(self) -> str:
@@ -106,7 +112,9 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
             f"* EXCLUDE (file_row_number), "
             f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
         ).create_view("raw_release")
-    _group_contexts(con)
+    digests = {str(p): file_sha256(p) for p in paths}
+    _grouped_contexts(con, None if layout == "jsonl" else hashlib.sha256("\n".join(
+        [CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
     views, contexts = _CANONICAL[layout]
     con.execute(f"CREATE VIEW views AS {views}")
     con.execute(f"CREATE {'TABLE' if layout == 'v2' else 'VIEW'} contexts AS {contexts}")
@@ -120,7 +128,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
         capabilities.add("record_hash")
     release = Release(paths=paths, layout=layout, con=con, rows=rows,
                       single_file=Path(str(spec)).is_file(),
-                      capabilities=frozenset(capabilities))
+                      capabilities=frozenset(capabilities),
+                      known_digests=digests if layout != "jsonl" else {})
     attach_sources(release, sources or [])
     return release
 
@@ -165,6 +174,29 @@ def _row_offsets(paths: list[Path]) -> list[int]:
 
 # Names the way contexts are numbered: caches that store context numbers key on it.
 CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
+
+
+def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> None:
+    """`_group_contexts`, remembered per content (`key`: the files' SHA-256s): reopening a
+    release reads its contexts and views instead of grouping its rows again."""
+    folder = cache_dir("contexts") / key if key else None
+    if folder is not None and (folder / "views.parquet").is_file():
+        try:
+            con.read_parquet(str(folder / "contexts.parquet")).create("raw_contexts")
+            con.read_parquet(str(folder / "views.parquet")).create("raw_views")
+            return
+        except duckdb.Error:   # unreadable: group again and replace it
+            con.execute("DROP TABLE IF EXISTS raw_contexts; DROP TABLE IF EXISTS raw_views")
+            shutil.rmtree(folder, ignore_errors=True)
+    _group_contexts(con)
+    if folder is None:
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with staged_directory(folder, replace=True) as staging:
+        con.table("raw_contexts").write_parquet(str(staging / "contexts.parquet"),
+                                                compression="zstd")
+        con.table("raw_views").write_parquet(str(staging / "views.parquet"),
+                                             compression="zstd")
 
 
 def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:
@@ -416,12 +448,8 @@ def _split_of(spec: str) -> tuple[str | None, Path]:
     return None, Path(spec)
 
 
-def read_source(spec: str, release_splits: dict[str, str]) -> pa.Table:
-    """Parse one HotpotQA JSON list; the split comes from `split=path` or the release rows
-    whose source ids it shares."""
-    split, path = _split_of(spec)
-    if not path.is_file():
-        raise InputError(path, "no such file", expected="a HotpotQA JSON file")
+def _parse_source(path: Path) -> pa.Table:
+    """One HotpotQA JSON list as source rows (split and file left empty)."""
     try:
         records = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -442,37 +470,77 @@ def read_source(spec: str, release_splits: dict[str, str]) -> pa.Table:
         entries = [_source_entry(e) for e in context] if isinstance(context, list) else []
         facts = rec.get("supporting_facts")
         rows.append({
-            "source_id": rec.get("_id", rec.get("id")), "source_split": split,
+            "source_id": rec.get("_id", rec.get("id")), "source_split": None,
             "source_position": position, "question": rec.get("question"),
             "answer": rec.get("answer"), "type": rec.get("type"), "level": rec.get("level"),
             "context_is_list": isinstance(context, list), "context_len": len(entries),
             "ctx_valid": [e[0] for e in entries], "ctx_titles": [e[1] for e in entries],
             "ctx_sentences": [e[2] for e in entries],
             "facts": [_source_fact(f) for f in facts] if isinstance(facts, list) else [],
-            "file": str(path),
+            "file": None,
         })
+    return pa.Table.from_pylist(rows, schema=_SOURCE_SCHEMA)
+
+
+# Part of the parsed-source cache's key: change it when _parse_source changes.
+SOURCE_PARSING = "hotpot-source-1"
+
+
+def _cached_source(path: Path, digest: str) -> pa.Table:
+    """`_parse_source`, remembered per content: a 150 MB source is parsed once."""
+    key = hashlib.sha256(f"{SOURCE_PARSING}\n{digest}".encode("ascii")).hexdigest()
+    cached = cache_dir("sources") / f"{key}.parquet"
+    if cached.is_file():
+        try:
+            return pq.read_table(cached, schema=_SOURCE_SCHEMA)
+        except (pa.ArrowInvalid, OSError):
+            cached.unlink(missing_ok=True)
+    table = _parse_source(path)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with staged_file(cached) as staging:
+        pq.write_table(table, staging)
+    return table
+
+
+def read_source(spec: str, release_splits: dict[str, str],
+                digest: Callable[[Path], str] = file_sha256) -> pa.Table:
+    """Parse one HotpotQA JSON list; the split comes from `split=path` or the release rows
+    whose source ids it shares."""
+    split, path = _split_of(spec)
+    if not path.is_file():
+        raise InputError(path, "no such file", expected="a HotpotQA JSON file")
+    table = _cached_source(path, digest(path))
     if split is None:
-        seen = {release_splits[r["source_id"]] for r in rows if r["source_id"] in release_splits}
+        seen = {release_splits[i] for i in table.column("source_id").to_pylist()
+                if i in release_splits}
         if len(seen) != 1:
             raise InputError(path, "cannot tell which split this source belongs to "
                              f"(release splits matched: {sorted(seen) or 'none'})",
                              expected="--source train=PATH or --source validation=PATH")
         split = seen.pop()
-        for row in rows:
-            row["source_split"] = split
-    return pa.Table.from_pylist(rows, schema=_SOURCE_SCHEMA)
+    n = table.num_rows
+    return (table.set_column(table.schema.get_field_index("source_split"), "source_split",
+                             pa.array([split] * n, pa.string()))
+            .set_column(table.schema.get_field_index("file"), "file",
+                        pa.array([str(path)] * n, pa.string())))
 
 
 def attach_sources(release: Release, specs: list[str]) -> None:
-    splits = dict(release.con.sql("SELECT source_id, any_value(source_split) FROM release "
-                                  "GROUP BY source_id").fetchall()) if specs else {}
     """Load the HotpotQA sources into table `sources` (empty without any, so the checks'
     SQL always binds; checks that need a source are gated by the capability)."""
-    tables = [read_source(spec, splits) for spec in specs] or [_SOURCE_SCHEMA.empty_table()]
+    splits = dict(release.con.sql("SELECT source_id, any_value(source_split) FROM views "
+                                  "GROUP BY source_id").fetchall()) if specs else {}
+
+    def digest(path: Path) -> str:    # hashed once: the scan's identity needs it too
+        if str(path) not in release.known_digests:
+            release.known_digests[str(path)] = file_sha256(path)
+        return release.known_digests[str(path)]
+
+    tables = [read_source(spec, splits, digest) for spec in specs] or \
+        [_SOURCE_SCHEMA.empty_table()]
     release.con.register("sources_arrow", pa.concat_tables(tables))
     release.con.execute("CREATE OR REPLACE TABLE sources AS SELECT * FROM sources_arrow")
     release.con.unregister("sources_arrow")
     if specs:
         release.source_paths = [_split_of(s)[1] for s in specs]
         release.capabilities = release.capabilities | {"source"}
-
