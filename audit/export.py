@@ -194,7 +194,7 @@ def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanR
         con.register(f"saved_{name}", table)
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM saved_{name}")
         con.unregister(f"saved_{name}")
-    return ScanResult(release, policy, findings, status, summary), language
+    return ScanResult(release, policy, summary), language
 
 
 def scan_history(release_name: str) -> list[dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import time
@@ -27,11 +28,20 @@ _QUERY_COLUMNS = 'rid, id, source_split, "check", paragraph_id, sentence_index, 
 
 @dataclass
 class ScanResult:
+    """A scan: its tables `findings` and `status` live on the release's connection, and
+    are fetched as Arrow only when asked for (a view reads them there)."""
+
     release: Release
     policy: Policy
-    findings: pa.Table
-    status: pa.Table
     summary: dict
+
+    @functools.cached_property
+    def findings(self) -> pa.Table:
+        return self.release.con.cursor().sql("SELECT * FROM findings").to_arrow_table()
+
+    @functools.cached_property
+    def status(self) -> pa.Table:
+        return self.release.con.cursor().sql("SELECT * FROM status").to_arrow_table()
 
     @property
     def identity(self) -> str:
@@ -139,14 +149,14 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     say("whole-release checks done; collecting findings and status")
     con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL BY NAME ".join(parts))
     _consistency(release, active)
-    findings, status = _status(release, policy, active)
+    _status(release, policy, active)
     seconds = {"checks": check_seconds, "whole_release_checks": query_seconds,
                "findings_and_status": time.perf_counter() - started - check_seconds
                - query_seconds}
     summary = _summary(release, active, policy, partial, seconds,
                        time.perf_counter() - started)
     say(f"scan done in {summary['seconds']['total']:.1f} s")
-    return ScanResult(release, policy, findings, status, summary)
+    return ScanResult(release, policy, summary)
 
 
 def _consistency(release: Release, active: tuple[Check, ...]) -> None:
@@ -203,8 +213,8 @@ def _severity_sql(policy: Policy, active: tuple[Check, ...]) -> str:
     return f"CASE {' '.join(cases)} ELSE m.severity END" if cases else "m.severity"
 
 
-def _status(release: Release, policy: Policy, active: tuple[Check, ...]
-            ) -> tuple[pa.Table, pa.Table]:
+def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None:
+    """Tables `findings` (with the severity in force) and `status` (per row)."""
     meta = ", ".join(f"({literal(c.name)}, {literal(policy.severity(c.name))}, "
                      f"{literal(c.origin)})" for c in active)
     con = release.con
@@ -215,8 +225,8 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
                f.sentence_index, f.detail, f.category, f.evidence, f.rid AS "row"
         FROM findings_raw f JOIN (VALUES {meta}) m(name, severity, origin)
           ON f."check" = m.name
-        ORDER BY f.rid NULLS LAST, f.id, f."check", f.paragraph_id NULLS FIRST,
-                 f.sentence_index NULLS FIRST;
+        ORDER BY f.rid NULLS LAST, f."check", f.paragraph_id NULLS FIRST,
+                 f.sentence_index NULLS FIRST, f.id, f.detail;
         CREATE OR REPLACE TABLE status AS
         SELECT k.id, k.source_split,
                CASE WHEN list_contains(g.severities, 'blocking') THEN 'quarantined'
@@ -226,13 +236,11 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]
                k.source_id
         FROM row_checks k LEFT JOIN (
             SELECT "row", list(DISTINCT severity) AS severities,
-                   list_sort(list_distinct(list("check") FILTER (WHERE severity <> 'info')))
+                   list_sort(list(DISTINCT "check") FILTER (WHERE severity <> 'info'))
                      AS flags
             FROM findings WHERE "row" IS NOT NULL GROUP BY "row") g ON g."row" = k.rid
         ORDER BY k.rid;
     """)
-    return (con.sql("SELECT * FROM findings").to_arrow_table(),
-            con.sql("SELECT * FROM status").to_arrow_table())
 
 
 def status_disagreements(result: ScanResult) -> pa.Table:

@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -45,9 +44,11 @@ def run_scan(info: dict, cache: Path) -> dict:
     """One CLI scan in a child process: wall, start-up, phases, peak RSS."""
     out = Path(tempfile.mkdtemp(prefix="bench-scan-")) / "scan"
     env = {**os.environ, "AUDIT_CACHE_DIR": str(cache)}
-    command = [PYTHON, "-m", "audit", "scan", info["release"], "--source",
-               f"validation={info['source']}", "--out", str(out)]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    peak_file = out.parent / "peak"
+    # GNU time reports this run's own peak RSS (getrusage's children maximum spans runs).
+    command = ["/usr/bin/time", "-q", "-f", "%M", "-o", str(peak_file), PYTHON, "-m", "audit",
+               "scan", info["release"], "--source", f"validation={info['source']}",
+               "--out", str(out)]
     started = time.perf_counter()
     proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -55,10 +56,10 @@ def run_scan(info: dict, cache: Path) -> dict:
     startup = time.perf_counter() - started
     rest, _ = proc.stderr.read(), proc.wait()
     wall = time.perf_counter() - started
-    peak = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before) / 2**20
     if proc.returncode:
         raise SystemExit(f"scan failed: {first_line}{rest}")
     summary = json.loads((out / "summary.json").read_text())
+    peak = int(peak_file.read_text().split()[-1]) / 2**20
     shutil.rmtree(out.parent)
     lines = [m.groups() for m in map(_LINE.match, (first_line + rest).splitlines()) if m]
     return {"wall": wall, "startup": startup, "peak_gib": peak, "lines": lines,
