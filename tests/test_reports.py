@@ -208,15 +208,15 @@ def test_preservation_rates_and_consequence_distribution():
     consequences = reports.consequence_distribution(annotations(records)).to_pylist()
     assert {(r["n_resolved"], r["n_unresolved"], r["n_no_consequence"]) for r in consequences} \
         == {(4, 0, 1)}
+    assert [(r["consequence"], r["n"], r["share"]) for r in consequences] == [
+        ("cosmetic", 2, 0.5), ("metric-sensitive", 1, 0.25), ("reasoning-changing", 0, 0.0),
+        ("label-invalidating", 1, 0.25)]
     # An adjudicated "none" moves an error dispute out of the shares.
     records.append({"item": "i3", "cluster": "s2", "language": "fr", "unit": "paragraph",
                     "who": "cid", "role": "adjudication", "criterion": "consequence",
                     "value": "none", "minute": 5})
     consequences = reports.consequence_distribution(annotations(records)).to_pylist()
     assert {(r["n_resolved"], r["n_no_consequence"]) for r in consequences} == {(3, 2)}
-    assert [(r["consequence"], r["n"], r["share"]) for r in consequences] == [
-        ("cosmetic", 2, 0.5), ("metric-sensitive", 1, 0.25), ("reasoning-changing", 0, 0.0),
-        ("label-invalidating", 1, 0.25)]
 
 
 def test_all_reports_returns_pyarrow_tables_for_the_kinds_present():
