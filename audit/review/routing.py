@@ -127,8 +127,10 @@ class Routing:
 
 
 def route(item_ids: Sequence[str], groups: Sequence[str],
-          annotators: Sequence[Annotator]) -> Routing:
-    """Route each item (its group) to a pair of annotators (module docstring)."""
+          annotators: Sequence[Annotator],
+          fixed: Mapping[str, tuple[str, str]] | None = None) -> Routing:
+    """Route each item (its group) to a pair of annotators (module docstring). `fixed`
+    pairs (recorded by an earlier push) are kept as they are and count as load."""
     members: dict[str, list[str]] = {}
     for item_id, group in zip(item_ids, groups, strict=True):
         members.setdefault(group, []).append(item_id)
@@ -142,8 +144,12 @@ def route(item_ids: Sequence[str], groups: Sequence[str],
                         key=lambda a: (load[a.email], order[a.email]))
         return ranked[0].email if ranked else None
 
+    for group, pair in (fixed or {}).items():
+        if group in members:
+            pairs[group] = tuple(pair)
+            load.update({email: len(members[group]) for email in pair})
     readers = {g: [a for a in annotators if a.reads(g)] for g in members}
-    for group in sorted(members, key=lambda g: (len(readers[g]), g)):
+    for group in sorted(set(members) - set(pairs), key=lambda g: (len(readers[g]), g)):
         pool = readers[group]
         if sides:
             first = pick([a for a in pool if a.side == SLOTS[0]])
