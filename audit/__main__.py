@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from . import registry
 from . import descriptors, export, mixing, policy, readers, scan
 from .errors import InputError
+from .review import cli as review_cli
 
 
 def _progress(started: float):
@@ -152,6 +153,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="regenerate the bundled demo release")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data/demo"))
     p.set_defaults(func=cmd_demo)
+    review_cli.add_parser(sub)
     return top
 
 

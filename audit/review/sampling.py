@@ -237,6 +237,12 @@ PAPER_PRESET = Design(name="paper", by=("language", "unit"), seed=PAPER_SEED,
                       per_stratum={"paragraph": 80, "question": 20, "answer": 20},
                       levels={"language": NON_ENGLISH})
 
+# The default: the paper's 80:20:20 in miniature, 4 paragraphs + 1 question + 1 answer per
+# non-English language (23 × 6 = 138 units), for a pilot round.
+DEFAULT_PRESET = Design(name="default", by=("language", "unit"), seed=PAPER_SEED,
+                        per_stratum={"paragraph": 4, "question": 1, "answer": 1},
+                        levels={"language": NON_ENGLISH})
+
 
 @dataclass(frozen=True)
 class Batch:
