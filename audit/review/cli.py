@@ -218,8 +218,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
     if not adjudicators:
         raise InputError("--adjudicator", "no adjudicator given, and the batch's spec names "
                          "none", expected="--adjudicator EMAIL:LANGS (repeatable)")
-    urls = recorded.get("servers") or recorded.get("server")
-    sites = loop.connect_sites(urls) if urls else loop.ledger_sites(args.batch, workspace)
+    sites = loop.ledger_sites(args.batch, workspace)
     bars = Bars()
     try:
         report = loop.push_adjudication(sites, args.batch, adjudicators, workspace=workspace,

@@ -96,8 +96,10 @@ from . import agreement, configs, maple, routing, sampling
 from .labelstudio import CHUNK_SIZE, Counts, Server, Task
 from .routing import SLOTS, Annotator
 
-REVIEWS = REPO / "data" / "reviews"
+# AUDIT_REVIEWS moves the workspace (tests and a second workbench on one machine).
+REVIEWS = Path(os.environ.get("AUDIT_REVIEWS") or REPO / "data" / "reviews")
 ADJUDICATION = "adjudication"
+TITLE_LIMIT = 50   # Label Studio's PROJECT_TITLE_MAX_LEN
 ROLES = (*SLOTS, ADJUDICATION)
 
 ITEM_SCHEMA = pa.schema([
@@ -451,14 +453,31 @@ def push(servers: Server | Sites, batch: ReviewBatch,
                          "annotators are not declared per side",
                          expected="annotators per side exactly when each side has a server")
     folder, ledger = _record_batch(batch, workspace)
+    declared = {a.email for a in people}
+    for group, pair in sorted(ledger["pairs"].items()):
+        absent = [email for email in pair if email not in declared]
+        if absent:
+            raise InputError(folder / "ledger.json", f"group {group or '(MAPLE)'} of batch "
+                             f"{batch.batch_id} is assigned to {' and '.join(pair)}; "
+                             f"{', '.join(absent)} is not among the annotators given",
+                             expected="the recorded annotators (a slot's annotator never "
+                                      "changes)")
     routed = routing.route(batch.item_ids, batch.groups, people,
                            fixed={g: tuple(p) for g, p in ledger["pairs"].items()})
     if not routed.pairs:
         raise InputError("annotators", "no group of this batch has two annotators who read "
                          "it: " + "; ".join(sorted({r for _, r in routed.left_out.values()})),
                          expected="annotators whose declared languages cover the batch")
+    longest = max((project_title(batch.batch_id, ADJUDICATION, g) for g in routed.pairs),
+                  key=len)
+    if len(longest) > TITLE_LIMIT:
+        raise InputError("batch id", f"{batch.batch_id!r} makes project titles such as "
+                         f"{longest!r} ({len(longest)} characters)",
+                         expected=f"a batch id short enough for Label Studio's "
+                                  f"{TITLE_LIMIT}-character project titles")
     blinding = "enforced" if sites.enforced else "detected"
-    ledger.update(blinding=blinding, pairs={g: list(p) for g, p in routed.pairs.items()})
+    ledger.update(blinding=blinding, pairs={g: list(p) for g, p in routed.pairs.items()},
+                  servers={role: sites.role(role).url for role in ROLES})
     _write_json_atomic(folder / "ledger.json", ledger)
     _write_json_atomic(folder / "routing.json", routed.as_json())
     people_at: dict[str, tuple[Server, set[str]]] = {}
@@ -692,8 +711,9 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS)
 
 def ledger_sites(batch_id: str, workspace: Path = REVIEWS) -> Sites:
     """Connections (default token) to the servers a batch's ledger names; close() them."""
-    urls: dict[str, str] = {}
-    for entry in read_ledger(batch_id, workspace)["projects"].values():
+    ledger = read_ledger(batch_id, workspace)
+    urls: dict[str, str] = dict(ledger.get("servers") or {})
+    for entry in ledger["projects"].values():
         urls.setdefault(entry["role"], entry["server"])
     if not urls:
         return connect_sites(None)
@@ -997,6 +1017,9 @@ def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str |
 
 
 def _email(user: object, users: Mapping[int, object]) -> str | None:
+    """The email of an export's user reference: an id, {id, email}, or (drafts) the email."""
+    if isinstance(user, str):
+        return user if "@" in user else None
     if isinstance(user, dict):
         return user.get("email") or _email(user.get("id"), users)
     found = users.get(user) if isinstance(user, int) else None
