@@ -719,7 +719,8 @@ def _small_batch(size: int, suffix: str = "") -> loop.ReviewBatch:
     result = audit_workspace.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=SEED + 1, size=size,
-                             where={"language": "de"}, created_at="2026-11-30T00:00:00+00:00")
+                             where={"language": "de", "unit": "paragraph"},
+                             created_at="2026-11-30T00:00:00+00:00")
     return loop.translation_batch(sample, result.release, batch_id=sample.batch_id + suffix)
 
 
