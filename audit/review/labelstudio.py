@@ -266,15 +266,19 @@ class Server:
 
     # -------------------------------------------------------------- projects
 
-    def projects(self) -> list[Project]:
+    def projects(self, containing: str | None = None) -> list[Project]:
+        """Every project, or those whose title contains `containing` (one request per
+        thousand; no progress counters computed)."""
         with self._calling("list projects"):
-            return [_project(p) for p in self.client.projects.list(page_size=PAGE_SIZE)]
+            return [_project(p) for p in self.client.projects.list(
+                title=containing, page_size=PAGE_SIZE,
+                include="id,title,description,task_number")]
 
-    def find_project(self, title: str) -> Project | None:
-        """The project with exactly this title (titles are our keys: two is an error)."""
-        with self._calling(f"find project {title!r}"):
-            found = [_project(p) for p in self.client.projects.list(title=title,
-                                                                   page_size=PAGE_SIZE)]
+    def find_project(self, title: str, known: Sequence[Project] | None = None
+                     ) -> Project | None:
+        """The project with exactly this title (titles are our keys: two is an error),
+        looked up among `known` projects when given (a listing made for many lookups)."""
+        found = known if known is not None else self.projects(containing=title)
         exact = [p for p in found if p.title == title]
         if len(exact) > 1:
             raise ServerError(self.url, f"{len(exact)} projects are titled {title!r} "
@@ -293,10 +297,12 @@ class Server:
                     return None
                 raise
 
-    def ensure_project(self, title: str, label_config: str, description: str = "") -> Project:
+    def ensure_project(self, title: str, label_config: str, description: str = "",
+                       known: Sequence[Project] | None = None) -> Project:
         """The project titled `title`, created with this config and description when none
-        exists (idempotent by title; an existing project is returned as it is)."""
-        existing = self.find_project(title)
+        exists (idempotent by title; an existing project is returned as it is). `known`:
+        a listing to look the title up in (find_project)."""
+        existing = self.find_project(title, known)
         if existing is not None:
             return existing
         with self._calling(f"create project {title!r}"):

@@ -494,14 +494,16 @@ def push(servers: Server | Sites, batch: ReviewBatch,
     for task in batch.tasks:
         if task["item_id"] in routed.items:
             by_group.setdefault(routed.items[task["item_id"]], []).append(task)
+    known = _listings(sites, SLOTS, batch.batch_id)
     reports = []
     for group in sorted(by_group):
         label_config = configs.label_config(
             config, configs.direction_of(routing.group_languages(group)))
         for slot, email in zip(SLOTS, routed.pairs[group]):
-            reports.append(_push_project(sites.role(slot), folder, ledger, slot, group, email,
-                                         label_config, by_group[group], None, chunk_size,
-                                         progress))
+            server = sites.role(slot)
+            reports.append(_push_project(server, folder, ledger, slot, group, email,
+                                         label_config, by_group[group], chunk_size,
+                                         progress, known[server.url]))
     return PushReport(batch.batch_id, reports, notes, routed.as_json(), blinding)
 
 
@@ -544,6 +546,7 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
     _write_json_atomic(folder / "ledger.json", ledger)
     tasks = _read_tasks(folder)
     disputes = _disputes(final, items, ledger["config"])
+    known = _listings(sites, (ADJUDICATION,), batch_id)
     reports = []
     for group in sorted(set(groups.values()) & set(chosen)):
         ids = [i for i in open_items["item_id"].to_list() if groups[i] == group]
@@ -552,9 +555,10 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
         label_config = configs.label_config(
             configs.ADJUDICATION_CONFIGS[ledger["config"]],
             configs.direction_of(routing.group_languages(group)))
-        reports.append(_push_project(sites.role(ADJUDICATION), folder, ledger, ADJUDICATION,
-                                     group, chosen[group], label_config, payloads, None,
-                                     chunk_size, progress))
+        server = sites.role(ADJUDICATION)
+        reports.append(_push_project(server, folder, ledger, ADJUDICATION, group,
+                                     chosen[group], label_config, payloads, chunk_size,
+                                     progress, known[server.url]))
     unrouted = {i: (g, missing[g]) for i, g in groups.items() if g in missing}
     return PushReport(batch_id, reports, notes,
                       {"pairs": {g: [a] for g, a in sorted(chosen.items())},
@@ -590,9 +594,15 @@ def _shown(item: Mapping, value: str | None) -> str | None:
     return {"A": "B", "B": "A"}[value]
 
 
+def _listings(sites: Sites, roles: Sequence[str], batch_id: str) -> dict[str, list]:
+    """The batch's projects already on each server, listed once per push."""
+    return {sites.role(role).url: sites.role(role).projects(containing=batch_id)
+            for role in roles}
+
+
 def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: str,
-                  email: str, label_config: str, tasks: list[dict], meta: list[dict] | None,
-                  chunk_size: int, progress: Progress | None) -> ProjectPush:
+                  email: str, label_config: str, tasks: list[dict], chunk_size: int,
+                  progress: Progress | None, known: list) -> ProjectPush:
     batch_id = ledger["batch_id"]
     key = project_key(group, role)
     recorded = ledger["projects"].get(key)
@@ -602,7 +612,8 @@ def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: 
                          expected="the recorded annotator (a slot's annotator never changes)")
     title = project_title(batch_id, role, group)
     description = project_description(batch_id, ledger["kind"], role, email, group)
-    project = server.ensure_project(title, label_config, description)
+    project = server.ensure_project(title, label_config, description, known)
+    created = all(p.id != project.id for p in known)
     if email.lower() not in project.description.lower():
         raise InputError(f"Label Studio project {project.id} ({title})",
                          f"its description does not name {email}: {project.description!r}",
@@ -613,7 +624,7 @@ def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: 
     if ledger["projects"].get(key) != entry:
         ledger["projects"][key] = entry
         _write_json_atomic(folder / "ledger.json", ledger)
-    held = server.list_tasks(project.id)
+    held = [] if created else server.list_tasks(project.id)
     present = {t.item_id for t in held}
     missing = [i for i, task in enumerate(tasks) if task["item_id"] not in present]
     wanted = {task["item_id"] for task in tasks}
@@ -625,9 +636,7 @@ def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: 
 
     report(0, len(send))
     if send:
-        server.import_tasks(project.id, send,
-                            meta=[meta[i] for i in missing] if meta is not None else None,
-                            chunk_size=chunk_size, progress=report)
+        server.import_tasks(project.id, send, chunk_size=chunk_size, progress=report)
     return ProjectPush(key, role, group, title, project.id, email, server.url, len(tasks),
                        len(wanted & present), len(send), _duplicates(held))
 
@@ -789,6 +798,7 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
     sites = _sites(servers)
     items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
     users: dict[str, dict] = {}
+    listed: dict[str, list] = {}
     rows: list[dict] = []
     rejected: list[dict] = []
     projects = []
@@ -800,7 +810,8 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
         server = _server_for(sites, entry["server"])
         if server.url not in users:
             users[server.url] = server.users(refresh=True)
-        project_id = _locate(server, entry)
+            listed[server.url] = server.projects(containing=batch_id)
+        project_id = _locate(server, entry, listed[server.url])
         if project_id is None:
             projects.append(ProjectPull(key, entry["title"], entry["project_id"],
                                         entry["annotator"], missing=True))
@@ -842,13 +853,12 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
                       bool(fresh))
 
 
-def _locate(server: Server, entry: dict) -> int | None:
-    """The ledger's project id when it still holds that project, else the project of that
-    title (the server was rebuilt), else None (deleted)."""
-    project = server.get_project(entry["project_id"])
-    if project is not None and project.title == entry["title"]:
-        return project.id
-    found = server.find_project(entry["title"])
+def _locate(server: Server, entry: dict, listed: list) -> int | None:
+    """The ledger's project id when the server still holds that project, else the project
+    of that title (the server was rebuilt), else None (deleted)."""
+    if any(p.id == entry["project_id"] and p.title == entry["title"] for p in listed):
+        return entry["project_id"]
+    found = server.find_project(entry["title"], listed)
     return found.id if found is not None else None
 
 
