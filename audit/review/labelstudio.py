@@ -421,7 +421,9 @@ class Server:
 
     def create_annotation(self, task_id: int, result: list[dict],
                           completed_by: int | User, *, ground_truth: bool = False) -> int:
-        """Submit an annotation as `completed_by` (the admin token acts for the user)."""
+        """Create an annotation credited to `completed_by` with this connection's token.
+        Label Studio records the token's user as updated_by, so with the admin token the
+        pull refuses it (attribution): people annotate through their own login."""
         user_id = completed_by.id if isinstance(completed_by, User) else int(completed_by)
         with self._calling(f"annotate task {task_id}"):
             created = self.client.annotations.create(
