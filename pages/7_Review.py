@@ -125,7 +125,7 @@ if people:
         st.caption("Left out: no two annotators read these languages.")
         st.dataframe(short, hide_index=True)
 
-if st.button("Push batch", disabled=not people):
+if st.button("Push batch", disabled=not people or bool(urls and not all(urls.values()))):
     bar = st.progress(0.0, text="pushing…")
     try:
         sites = loop.connect_sites(urls)
