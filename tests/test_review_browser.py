@@ -207,6 +207,8 @@ def choose(tab, letter: str) -> None:
 
 def test_with_a_server_per_side_annotator_1_cannot_see_annotator_2s_labels(
         browser, sides, tmp_path):
+    # People of their own: the accounts of the other tests live on side 1's server.
+    ANA, BO = f"ana-side1-{RUN}@example.org", f"bo-side2-{RUN}@example.org"
     items = maple.assign_order(maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:2], seed=3)
     batch = loop.realism_batch(items, batch_id=f"blind-{RUN}")
     report = loop.push(sides, batch, {"annotator 1": [ANA], "annotator 2": [BO]},

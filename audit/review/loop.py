@@ -448,10 +448,12 @@ def push(servers: Server | Sites, batch: ReviewBatch,
     people = _annotators(annotators)
     sided = any(a.side for a in people)
     if sided != sites.enforced:
-        raise InputError("annotators", "annotators are declared per side but all roles share "
-                         "one server" if sided else "each role has its own server but the "
-                         "annotators are not declared per side",
-                         expected="annotators per side exactly when each side has a server")
+        raise InputError("annotators", "annotators are declared per side but the two sides "
+                         "and adjudication do not have three different servers" if sided else
+                         "each role has its own server but the annotators are not declared "
+                         "per side",
+                         expected="annotators per side exactly when annotator 1, annotator 2 "
+                                  "and adjudication each have a server of their own")
     folder, ledger = _record_batch(batch, workspace)
     declared = {a.email for a in people}
     for group, pair in sorted(ledger["pairs"].items()):
