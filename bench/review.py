@@ -219,7 +219,7 @@ def bench_push_pull() -> None:
               f"(target < 2 s)")
         wall = time.perf_counter()
         made = _annotate_all(server, report)
-        print(f"(setup, untimed target: {made:,} annotations through the annotators' own "
+        print(f"(untimed setup: {made:,} annotations made through the annotators' own "
               f"logins in {time.perf_counter() - wall:.0f} s)")
         wall = time.perf_counter()
         pulled = loop.pull(server, batch.batch_id, workspace=workspace)
