@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from . import descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
+from .review import cli as review_cli
 
 
 def _progress(started: float):
@@ -153,6 +154,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data/demo"))
     p.set_defaults(func=cmd_demo)
     evaluation_cli.add_parsers(sub)
+    review_cli.add_parser(sub)
     return top
 
 

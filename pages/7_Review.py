@@ -1,110 +1,198 @@
-"""Review: build a stratified batch (translation units or MAPLE pairs), preview its strata,
-push it to Label Studio (one project per annotator: our layer enforces two blind
-annotators per item), and see who has done what."""
+"""Review: build a stratified batch (translation units or MAPLE pairs), route it to
+bilingual annotators, push it to Label Studio (accounts that work, one project per language
+and annotator), and follow progress live."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import streamlit as st
 
 from audit import browse
 from audit.errors import InputError
-from audit.review import labelstudio, loop, maple, sampling
-from pages import setup
+from audit.review import loop, maple, routing, sampling
+from pages import say, setup
 
 result = setup("Review")
+STATUS_EVERY = 3   # seconds between progress polls (one cheap request per server)
 
 
 @st.cache_resource(show_spinner="Listing review units…")
-def units(release_key: str, _result):
+def units(identity: str, _result):
     return sampling.build_units(_result, browse.descriptor_table(_result))
 
 
-def server():
-    try:
-        return labelstudio.connect()
-    except InputError as error:
-        st.error(f"Label Studio is not reachable — {error}. Start it with "
-                 "`scripts/labelstudio.sh start`, or set LABEL_STUDIO_URL and "
-                 "LABEL_STUDIO_API_KEY.")
-        st.stop()
+def annotator_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
+
+# ------------------------------------------------------------------------- batch
 
 kind = st.radio("Batch of", ["translation units", "MAPLE realism pairs",
                              "MAPLE relevance pairs"], horizontal=True, key="review_kind")
 seed = int(st.number_input("Seed", value=sampling.PAPER_SEED, step=1, key="review_seed"))
-if kind == "translation units":
-    table = units(result.summary["release"] + str(result.summary["rows"]), result)
-    preset = st.checkbox("The paper's design: 80 paragraphs + 20 questions + 20 answers per "
-                         "non-English language", value=False, key="review_preset")
-    if preset:
-        batch = sampling.sample_design(table)
-    else:
-        by = st.multiselect("Strata", list(sampling.DIMENSIONS),
-                            default=["language", "unit"], key="review_by")
-        allocation = st.radio("Allocation", ["equal", "proportional"], horizontal=True,
-                              key="review_allocation")
-        if allocation == "equal":
-            size = None
-            per = int(st.number_input("Units per stratum", 1, 1000, 2, key="review_per"))
+try:
+    if kind == "translation units":
+        table = units(result.identity, result)
+        design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
+                                     "language", "the paper's 80 + 20 + 20 per language",
+                                     "custom"], key="review_design")
+        scope = sampling.target_languages_only(["language"])
+        if design.startswith("default"):
+            batch = sampling.sample_design(table, sampling.DEFAULT_PRESET,
+                                           where=scope["where"])
+        elif design.startswith("the paper"):
+            batch = sampling.sample_design(table, sampling.PAPER_PRESET, where=scope["where"])
         else:
-            per = None
-            size = int(st.number_input("Batch size", 1, 100_000, 100, key="review_size"))
-        batch = sampling.sample(table, by, seed=seed, allocation=allocation, size=size,
-                                per_stratum=per)
-    review = loop.translation_batch(batch, result.release)
-    st.write(f"Batch `{review.batch_id}`: {len(review.item_ids):,} units; "
-             f"shortfall {batch.manifest['totals']['shortfall']:,}.")
-    st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
-                                                         "shortfall")}}
-                  for c in batch.manifest["counts"]], hide_index=True)
-else:
-    default = maple.DEMO_QUERY_PAIRS if "realism" in kind else maple.DEMO_RELEVANCE_PAIRS
-    path = st.text_input("Pairs file (JSONL or Parquet)", value=str(default),
-                         key="review_maple_path")
-    try:
+            by = st.multiselect("Strata", list(sampling.DIMENSIONS),
+                                default=["language", "unit"], key="review_by")
+            kept = st.multiselect("Units", list(sampling.UNITS),
+                                  default=["paragraph", "question", "answer"],
+                                  key="review_units",
+                                  help="An instance shows its question, answer and gold "
+                                       "paragraphs: only annotators reading all their "
+                                       "languages can take it.")
+            allocation = st.radio("Allocation", ["equal", "proportional"], horizontal=True,
+                                  key="review_allocation")
+            if allocation == "equal":
+                size = None
+                per = int(st.number_input("Units per stratum", 1, 1000, 2, key="review_per"))
+            else:
+                per = None
+                size = int(st.number_input("Batch size", 1, 100_000, 100, key="review_size"))
+            scope = sampling.target_languages_only(by)
+            batch = sampling.sample(table, by, seed=seed, allocation=allocation, size=size,
+                                    per_stratum=per, where=scope["where"] | {"unit": kept},
+                                    levels=scope["levels"])
+        review = loop.translation_batch(batch, result.release)
+        st.caption("Non-English target languages only: an English unit's source and "
+                   "translation are the same text.")
+        st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
+                                                             "shortfall")}}
+                      for c in batch.manifest["counts"]], hide_index=True, height=240)
+    else:
+        default = maple.DEMO_QUERY_PAIRS if "realism" in kind else maple.DEMO_RELEVANCE_PAIRS
+        path = st.text_input("Pairs file (JSONL or Parquet)", value=str(default),
+                             key="review_maple_path")
         if "realism" in kind:
-            review = loop.realism_batch(maple.assign_order(maple.read_query_pairs(Path(path)),
-                                                           seed))
+            review = loop.realism_batch(maple.assign_order(
+                maple.read_query_pairs(Path(path)), seed))
         else:
             review = loop.relevance_batch(maple.read_relevance_pairs(Path(path)))
-    except InputError as error:
-        st.error(f"Cannot read the pairs — {error}")
-        st.stop()
-    st.write(f"Batch `{review.batch_id}`: {len(review.item_ids):,} pairs "
-             "(A/B order randomised by seed; annotators see only the texts).")
-    st.dataframe(review.items.to_pandas(), hide_index=True)
+        st.caption("A/B order randomised by the seed; annotators see only the two texts.")
+except (InputError, ValueError) as error:
+    say(st.error, "Cannot build the batch: {problem}", problem=error)
+    st.stop()
+say(st.markdown, "Batch {batch}: " + f"{len(review.item_ids):,} units.",
+    batch=review.batch_id)
 
-st.subheader("Push to Label Studio")
-left, right = st.columns(2)
-first = left.text_input("Annotator 1 (email)", key="review_ann1")
-second = right.text_input("Annotator 2 (email)", key="review_ann2")
-if st.button("Push batch", disabled=not (first and second)):
+# ------------------------------------------------------------------------- routing
+
+st.subheader("Annotators and routing")
+mode = st.radio("Label Studio", ["one shared server (blinding only detected)",
+                                 "one server per side (blinding enforced)"],
+                key="review_mode", horizontal=True)
+hint = "One per line: email:languages, e.g. ana@example.org:ar,fa"
+if mode.startswith("one shared"):
+    annotators: list[str] | dict = annotator_lines(
+        st.text_area("Annotators", key="review_annotators", help=hint, placeholder=hint))
+    urls = None
+else:
+    left, right, third = st.columns(3)
+    urls = {"annotator 1": left.text_input("Side 1 server URL", key="review_url1"),
+            "annotator 2": right.text_input("Side 2 server URL", key="review_url2"),
+            "adjudication": third.text_input("Adjudication server URL", key="review_url3")}
+    annotators = {"annotator 1": annotator_lines(left.text_area("Side 1 annotators",
+                                                                key="review_side1", help=hint)),
+                  "annotator 2": annotator_lines(right.text_area("Side 2 annotators",
+                                                                 key="review_side2",
+                                                                 help=hint))}
+people = None
+if any(annotators.values() if isinstance(annotators, dict) else annotators):
+    try:
+        people = routing.parse_annotators(annotators)
+    except InputError as error:
+        say(st.error, "Annotators: {problem}", problem=error)
+if people:
+    plan = routing.route(review.item_ids, review.groups, people)
+    st.dataframe([{"group": g or "(MAPLE)", "annotator 1": a, "annotator 2": b,
+                   "units": sum(1 for v in plan.items.values() if v == g)}
+                  for g, (a, b) in sorted(plan.pairs.items())], hide_index=True)
+    short = [r for r in plan.shortfall if r["left_out"]]
+    if short:
+        st.caption("Left out: no two annotators read these languages.")
+        st.dataframe(short, hide_index=True)
+
+if st.button("Push batch", disabled=not people or bool(urls and not all(urls.values()))):
     bar = st.progress(0.0, text="pushing…")
     try:
-        report = loop.push(server(), review, [first, second], workspace=loop.REVIEWS,
-                           progress=lambda title, sent, total: bar.progress(
-                               sent / max(total, 1), text=f"{title}: {sent}/{total}"))
+        sites = loop.connect_sites(urls)
+        try:
+            report = loop.push(sites, review, annotators, workspace=loop.REVIEWS,
+                               progress=lambda title, sent, total: bar.progress(
+                                   sent / max(total, 1), text=f"{sent}/{total}"))
+        finally:
+            sites.close()
     except InputError as error:
-        st.error(f"Push failed — {error}. Pushing again sends only what is missing.")
+        say(st.error, "Push failed: {problem}. Pushing again sends only what is missing.",
+            problem=error)
     else:
-        st.success(f"Pushed {report.sent:,} new tasks (nothing is sent twice).")
+        bar.progress(1.0, text="done")
+        st.success(f"Pushed {report.sent:,} new tasks to {len(report.projects)} projects "
+                   f"(nothing is sent twice); blinding {report.blinding}.")
+        st.dataframe([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
+                       "sent": p.sent} for p in report.projects], hide_index=True)
+        if report.credentials:
+            st.warning("New accounts: hand these logins over now. They are shown only "
+                       "here, once, and kept in the batch's credentials.txt (mode 600).")
+            st.dataframe([{"login page": f"{n.server}/user/login/", "email": n.email,
+                           "password": n.password} for n in report.credentials],
+                         hide_index=True, key="review_credentials")
+        found = sorted({n.email for n in report.accounts if not n.created})
+        if found:
+            st.caption("Accounts that existed already (the person signed up first):")
+            st.dataframe([{"email": email} for email in found], hide_index=True)
 
-st.subheader("Batches and who has done what")
-ledgers = sorted(loop.REVIEWS.glob("*/ledger.json"))
-if not ledgers:
+# ------------------------------------------------------------------------- progress
+
+st.subheader("Progress")
+pushed = loop.batches(loop.REVIEWS)
+if not pushed:
     st.caption("No batch pushed yet.")
-for ledger_path in ledgers:
-    ledger = loop.read_ledger(ledger_path.parent.name, loop.REVIEWS)
-    annotations = loop.read_annotations(ledger_path.parent.name, loop.REVIEWS)
-    done = {}
-    if annotations is not None:
-        for annotator, item in set(zip(annotations.column("annotator").to_pylist(),
-                                       annotations.column("item_id").to_pylist())):
-            done[annotator] = done.get(annotator, 0) + 1
-    st.markdown(f"**{ledger_path.parent.name}** · {ledger['kind']}")
-    st.dataframe([{"project": entry["title"], "annotator": entry["annotator"],
-                   "role": loop.ROLES[slot], "items annotated (pulled)":
-                   done.get(entry["annotator"], 0)}
-                  for slot, entry in ledger["projects"].items()], hide_index=True)
+    st.stop()
+chosen = st.selectbox("Batch", pushed, key="review_progress_batch",
+                      index=pushed.index(review.batch_id) if review.batch_id in pushed
+                      else 0)
+
+
+@st.fragment(run_every=STATUS_EVERY)
+def progress(batch_id: str) -> None:
+    """Label Studio's per-project counters, polled every few seconds (no pull)."""
+    try:
+        sites = loop.ledger_sites(batch_id, loop.REVIEWS)
+        try:
+            status = loop.status(sites, batch_id, workspace=loop.REVIEWS)
+        finally:
+            sites.close()
+    except InputError as error:
+        say(st.error, "Progress unavailable: {problem}", problem=error)
+        return
+    done = sum(p.done for p in status.projects)
+    total = sum(p.tasks for p in status.projects)
+    st.progress(done / total if total else 0.0,
+                text=f"{done:,} of {total:,} tasks done · blinding {status.blinding} · "
+                     f"{status.left_out:,} units left out · "
+                     f"read {dt.datetime.now():%H:%M:%S}")
+    left, right = st.columns(2)
+    left.caption("Per annotator")
+    left.dataframe(status.by("annotator"), hide_index=True, key="progress_annotators")
+    right.caption("Per language")
+    right.dataframe(status.by("group"), hide_index=True, key="progress_groups")
+    missing = [p.key for p in status.projects if p.missing]
+    if missing:
+        say(st.warning, "Projects missing on the server: {projects}",
+            projects=", ".join(missing))
+
+
+progress(chosen)

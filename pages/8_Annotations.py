@@ -1,20 +1,19 @@
-"""Annotations: pull a batch back from Label Studio (idempotent), then agreement per
-criterion, the reports (adequacy/fluency, preservation, consequences, MAPLE Table 4,
-relevance) and the adjudication queue."""
+"""Annotations: pull a batch back from Label Studio (idempotent; refusals logged), then
+agreement per criterion, the final labels, the reports (adequacy/fluency, preservation,
+consequences, MAPLE Table 4, relevance) and the adjudication queue, open vs resolved."""
 
 from __future__ import annotations
 
-import plotly.express as px
 import streamlit as st
 
 from audit import export
 from audit.errors import InputError
-from audit.review import agreement, labelstudio, loop, reports
-from pages import setup
+from audit.review import agreement, charts, loop, reports, routing
+from pages import say, setup
 
 setup("Annotations")
 
-batches = sorted(path.parent.name for path in loop.REVIEWS.glob("*/ledger.json"))
+batches = loop.batches(loop.REVIEWS)
 if not batches:
     st.info("No batch pushed yet: build and push one on the Review page.")
     st.stop()
@@ -23,16 +22,27 @@ batch_id = st.selectbox("Batch", batches, key="annotations_batch")
 if st.button("Pull annotations from Label Studio"):
     try:
         with st.spinner("Pulling…"):
-            report = loop.pull(labelstudio.connect(), batch_id, workspace=loop.REVIEWS)
+            sites = loop.ledger_sites(batch_id, loop.REVIEWS)
+            try:
+                report = loop.pull(sites, batch_id, workspace=loop.REVIEWS)
+            finally:
+                sites.close()
     except InputError as error:
-        st.error(f"Pull failed — {error}")
+        say(st.error, "Pull failed: {problem}", problem=error)
     else:
         st.success(f"{report.rows_added:,} new rows ({report.rows_total:,} in all); "
-                   f"{len(report.rejected):,} annotations refused"
-                   + (f"; projects missing on the server: {', '.join(report.missing)}"
-                      if report.missing else ""))
+                   f"{len(report.rejected):,} annotations or drafts refused, "
+                   f"{report.new_refusals:,} of them new in the refusals log.")
+        if report.missing:
+            say(st.warning, "Projects missing on the server (their pulled rows are kept): "
+                "{projects}", projects=", ".join(report.missing))
         if report.rejected:
             st.dataframe(report.rejected, hide_index=True)
+
+refusals = loop.read_refusals(batch_id, loop.REVIEWS)
+if refusals:
+    with st.expander(f"Refusals log: {len(refusals):,} entries (appended, never rewritten)"):
+        st.dataframe(refusals, hide_index=True)
 
 table = loop.read_annotations(batch_id, loop.REVIEWS)
 if table is None or table.num_rows == 0:
@@ -42,12 +52,13 @@ if table is None or table.num_rows == 0:
 
 @st.cache_data(show_spinner="Computing agreement and reports…")
 def computed(batch: str, rows: int, latest: str):
-    return agreement.agreement(table), reports.all_reports(table), \
-        agreement.adjudication_queue(table)
+    final = agreement.final_frame(agreement.prepare(table))
+    return (agreement.agreement(table), reports.all_reports(table), final.to_arrow(),
+            agreement.queue_frame(final).to_arrow())
 
 
 latest = str(max(table.column("updated_at").to_pylist()))
-scores, tables, queue = computed(batch_id, table.num_rows, latest)
+scores, tables, final, queue = computed(batch_id, table.num_rows, latest)
 
 st.subheader("Agreement per criterion")
 st.caption("Cohen's κ (unweighted for nominal criteria, linear and quadratic for 1–5 "
@@ -57,46 +68,53 @@ st.dataframe(scores.to_pandas(), hide_index=True)
 st.download_button("Agreement CSV", export.to_bytes(scores, "csv"),
                    file_name=f"{batch_id}-agreement.csv", mime="text/csv")
 
-def chart(name: str, frame):
-    """The Plotly view of one report, where a chart says more than the table."""
-    if name == "rating_means":
-        rows = frame[frame["by"] == "language"]
-        return px.bar(rows, x="group", y="mean", color="criterion", barmode="group",
-                      error_y=rows["ci_high"] - rows["mean"],
-                      error_y_minus=rows["mean"] - rows["ci_low"],
-                      labels={"group": "language", "mean": "mean rating (1–5)"})
-    if name == "preservation_rates":
-        return px.bar(frame, x="criterion", y="share_yes", error_y=frame["ci_high"] -
-                      frame["share_yes"], error_y_minus=frame["share_yes"] - frame["ci_low"],
-                      labels={"share_yes": "share preserved"})
-    if name == "consequences":
-        return px.bar(frame, x="consequence", y="n")
-    if name == "realism":
-        return px.bar(frame, y="setting", x=["prefer_a", "tie", "prefer_b"], orientation="h",
-                      labels={"value": "% of pairs", "variable": "outcome"})
-    return None
-
-
 for name, report in tables.items():
     st.subheader(name.replace("_", " ").capitalize())
-    frame = report.to_pandas()
-    figure = chart(name, frame)
-    if figure is not None and len(frame):
-        st.plotly_chart(figure.update_layout(height=340), key=f"chart-{name}")
-    st.dataframe(frame, hide_index=True)
+    figure = charts.figure(name, report)
+    if figure is not None:
+        st.plotly_chart(figure, key=f"chart-{name}")
+    st.dataframe(report.to_pandas(), hide_index=True)
     st.download_button(f"{name} CSV", export.to_bytes(report, "csv"),
                        file_name=f"{batch_id}-{name}.csv", mime="text/csv", key=f"csv-{name}")
 
+st.subheader("Final labels")
+st.caption("Item × criterion: the value the reports use and its origin, agreed by the two "
+           "initial annotators or adjudicated; empty while open.")
+st.dataframe(final.to_pandas(), hide_index=True, height=260)
+st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
+                   file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
+
 st.subheader("Adjudication queue")
-st.write(f"{queue.num_rows:,} items on which the two initial annotators disagree.")
-st.dataframe(queue.to_pandas(), hide_index=True)
-adjudicator = st.text_input("Adjudicator (email; neither initial annotator)",
-                            key="adjudicator")
-if queue.num_rows and st.button("Push the queue to the adjudicator", disabled=not adjudicator):
+states = queue.column("state").to_pylist()
+open_n, resolved_n = states.count("open"), states.count("resolved")
+st.write(f"{open_n:,} open, {resolved_n:,} resolved: items on which the two initial "
+         "annotators disagree.")
+shown = st.radio("Show", ["open", "resolved", "all"], horizontal=True, key="queue_state")
+rows = queue.to_pandas()
+st.dataframe(rows if shown == "all" else rows[rows["state"] == shown], hide_index=True)
+lines = st.text_area("Adjudicators (one per line: email:languages; never one of the item's "
+                     "two annotators)", key="adjudicators")
+adjudicators = [line.strip() for line in lines.splitlines() if line.strip()]
+if open_n and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
     try:
-        pushed = loop.push_adjudication(labelstudio.connect(), batch_id, adjudicator,
-                                         workspace=loop.REVIEWS)
+        routing.parse_annotators(adjudicators, where="adjudicators")
+        sites = loop.ledger_sites(batch_id, loop.REVIEWS)
+        try:
+            pushed = loop.push_adjudication(sites, batch_id, adjudicators,
+                                             workspace=loop.REVIEWS)
+        finally:
+            sites.close()
     except InputError as error:
-        st.error(f"Push failed — {error}")
+        say(st.error, "Push failed: {problem}", problem=error)
     else:
         st.success(f"Sent {pushed.sent:,} new adjudication tasks.")
+        st.dataframe([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
+                       "sent": p.sent} for p in pushed.projects], hide_index=True)
+        if pushed.routing["left_out"]:
+            st.dataframe(pushed.routing["left_out"], hide_index=True)
+        if pushed.credentials:
+            st.warning("New accounts: hand these logins over now (shown once; also in the "
+                       "batch's credentials.txt, mode 600).")
+            st.dataframe([{"login page": f"{n.server}/user/login/", "email": n.email,
+                           "password": n.password} for n in pushed.credentials],
+                         hide_index=True)

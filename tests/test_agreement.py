@@ -234,44 +234,84 @@ def test_adjudication_queue_holds_exactly_the_planted_disagreements():
         ("i09", ["consequence"]),
     ]
     assert [r["n_criteria"] for r in queue] == [1, 2, 1]
-    assert not any(r["has_adjudication"] for r in queue)
+    assert [r["state"] for r in queue] == ["open"] * 3
+    assert all(r["resolved"] == [] and r["open"] == r["criteria"] for r in queue)
     assert queue[1]["cluster_id"] == "s3"
 
 
+ADJUDICATION = {"item": "i07", "cluster": "s3", "who": "cid", "role": "adjudication", "id": 5}
+
+
 def test_final_labels_prefer_adjudication_then_agreement_else_null():
-    adjudication = {"item": "i07", "cluster": "s3", "who": "cid", "role": "adjudication",
-                    "id": 5}
     records = planted_review() + [
-        {**adjudication, "criterion": "answer_preserved", "value": "no", "minute": 1},
+        {**ADJUDICATION, "criterion": "answer_preserved", "value": "no", "minute": 1},
         # the adjudicator revised the consequence: the later row counts
-        {**adjudication, "criterion": "consequence", "value": "reasoning-changing", "minute": 1},
-        {**adjudication, "criterion": "consequence", "value": "metric-sensitive", "minute": 2},
+        {**ADJUDICATION, "criterion": "consequence", "value": "reasoning-changing", "minute": 1},
+        {**ADJUDICATION, "criterion": "consequence", "value": "metric-sensitive", "minute": 2},
     ]
     final = {(r["item_id"], r["criterion"]): r
              for r in ag.final_labels(annotations(records)).to_pylist()}
-    assert (final["i07", "answer_preserved"]["value"],
-            final["i07", "answer_preserved"]["status"]) == ("no", "adjudicated")
+    assert set(ag.final_labels(annotations(records)).column_names) == set(ag.FINAL_COLUMNS)
+    i07 = final["i07", "answer_preserved"]
+    assert (i07["value"], i07["origin"], i07["status"]) == ("no", "adjudicated", "adjudicated")
     assert final["i07", "consequence"]["value"] == "metric-sensitive"
-    assert (final["i00", "adequacy"]["value"], final["i00", "adequacy"]["status"]) == \
-        ("5", "agreed")
-    assert final["i03", "adequacy"]["value"] is None
-    assert final["i03", "adequacy"]["status"] == "disagreement"
-    assert final["i03", "adequacy"]["initial_values"] == ["5", "4"]
+    i00 = final["i00", "adequacy"]
+    assert (i00["value"], i00["origin"], i00["status"]) == ("5", "agreed", "agreed")
+    i03 = final["i03", "adequacy"]
+    assert (i03["value"], i03["origin"], i03["status"]) == (None, None, "disagreement")
+    assert i03["initial_values"] == ["5", "4"]
     assert final["i09", "consequence"]["status"] == "disagreement"
     assert (final["i10", "adequacy"]["value"], final["i10", "adequacy"]["status"]) == \
         (None, "incomplete")
     assert not any(criterion == "comment" for _, criterion in final)
     assert len(final) == 10 * 3 + 1
-    # the queue still lists i07, now marked as adjudicated
     queue = {r["item_id"]: r for r in ag.adjudication_queue(annotations(records)).to_pylist()}
-    assert queue["i07"]["has_adjudication"] and not queue["i03"]["has_adjudication"]
+    assert (queue["i07"]["state"], queue["i07"]["open"]) == ("resolved", [])
+    assert queue["i07"]["resolved"] == ["answer_preserved", "consequence"]
+    assert queue["i03"]["state"] == "open" and queue["i03"]["resolved"] == []
+
+
+def test_adjudication_never_overwrites_an_agreed_criterion():
+    # i07's adequacy is agreed (5/5): the adjudicator's 1 there is ignored; half the
+    # dispute settled leaves the item open.
+    records = planted_review() + [
+        {**ADJUDICATION, "criterion": "adequacy", "value": "1"},
+        {**ADJUDICATION, "criterion": "answer_preserved", "value": "yes"}]
+    final = {(r["item_id"], r["criterion"]): r
+             for r in ag.final_labels(annotations(records)).to_pylist()}
+    assert (final["i07", "adequacy"]["value"], final["i07", "adequacy"]["origin"]) == \
+        ("5", "agreed")
+    assert (final["i07", "answer_preserved"]["value"],
+            final["i07", "answer_preserved"]["origin"]) == ("yes", "adjudicated")
+    queue = {r["item_id"]: r for r in ag.adjudication_queue(annotations(records)).to_pylist()}
+    assert (queue["i07"]["state"], queue["i07"]["open"], queue["i07"]["resolved"]) == \
+        ("open", ["consequence"], ["answer_preserved"])
+
+
+def test_none_resolves_a_consequence_dispute_and_silence_agrees_on_none():
+    # i09: ann says cosmetic, bob gives no consequence; the adjudicator says "none".
+    records = planted_review() + [
+        {"item": "i09", "cluster": "s4", "who": "cid", "role": "adjudication",
+         "criterion": "consequence", "value": ag.NO_CONSEQUENCE}]
+    for record in records:   # i01: neither initial annotator gives a consequence
+        if record["item"] == "i01" and record["criterion"] == "consequence":
+            record["criterion"] = "comment"
+    final = {(r["item_id"], r["criterion"]): r
+             for r in ag.final_labels(annotations(records)).to_pylist()}
+    assert (final["i09", "consequence"]["value"], final["i09", "consequence"]["origin"]) == \
+        ("none", "adjudicated")
+    assert (final["i01", "consequence"]["value"], final["i01", "consequence"]["origin"],
+            final["i01", "consequence"]["n_initial"]) == ("none", "agreed", 0)
+    with pytest.raises(ValueError, match="value 'none' is not one of"):
+        ag.final_labels(annotations(paired("consequence", ["none"], ["cosmetic"])))
 
 
 def test_a_resubmission_replaces_the_earlier_annotation():
     records = paired("fluency", [3], [5]) + [
         {"item": "i00", "who": "bob", "criterion": "fluency", "value": "3", "minute": 9}]
     final = ag.final_labels(annotations(records)).to_pylist()
-    assert [(r["value"], r["status"]) for r in final] == [("3", "agreed")]
+    assert [(r["criterion"], r["value"], r["status"]) for r in final] == [
+        ("consequence", "none", "agreed"), ("fluency", "3", "agreed")]
 
 
 def test_polars_input_gives_the_same_result():

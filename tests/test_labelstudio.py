@@ -2,10 +2,11 @@
 
 The session server is LABEL_STUDIO_URL (token from LABEL_STUDIO_API_KEY or .labelstudio.env)
 when set; otherwise scripts/labelstudio.sh starts one on a free port and a fresh data dir
-under data/labelstudio/ and stops it at the end. Against an outside server every batch id
-gets a per-run suffix and the test projects are deleted afterwards. The crash test and the
-PostgreSQL test start servers of their own. Annotators are simulated with the admin token
-acting as each user (completed_by), as the notes describe.
+under data/labelstudio/ and stops it at the end. Every run uses e-mail addresses and batch
+ids of its own. Annotators are real accounts: the push signs them up (or finds them), and
+each annotates through its own login and API token, exactly as a person in the labeling
+interface does (completed_by and updated_by are then that person). The admin acts only as
+the admin (an intruder). The crash test and the PostgreSQL test start servers of their own.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import importlib.util
 import math
 import os
 import shutil
+import stat
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -29,8 +33,9 @@ from audit.review import labelstudio as ls
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
 EXTERNAL = bool(os.environ.get("LABEL_STUDIO_URL"))
-ANN1, ANN2, ADJ, INTRUDER = ("ann1@example.org", "ann2@example.org", "adjudicator@example.org",
-                             "intruder@example.org")
+RUN = uuid.uuid4().hex[:6]
+ANN1, ANN2, ADJ, INTRUDER = (f"ann1-{RUN}@example.org", f"ann2-{RUN}@example.org",
+                             f"adjudicator-{RUN}@example.org", f"intruder-{RUN}@example.org")
 SEED = 20261130
 
 
@@ -44,8 +49,9 @@ def _need_local_server() -> None:
 @dataclass
 class Session:
     server: ls.Server
-    suffix: str              # "" on our own fresh server; a run id on an outside one
+    suffix: str              # batch id suffix of this run
     created: list[int]       # project ids to delete at the end (outside server)
+    people: dict             # email -> a Server signed in as that person
 
 
 @pytest.fixture(scope="session")
@@ -57,8 +63,10 @@ def session():
                                ls.free_port()).start()
     try:
         server = ls.connect(local.url if local else None)
-        state = Session(server, f"-{uuid.uuid4().hex[:6]}" if EXTERNAL else "", [])
+        state = Session(server, f"-{RUN}", [], {})
         yield state
+        for person in state.people.values():
+            person.close()
         if EXTERNAL:
             for project_id in state.created:
                 if server.get_project(project_id) is not None:
@@ -86,6 +94,36 @@ def own_server(request):
 
 def _track(session: Session, report: loop.PushReport) -> None:
     session.created += [p.project_id for p in report.projects]
+
+
+def sign_in_all(session: Session, report: loop.PushReport) -> None:
+    """Log in as every account the push created, with the password it gave."""
+    for note in report.credentials:
+        session.people[note.email] = ls.sign_in(note.server, note.email, note.password)
+
+
+def person(session: Session, email: str) -> ls.Server:
+    """A signed-in person: one the pushes signed up, or an account made for the occasion."""
+    if email not in session.people:
+        account = session.server.ensure_account(email)
+        assert account.created, f"{email} exists but no push of this run made it"
+        session.people[email] = ls.sign_in(session.server.url, email, account.password)
+    return session.people[email]
+
+
+def annotate(me: ls.Server, task_id: int, result: list[dict], *, skip: bool = False) -> int:
+    """Submit as `me` through my own token (what the labeling interface does)."""
+    created = me.client.annotations.create(id=task_id, result=result, was_cancelled=skip,
+                                           request_options={"max_retries": 0})
+    return created.id
+
+
+def tasks_of(server: ls.Server, project_id: int) -> dict[str, int]:
+    return {t.item_id: t.id for t in server.list_tasks(project_id)}
+
+
+def projects_by_role(report: loop.PushReport) -> dict[str, loop.ProjectPush]:
+    return {p.role: p for p in report.projects}
 
 
 # ------------------------------------------------------------------------- results
@@ -146,6 +184,18 @@ def planted(slot: int, index: int) -> dict:
     return values
 
 
+def german_batch(session: Session, per_unit: dict, seed: int = SEED, tag: str = ""
+                 ) -> loop.ReviewBatch:
+    """German paragraph / question / answer units: one routing group, "de"."""
+    result = audit_workspace.scan_release()
+    units = sampling.build_units(result)
+    sample = sampling.sample(units, by=["unit"], seed=seed, per_stratum=per_unit,
+                             where={"language": "de"},
+                             created_at="2026-11-30T00:00:00+00:00")
+    return loop.translation_batch(sample, result.release,
+                                  batch_id=sample.batch_id + tag + session.suffix)
+
+
 # ------------------------------------------------------------------------- translation flow
 
 @dataclass
@@ -163,37 +213,30 @@ class TranslationRun:
 @pytest.fixture(scope="module")
 def translation(session, tmp_path_factory):
     server = session.server
-    result = audit_workspace.scan_release()
-    units = sampling.build_units(result)
-    sample = sampling.sample(units, by=["unit"], seed=SEED, per_stratum=2,
-                             created_at="2026-11-30T00:00:00+00:00")
-    batch = loop.translation_batch(sample, result.release,
-                                   batch_id=sample.batch_id + session.suffix)
-    assert len(batch.tasks) == 8
+    batch = german_batch(session, {"paragraph": 4, "question": 2, "answer": 2})
+    assert len(batch.tasks) == 8 and set(batch.groups) == {"de"}
     work = tmp_path_factory.mktemp("reviews")
     progress = []
-    report = loop.push(server, batch, [ANN1, ANN2], workspace=work, chunk_size=3,
-                       progress=lambda *event: progress.append(event))
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de,fr"], workspace=work,
+                       chunk_size=3, progress=lambda *event: progress.append(event))
     _track(session, report)
+    sign_in_all(session, report)
     assert [p.sent for p in report.projects] == [8, 8]
-    assert [e[1:] for e in progress] == [(3, 8), (6, 8), (8, 8)] * 2
-    users = {email: server.ensure_user(email) for email in (ANN1, ANN2, INTRUDER)}
+    assert [e[1:] for e in progress] == [(0, 8), (3, 8), (6, 8), (8, 8)] * 2
     expected = []
     for slot, email, project in zip((1, 2), (ANN1, ANN2), report.projects):
-        tasks = {t.item_id: t.id for t in server.list_tasks(project.project_id)}
+        tasks = tasks_of(server, project.project_id)
         for index, item_id in enumerate(batch.item_ids):
             values = planted(slot, index)
-            server.create_annotation(tasks[item_id], translation_result(values),
-                                     users[email])
+            annotate(session.people[email], tasks[item_id], translation_result(values))
             expected += [(item_id, email, "initial", c, values[c])
                          for c in TRANSLATION_CRITERIA]
     # Annotations the assignment forbids: the intruder in annotator 1's project, the
     # admin (acting as itself) in annotator 2's.
-    first = {t.item_id: t.id for t in server.list_tasks(report.projects[0].project_id)}
-    second = {t.item_id: t.id for t in server.list_tasks(report.projects[1].project_id)}
+    first = tasks_of(server, report.projects[0].project_id)
+    second = tasks_of(server, report.projects[1].project_id)
     intruders = {
-        server.create_annotation(first[batch.item_ids[0]], translation_result(BASE),
-                                 users[INTRUDER]),
+        annotate(person(session, INTRUDER), first[batch.item_ids[0]], translation_result(BASE)),
         server.create_annotation(second[batch.item_ids[1]], translation_result(BASE),
                                  server.whoami().id),
     }
@@ -212,6 +255,30 @@ def _rows(table: pa.Table) -> list[tuple]:
     return sorted(zip(*(table.column(c).to_pylist() for c in columns)), key=_row_key)
 
 
+def test_push_routes_the_group_to_its_pair_with_working_accounts(translation, session):
+    report = translation.push
+    assert [(p.key, p.annotator) for p in report.projects] == [
+        ("de · annotator 1", ANN1), ("de · annotator 2", ANN2)]
+    assert report.projects[0].title == f"{translation.batch.batch_id} · de · annotator 1"
+    assert report.blinding == "detected"
+    assert sorted((a.email, a.created) for a in report.accounts) == [(ANN1, True),
+                                                                     (ANN2, True)]
+    for email in (ANN1, ANN2):   # each logs in with exactly what the push gave
+        assert session.people[email].whoami().email == email
+    folder = translation.workspace / translation.batch.batch_id
+    credentials = folder / "credentials.txt"
+    assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
+    lines = credentials.read_text().splitlines()
+    assert [line.split("\t")[2:] for line in lines] == [
+        [n.email, n.password] for n in report.credentials]
+    for path in folder.iterdir():   # the passwords are nowhere else
+        if path.name != "credentials.txt" and path.is_file():
+            assert not any(n.password.encode() in path.read_bytes() for n in report.credentials)
+    ledger = loop.read_ledger(translation.batch.batch_id, translation.workspace)
+    assert ledger["pairs"] == {"de": [ANN1, ANN2]}
+    assert ledger["accounts"][ANN1][session.server.url]["origin"] == "signed up by the workbench"
+
+
 def test_annotations_table_has_exactly_the_expected_rows(translation):
     table = translation.table
     assert table.schema == loop.ANNOTATION_SCHEMA
@@ -225,16 +292,24 @@ def test_annotations_table_has_exactly_the_expected_rows(translation):
             (unit["cluster_id"], unit["language"], unit["unit"], "translation")
         assert row["updated_at"] is not None and row["task_id"] > 0
     assert translation.pull.rows_added == table.num_rows and translation.pull.changed
+    final = loop.read_final_labels(translation.batch.batch_id, translation.workspace)
+    assert final.num_rows == 8 * 7 and set(final.column("origin").to_pylist()) == \
+        {"agreed", None}
 
 
 def test_rejected_annotations_are_reported(translation):
     rejected = translation.pull.rejected
     assert {r["annotation_id"] for r in rejected} == translation.intruder_annotations
-    assert all(r["reason"].startswith("not the assigned annotator") for r in rejected)
-    assert {r["annotator"] for r in rejected} == {INTRUDER, translation.admin}
+    reasons = sorted(r["reason"] for r in rejected)
+    assert reasons == sorted([f"created by {INTRUDER}, not the assigned {ANN1}",
+                              f"created by {translation.admin}, not the assigned {ANN2}"])
+    assert {r["completed_by"] for r in rejected} == {INTRUDER, translation.admin}
     assert INTRUDER not in translation.table.column("annotator").to_pylist()
-    by_slot = {p.slot: p for p in translation.pull.projects}
-    assert (by_slot["annotator 1"].annotations, by_slot["annotator 1"].accepted) == (9, 8)
+    by_key = {p.key: p for p in translation.pull.projects}
+    assert (by_key["de · annotator 1"].annotations, by_key["de · annotator 1"].accepted) == \
+        (9, 8)
+    logged = loop.read_refusals(translation.batch.batch_id, translation.workspace)
+    assert len(logged) == 2 and all(r["seen_at"] and r["result"] for r in logged)
 
 
 def test_kappa_and_alpha_match_the_hand_computed_values(translation):
@@ -251,10 +326,10 @@ def test_kappa_and_alpha_match_the_hand_computed_values(translation):
     assert math.isclose(alpha["estimate"], ALPHA_ANSWER, rel_tol=1e-12)
 
 
-def test_repush_adds_nothing(session, translation):
-    again = loop.push(session.server, translation.batch, [ANN1, ANN2],
+def test_repush_adds_nothing_and_finds_the_accounts(session, translation):
+    again = loop.push(session.server, translation.batch, [f"{ANN1}:de", f"{ANN2}:de"],
                       workspace=translation.workspace)
-    assert again.sent == 0
+    assert again.sent == 0 and again.credentials == []
     assert [(p.existing, p.duplicates) for p in again.projects] == [(8, ()), (8, ())]
     for project in again.projects:
         held = [t.item_id for t in session.server.list_tasks(project.project_id)]
@@ -262,53 +337,251 @@ def test_repush_adds_nothing(session, translation):
 
 
 def test_a_slot_keeps_its_annotator(session, translation):
-    with pytest.raises(InputError, match="assigned to ann1@example.org"):
-        loop.push(session.server, translation.batch, [INTRUDER, ANN2],
+    with pytest.raises(InputError, match=f"group de of batch .* is assigned to {ANN1} and "
+                                         f"{ANN2}; {ANN1} is not among the annotators given"):
+        loop.push(session.server, translation.batch, [f"{INTRUDER}:de", f"{ANN2}:de"],
                   workspace=translation.workspace)
 
 
 def test_second_pull_changes_nothing(session, translation):
     path = translation.pull.path
     before = path.read_bytes()
+    log = translation.workspace / translation.batch.batch_id / "refusals.jsonl"
+    logged = log.read_bytes()
     again = loop.pull(session.server, translation.batch.batch_id,
                       workspace=translation.workspace)
-    assert (again.rows_added, again.changed) == (0, False)
-    assert path.read_bytes() == before
+    assert (again.rows_added, again.changed, again.new_refusals) == (0, False, 0)
+    assert path.read_bytes() == before and log.read_bytes() == logged
     assert {r["annotation_id"] for r in again.rejected} == translation.intruder_annotations
 
 
-def test_adjudication_holds_exactly_the_disagreements(session, translation):
+def test_adjudication_settles_only_the_disputed_criteria(session, translation):
     server = session.server
     batch_id, work = translation.batch.batch_id, translation.workspace
-    with pytest.raises(InputError, match="neither initial annotator"):
-        loop.push_adjudication(server, batch_id, ANN2, workspace=work)
-    report = loop.push_adjudication(server, batch_id, ADJ, workspace=work)
-    _track(session, report)
-    disagreeing = {translation.batch.item_ids[i] for i in DISAGREEING}
-    held = server.list_tasks(report.projects[0].project_id)
-    assert sorted(t.item_id for t in held) == sorted(disagreeing)
-    assert report.sent == 4 and report.projects[0].title.endswith("· adjudication")
-    queue = {r["item_id"]: r["criteria"] for r in report.queue.to_pylist()}
     item = translation.batch.item_ids
-    assert queue == {item[2]: ["answer_preserved"], item[4]: ["answer_preserved"],
-                     item[5]: ["adequacy"], item[7]: ["consequence"]}
-    # The adjudicator resolves them; the pull files those annotations as adjudication.
-    adjudicator = server.ensure_user(ADJ)
-    for task in held:
-        server.create_annotation(task.id, translation_result(dict(BASE, answer_preserved="no")),
-                                 adjudicator)
+    assert loop.push_adjudication(server, batch_id, [f"{ANN2}:de"], workspace=work
+                                  ).projects == []          # an annotator cannot adjudicate
+    report = loop.push_adjudication(server, batch_id, [f"{ANN2}:de", f"{ADJ}:de"],
+                                    workspace=work)
+    _track(session, report)
+    sign_in_all(session, report)
+    (project,) = report.projects
+    assert (project.title, project.annotator, project.sent) == (
+        f"{batch_id} · de · adjudication", ADJ, 4)
+    tasks = {t["data"]["item_id"]: t for t in _all_tasks(server, project.project_id)}
+    assert sorted(tasks) == sorted(item[i] for i in DISAGREEING)
+    shown = tasks[item[5]]["data"]
+    assert shown["dispute_adequacy"] == ("DISPUTED. One annotator: 4 — the other: 5. "
+                                         "Choose the final answer below.")
+    assert shown["dispute_answer_preserved"] == ("Agreed: yes. Kept as it is; leave this "
+                                                 "criterion empty.")
+    assert ANN1 not in str(shown) and ANN2 not in str(shown)      # the answers are unnamed
+    assert tasks[item[7]]["data"]["dispute_consequence"] == (
+        "DISPUTED. One annotator: cosmetic — the other: none (no error). Choose the final "
+        "answer below.")
+    # The adjudicator answers everything; only the disputed criteria are read back.
+    me = session.people[ADJ]
+    for item_id, task in tasks.items():
+        values = dict(BASE, answer_preserved="no", adequacy="2", consequence="none")
+        annotate(me, task["id"], translation_result(values))
     pulled = loop.pull(server, batch_id, workspace=work)
     table = loop.read_annotations(batch_id, work)
     adjudicated = table.filter(pc.equal(table["role"], "adjudication"))
     assert set(adjudicated.column("annotator").to_pylist()) == {ADJ}
-    assert set(adjudicated.column("item_id").to_pylist()) == disagreeing
-    assert pulled.rows_added == 4 * len(TRANSLATION_CRITERIA)
-    final = {(r["item_id"], r["criterion"]): (r["value"], r["status"])
+    assert sorted(zip(adjudicated["item_id"].to_pylist(), adjudicated["criterion"].to_pylist())
+                  ) == sorted([(item[2], "answer_preserved"), (item[4], "answer_preserved"),
+                               (item[5], "adequacy"), (item[7], "consequence")])
+    assert pulled.rows_added == 4
+    final = {(r["item_id"], r["criterion"]): (r["value"], r["origin"])
              for r in agreement.final_labels(table).to_pylist()}
     assert final[(item[2], "answer_preserved")] == ("no", "adjudicated")
+    assert final[(item[5], "adequacy")] == ("2", "adjudicated")
+    assert final[(item[5], "answer_preserved")] == ("yes", "agreed")   # kept, not "no"
+    assert final[(item[7], "consequence")] == ("none", "adjudicated")
     assert final[(item[0], "answer_preserved")] == ("yes", "agreed")
-    again = loop.push_adjudication(server, batch_id, ADJ, workspace=work)
-    assert again.sent == 0
+    queue = agreement.adjudication_queue(table).to_pylist()
+    assert {r["state"] for r in queue} == {"resolved"} and len(queue) == 4
+    again = loop.push_adjudication(server, batch_id, [f"{ADJ}:de"], workspace=work)
+    assert again.sent == 0 and again.queue.num_rows == 0
+
+
+def _all_tasks(server: ls.Server, project_id: int) -> list[dict]:
+    return [{"id": t.id, "data": t.data} for t in server.client.tasks.list(
+        project=project_id, include="id,data", page_size=1000)]
+
+
+# ------------------------------------------------------------------------- attribution
+
+def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(session, tmp_path):
+    server = session.server
+    batch = german_batch(session, {"paragraph": 3}, seed=SEED + 7, tag="-at")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    one, two = report.projects
+    first, second = tasks_of(server, one.project_id), tasks_of(server, two.project_id)
+    mine = {item_id: annotate(person(session, ANN1), first[item_id], translation_result(BASE))
+            for item_id in batch.item_ids}
+    for item_id in batch.item_ids:
+        annotate(person(session, ANN2), second[item_id], translation_result(BASE))
+    a, b, c = batch.item_ids
+    # annotator 2 changes annotator 1's label
+    person(session, ANN2).update_annotation(mine[a], translation_result(
+        dict(BASE, adequacy="1")))
+    # an annotation imported under annotator 1's name (no labeling interface, no author)
+    data = next(t for t in batch.tasks if t["item_id"] == b)
+    server.import_tasks(one.project_id, [data], annotations=[[{
+        "result": translation_result(BASE), "completed_by": person(session, ANN1).whoami().id}]])
+    # the intruder starts editing annotator 1's task and leaves a draft
+    intruder = person(session, INTRUDER)
+    draft = httpx.post(f"{server.url}/api/tasks/{first[c]}/drafts",
+                       headers={"Authorization": f"Token {intruder._token}"},
+                       json={"result": translation_result(dict(BASE, fluency="1")),
+                             "lead_time": 3})
+    assert draft.status_code == 201, draft.text
+    pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    reasons = sorted(r["reason"] for r in pulled.rejected)
+    assert reasons == sorted([
+        f"last changed by {ANN2}, not the assigned {ANN1}",
+        f"no recorded author of its last change (updated_by is empty: imported or made "
+        f"outside the labeling interface), not {ANN1}",
+        f"an unsubmitted edit (draft) by {INTRUDER}, who is not the assigned annotator"])
+    edited = next(r for r in pulled.rejected if r["reason"].startswith("last changed"))
+    assert (edited["completed_by"], edited["updated_by"], edited["item_id"]) == (ANN1, ANN2, a)
+    assert edited["result"]["adequacy"] == 1 and edited["updated_at"]
+    table = loop.read_annotations(batch.batch_id, tmp_path)
+    ann1_items = set(table.filter(pc.equal(table["annotator"], ANN1))["item_id"].to_pylist())
+    assert ann1_items == {b, c}
+    log = tmp_path / batch.batch_id / "refusals.jsonl"
+    first_log = log.read_bytes()
+    assert first_log.count(b"\n") == 3
+    # Annotator 1 saves their own label again: it counts; the log keeps the refusal.
+    person(session, ANN1).update_annotation(mine[a], translation_result(BASE))
+    again = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    assert again.new_refusals == 0 and log.read_bytes() == first_log
+    table = loop.read_annotations(batch.batch_id, tmp_path)
+    assert a in table.filter(pc.equal(table["annotator"], ANN1))["item_id"].to_pylist()
+    # A new breach is appended after the earlier entries, which stay byte for byte.
+    annotate(intruder, second[a], translation_result(BASE))
+    third = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    assert third.new_refusals == 1
+    grown = log.read_bytes()
+    assert grown.startswith(first_log) and grown.count(b"\n") == 4
+
+
+# ------------------------------------------------------------------------- accounts
+
+def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_path):
+    server = session.server
+    early, late = f"early-{RUN}@example.org", f"late-{RUN}@example.org"
+    own_password = "a-password-only-early-knows"
+    ls._sign_up(server.url, early, own_password, server._invite_token())   # signs up first
+    batch = german_batch(session, {"question": 1}, seed=SEED + 3, tag="-ac")
+    report = loop.push(server, batch, [f"{early}:de", f"{late}:de"], workspace=tmp_path)
+    _track(session, report)
+    assert sorted((a.email, a.created) for a in report.accounts) == [(early, False),
+                                                                     (late, True)]
+    assert [n.email for n in report.credentials] == [late]
+    with ls.sign_in(server.url, early, own_password) as me:
+        assert me.whoami().email == early
+    with ls.sign_in(server.url, late, report.credentials[0].password) as me:
+        assert me.whoami().email == late
+    with pytest.raises(ls.ServerError, match="don't match"):
+        ls.sign_in(server.url, late, own_password)
+    with pytest.raises(ls.ServerError, match="User with this email already exists"):
+        ls._sign_up(server.url, late, "another-password-1", server._invite_token())
+    ledger = loop.read_ledger(batch.batch_id, tmp_path)
+    assert ledger["accounts"][early][server.url]["origin"] == "found (signed up before)"
+
+
+# ------------------------------------------------------------------------- progress
+
+def test_status_counts_done_skipped_and_remaining(session, tmp_path):
+    server = session.server
+    batch = german_batch(session, {"paragraph": 3}, seed=SEED + 5, tag="-st")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    one, two = report.projects
+    first = tasks_of(server, one.project_id)
+    a, b, _ = batch.item_ids
+    annotate(person(session, ANN1), first[a], translation_result(BASE))
+    annotate(person(session, ANN1), first[b], [], skip=True)
+    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    assert status.rows() == [
+        {"group": "de", "role": "annotator 1", "annotator": ANN1, "tasks": 3, "done": 1,
+         "skipped": 1, "remaining": 1, "missing": False},
+        {"group": "de", "role": "annotator 2", "annotator": ANN2, "tasks": 3, "done": 0,
+         "skipped": 0, "remaining": 3, "missing": False}]
+    assert status.by("group") == [{"group": "de", "tasks": 6, "done": 1, "skipped": 1,
+                                   "remaining": 4}]
+    assert status.blinding == "detected" and status.left_out == 0
+    pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    assert [(p.accepted, p.skipped) for p in pulled.projects] == [(1, 1), (0, 0)]
+    assert pulled.rejected == []
+
+
+class SilentReceiver:
+    """A webhook receiver that is down the worst way: it accepts connections and never
+    answers (Label Studio then waits out its 1 s webhook timeout on every event)."""
+
+    def __init__(self) -> None:
+        import socket
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(64)
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}/hook"
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def test_polling_sees_a_submission_within_10_s_with_webhook_receivers_down(
+        own_server_with_local_webhooks, tmp_path):
+    """Label Studio refuses webhooks to loopback unless USE_DEFAULT_BANNED_SUBNETS=false;
+    this server allows them, so a local receiver that hangs and one that is not running
+    can be registered. Submissions still go through and the next poll shows them."""
+    silent = SilentReceiver()
+    try:
+        with ls.connect(own_server_with_local_webhooks.url) as server:
+            _poll_past_dead_receivers(server, silent.url, tmp_path)
+    finally:
+        silent.close()
+
+
+def _poll_past_dead_receivers(server: ls.Server, silent: str, tmp_path: Path) -> None:
+    batch = _small_batch(2)
+    report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path)
+    for url in (silent, f"http://127.0.0.1:{ls.free_port()}/hook"):
+        for project in report.projects:
+            server.client.webhooks.create(url=url, project=project.project_id,
+                                          send_payload=True, is_active=True,
+                                          actions=["ANNOTATION_CREATED",
+                                                   "ANNOTATION_UPDATED"])
+    note = next(n for n in report.credentials if n.email == ANN2)
+    with ls.sign_in(server.url, ANN2, note.password) as me:
+        task = server.list_tasks(report.projects[1].project_id)[0]
+        submitted = time.monotonic()
+        annotate(me, task.id, translation_result(BASE))
+        while loop.status(server, batch.batch_id, workspace=tmp_path).by(
+                "annotator")[1]["done"] != 1:
+            assert time.monotonic() - submitted < 10, "not visible within 10 s"
+        assert time.monotonic() - submitted < 10
+    assert loop.pull(server, batch.batch_id, workspace=tmp_path).rows_added == \
+        len(TRANSLATION_CRITERIA)
+
+
+@pytest.fixture
+def own_server_with_local_webhooks(monkeypatch):
+    _need_local_server()
+    monkeypatch.setenv("USE_DEFAULT_BANNED_SUBNETS", "false")
+    local = ls.LocalServer(ls.DATA_ROOT / f"pytest-hooks-{uuid.uuid4().hex[:8]}",
+                           ls.free_port())
+    try:
+        yield local.start()
+    finally:
+        local.stop()
+        shutil.rmtree(local.data_dir, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------- MAPLE realism
@@ -325,22 +598,24 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     batch = loop.realism_batch(items, batch_id=f"realism-test{session.suffix}")
     report = loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path)
     _track(session, report)
+    sign_in_all(session, report)
+    assert [p.title for p in report.projects] == [f"{batch.batch_id} · annotator 1",
+                                                  f"{batch.batch_id} · annotator 2"]
     assert (tmp_path / batch.batch_id / "assignments.jsonl").exists()
     for task in batch.tasks:   # the server sees only the texts
         assert set(task) == {"item_id", "batch_id", "query_a", "query_b"}
-    users = {email: server.ensure_user(email) for email in (ANN1, ANN2)}
     # Both annotators prefer the setting's first-named source, whatever letter shows it,
     # except annotator 2 calls the last pair a tie.
     shown_letters = {}
     for email, project in zip((ANN1, ANN2), report.projects):
-        tasks = {t.item_id: t.id for t in server.list_tasks(project.project_id)}
+        tasks = tasks_of(server, project.project_id)
         for index, item in enumerate(items):
             first = maple.SETTINGS[item.setting][0]
             letter = "A" if item.shown_a_source == first else "B"
             if email == ANN2 and index == len(items) - 1:
                 letter = "Tie"
             shown_letters[(item.item_id, email)] = letter
-            server.create_annotation(tasks[item.item_id], realism_result(letter), users[email])
+            annotate(person(session, email), tasks[item.item_id], realism_result(letter))
     loop.pull(server, batch.batch_id, workspace=tmp_path)
     table = loop.read_annotations(batch.batch_id, tmp_path)
     assert table.num_rows == 12
@@ -361,12 +636,20 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     assert (row["prefer_a"], row["tie"], row["prefer_b"], row["n"], row["n_unresolved"],
             row["n_pairs"]) == (100.0, 0.0, 0.0, 1, 1, 2)
     assert row["kappa"] == pytest.approx(0.0, abs=1e-12)
+    # The adjudicator sees the two answers in the letters shown to the annotators.
+    adjudication = loop.push_adjudication(server, batch.batch_id, [ADJ], workspace=tmp_path)
+    _track(session, adjudication)
+    last = items[-1]
+    (task,) = _all_tasks(server, adjudication.projects[0].project_id)
+    letter = shown_letters[(last.item_id, ANN1)]
+    assert task["data"]["dispute_preference"] == \
+        f"DISPUTED. One annotator: {letter} — the other: Tie. Choose the final answer below."
     # Deleting the Label Studio projects loses nothing already pulled.
     before = (tmp_path / batch.batch_id / "annotations.parquet").read_bytes()
-    for project in report.projects:
+    for project in (*report.projects, *adjudication.projects):
         server.delete_project(project.project_id)
     after = loop.pull(server, batch.batch_id, workspace=tmp_path)
-    assert sorted(after.missing) == sorted(p.title for p in report.projects)
+    assert len(after.missing) == 3
     assert (tmp_path / batch.batch_id / "annotations.parquet").read_bytes() == before
     assert loop.read_annotations(batch.batch_id, tmp_path).num_rows == 12
 
@@ -377,16 +660,16 @@ def test_relevance_batch_round_trip(session, tmp_path):
     batch = loop.relevance_batch(pairs, batch_id=f"relevance-test{session.suffix}")
     report = loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path)
     _track(session, report)
-    users = {email: server.ensure_user(email) for email in (ANN1, ANN2)}
+    sign_in_all(session, report)
     for email, project in zip((ANN1, ANN2), report.projects):
-        tasks = {t.item_id: t.id for t in server.list_tasks(project.project_id)}
+        tasks = tasks_of(server, project.project_id)
         for index, item_id in enumerate(batch.item_ids):
             label = "irrelevant" if (email, index) == (ANN2, 0) else "relevant"
             result = [choice("relevance", label, to_name="text")]
             if (email, index) == (ANN1, 1):
                 result.append({"from_name": "comment", "to_name": "text", "type": "textarea",
                                "value": {"text": ["on topic", "but dated"]}})
-            server.create_annotation(tasks[item_id], result, users[email])
+            annotate(person(session, email), tasks[item_id], result)
     loop.pull(server, batch.batch_id, workspace=tmp_path)
     table = loop.read_annotations(batch.batch_id, tmp_path)
     rows = {(r["item_id"], r["annotator"], r["criterion"]): r["value"] for r in table.to_pylist()}
@@ -415,14 +698,33 @@ def test_rejected_token_is_a_clear_error(session):
         ls.connect(session.server.url, token="0" * 40)
 
 
+def test_a_batch_id_too_long_for_project_titles_is_refused(session, tmp_path):
+    batch = german_batch(session, {"question": 1}, seed=SEED + 9, tag="-" + "x" * 30)
+    with pytest.raises(InputError, match="50-character project titles"):
+        loop.push(session.server, batch, ANNOTATORS, workspace=tmp_path)
+    assert not list(tmp_path.glob("*/ledger.json")) or \
+        loop.read_ledger(batch.batch_id, tmp_path)["projects"] == {}
+
+
+def test_nobody_to_route_to_is_a_clear_error(session, tmp_path):
+    batch = german_batch(session, {"question": 1}, seed=SEED + 9, tag="-no")
+    with pytest.raises(InputError, match="no group of this batch has two annotators who "
+                                         "read it: no annotator reads de"):
+        loop.push(session.server, batch, [f"{ANN1}:fr", f"{ANN2}:fr"], workspace=tmp_path)
+
+
 # ------------------------------------------------------------------------- crash, postgres
 
 def _small_batch(size: int, suffix: str = "") -> loop.ReviewBatch:
     result = audit_workspace.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=SEED + 1, size=size,
+                             where={"language": "de", "unit": "paragraph"},
                              created_at="2026-11-30T00:00:00+00:00")
     return loop.translation_batch(sample, result.release, batch_id=sample.batch_id + suffix)
+
+
+ANNOTATORS = [f"{ANN1}:de", f"{ANN2}:de"]
 
 
 def test_server_killed_mid_push_resumes_without_duplicates(own_server, tmp_path):
@@ -430,28 +732,29 @@ def test_server_killed_mid_push_resumes_without_duplicates(own_server, tmp_path)
     killed = []
 
     def kill_after_first_chunk(title: str, sent: int, total: int) -> None:
-        if not killed:
+        if sent and not killed:
             own_server.kill()
             killed.append((title, sent))
 
     with ls.connect(own_server.url) as server, \
             pytest.raises(ls.ServerError, match=f"Label Studio at {own_server.url}") as error:
-        loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path, chunk_size=10,
+        loop.push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10,
                   progress=kill_after_first_chunk)
     assert "cannot reach" in str(error.value) and "10 sent before" in str(error.value)
-    assert killed == [(loop.project_title(batch.batch_id, "annotator 1"), 10)]
+    assert killed == [(loop.project_title(batch.batch_id, "annotator 1", "de"), 10)]
     own_server.start()   # the same data dir and port
     with ls.connect(own_server.url) as server:
         _resumed(server, batch, tmp_path)
 
 
 def _resumed(server: ls.Server, batch: loop.ReviewBatch, tmp_path: Path) -> None:
-    report = loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path, chunk_size=10)
+    report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10)
     assert [(p.existing, p.sent) for p in report.projects] == [(10, 26), (0, 36)]
+    assert report.credentials == []   # the accounts were made before the crash
     for project in report.projects:
         held = [t.item_id for t in server.list_tasks(project.project_id)]
         assert len(held) == 36 and sorted(held) == sorted(batch.item_ids)
-    assert loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path).sent == 0
+    assert loop.push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
 
 
 @pytest.mark.parametrize("own_server", [True], indirect=True, ids=["postgres"])
@@ -466,11 +769,12 @@ def test_postgres_mode(own_server, tmp_path):
 
 def _postgres_round_trip(server: ls.Server, tmp_path: Path) -> None:
     batch = _small_batch(4)
-    report = loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path, chunk_size=3)
+    report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=3)
     assert report.sent == 8
-    annotator = server.ensure_user(ANN1)
-    task = server.list_tasks(report.projects[0].project_id)[0]
-    server.create_annotation(task.id, translation_result(BASE), annotator)
+    note = next(n for n in report.credentials if n.email == ANN1)
+    with ls.sign_in(server.url, ANN1, note.password) as me:
+        task = server.list_tasks(report.projects[0].project_id)[0]
+        annotate(me, task.id, translation_result(BASE))
     pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
     assert pulled.rows_added == len(TRANSLATION_CRITERIA)
-    assert loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path).sent == 0
+    assert loop.push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0

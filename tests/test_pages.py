@@ -200,16 +200,33 @@ def test_a_slow_browse_query_is_stopped_and_says_so():
             cur.execute("SELECT count(*) FROM range(1000000000000) a").fetchall()
 
 
-def test_review_page_previews_a_stratified_batch():
+def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monkeypatch):
+    from audit.review import loop, sampling
+    monkeypatch.setattr(loop, "REVIEWS", tmp_path)
     at = page("7_Review")
     assert not at.exception
     strata = at.dataframe[0].value
     assert set(strata.columns) >= {"language", "unit", "available", "target", "chosen"}
-    assert (strata["chosen"] <= 2).all() and (strata["target"] == 2).all()
-    assert "Batch `" in markdown_text(at)
+    assert set(strata["language"]) == set(sampling.NON_ENGLISH)   # no en, no und
+    assert dict(zip(strata["unit"], strata["target"])) == {"paragraph": 4, "question": 1,
+                                                            "answer": 1}
+    assert "Batch `" in markdown_text(at) and "138 units" in markdown_text(at)
+    at.text_area(key="review_annotators").input(
+        "ana@example.org:ar,fa\nbo@example.org:ar\ncy@example.org:fa").run()
+    assert not at.exception
+    pairs = at.dataframe[1].value
+    assert pairs.to_dict("records") == [
+        {"group": "ar", "annotator 1": "ana@example.org", "annotator 2": "bo@example.org",
+         "units": 6},
+        {"group": "fa", "annotator 1": "cy@example.org", "annotator 2": "ana@example.org",
+         "units": 6}]
+    shortfall = at.dataframe[2].value
+    assert "de" in set(shortfall["language"]) and "ar" not in set(shortfall["language"])
+    at.text_area(key="review_annotators").input("not an email").run()
+    assert any("is not an email address" in e.value for e in at.error)
     at.radio(key="review_kind").set_value("MAPLE realism pairs").run()
     assert not at.exception
-    assert "30 pairs" in markdown_text(at)
+    assert "30 units" in markdown_text(at)
 
 
 def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
@@ -220,15 +237,18 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     batch.mkdir()
     (batch / "ledger.json").write_text(json.dumps(
         {"batch_id": "demo-batch", "config": "translation_review", "kind": "translation",
-         "projects": {}}))
+         "pairs": {}, "projects": {}, "accounts": {}}))
     pq.write_table(annotations(planted_review()), batch / "annotations.parquet")
     monkeypatch.setattr(loop, "REVIEWS", tmp_path)
     at = page("8_Annotations")
     assert not at.exception
     scores = at.dataframe[0].value
     assert set(scores["statistic"]) >= {"cohen_kappa", "raw_agreement", "krippendorff_alpha"}
-    assert "3 items on which the two initial annotators disagree" in markdown_text(at)
+    assert "3 open, 0 resolved" in markdown_text(at)
     charts = [json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")]
     assert charts == ["bar", "bar", "bar"]      # ratings, preservation, consequences
+    final = at.dataframe[-2].value
+    assert set(final["origin"].dropna()) == {"agreed"}
     queue = at.dataframe[-1].value
     assert list(queue["item_id"]) == ["i03", "i07", "i09"]
+    assert set(queue["state"]) == {"open"}

@@ -82,6 +82,20 @@ def test_the_paper_first_row_is_reproduced_from_fifty_pairs():
     assert (row["prefer_a"], row["tie"], row["prefer_b"], row["n"]) == (12.0, 78.0, 10.0, 50)
 
 
+def test_table4_rows_follow_the_paper_not_the_alphabet():
+    settings = ["human-written vs LLM", "MAPLE vs LLM", "Other vs Else",
+                "MAPLE vs human-written", "human-written vs LLM+human-edited",
+                "MAPLE vs LLM+human-edited"]
+    records = []
+    for setting in settings:
+        records += realism_records(setting, "A Tie", "A B", {})
+    table = reports.realism_table(annotations(records))
+    assert table.column("setting").to_pylist() == [
+        "MAPLE vs human-written", "MAPLE vs LLM+human-edited",
+        "human-written vs LLM+human-edited", "MAPLE vs LLM", "human-written vs LLM",
+        "Other vs Else"]
+
+
 def test_realism_sources_that_do_not_match_the_setting_are_refused():
     records = realism_records("MAPLE vs Human", "A", "A", {})
     records[0]["source_b"] = "LLM"
@@ -198,6 +212,12 @@ def test_preservation_rates_and_consequence_distribution():
     assert [(r["consequence"], r["n"], r["share"]) for r in consequences] == [
         ("cosmetic", 2, 0.5), ("metric-sensitive", 1, 0.25), ("reasoning-changing", 0, 0.0),
         ("label-invalidating", 1, 0.25)]
+    # An adjudicated "none" moves an error dispute out of the shares.
+    records.append({"item": "i3", "cluster": "s2", "language": "fr", "unit": "paragraph",
+                    "who": "cid", "role": "adjudication", "criterion": "consequence",
+                    "value": "none", "minute": 5})
+    consequences = reports.consequence_distribution(annotations(records)).to_pylist()
+    assert {(r["n_resolved"], r["n_no_consequence"]) for r in consequences} == {(3, 2)}
 
 
 def test_all_reports_returns_pyarrow_tables_for_the_kinds_present():

@@ -182,3 +182,62 @@ def test_control_names_are_the_agreement_criteria(kind):
     agreement = pytest.importorskip("audit.review.agreement")
     criteria = set(agreement.CRITERIA[configs.ANNOTATION_KINDS[kind]])
     assert set(configs.CONTROLS[kind]) - {agreement.COMMENT} == criteria
+
+
+# ------------------------------------------------------------------------- direction
+
+@pytest.mark.parametrize("languages, direction", [
+    (["ar"], "rtl"), (["ar", "fa", "ur"], "rtl"), (["ar", "ru"], "auto"), (["de"], "ltr"),
+    ([], "ltr"), (["en", "fa"], "rtl")])
+def test_direction_follows_the_languages(languages, direction):
+    assert configs.direction_of(languages) == direction
+
+
+def test_right_to_left_applies_to_the_target_views_only():
+    plain = configs.label_config("translation_review")
+    assert plain == configs.load_config("translation_review") and "<Style" not in plain
+    rtl = ET.fromstring(configs.label_config("translation_review", "rtl"))
+    style = rtl.find("Style")
+    assert style.text == ".xr-target { direction: rtl; text-align: right; }"
+    targets = [e for e in rtl.iter("View") if e.get("className") == "xr-target"]
+    held = {t.get("value") for view in targets for t in view.iter("Text")}
+    assert held == {"$question", "$answer", "$title", "$translation_text"}   # not the English
+    auto = ET.fromstring(configs.label_config("translation_adjudication", "auto"))
+    assert "unicode-bidi: plaintext" in auto.find("Style").text
+    with pytest.raises(ValueError, match="direction 'up'"):
+        configs.label_config("translation_review", "up")
+
+
+def test_a_style_other_than_ours_is_refused():
+    text = configs.load_config("maple_realism").replace(
+        "<View>", "<View><Style>body { display: none }</Style>", 1)
+    with pytest.raises(InputError, match="a <Style> other than the direction rules"):
+        configs.validate_config(text, "maple_realism")
+
+
+# ------------------------------------------------------------------------- adjudication
+
+def test_adjudication_configs_show_the_dispute_and_allow_none():
+    found = {e.get("name"): e for e in ET.fromstring(configs.load_config(
+        "translation_adjudication")).iter() if e.tag in {"Choices", "Rating"}}
+    assert choices(found["consequence"])[-1] == "none"
+    assert not any(e.get("required") for e in found.values())   # only disputed ones answered
+    assert configs.FIELDS["translation_adjudication"][-7:] == tuple(
+        f"dispute_{c}" for c in configs.CRITERIA["translation_review"])
+
+
+def test_adjudication_payload_names_no_annotator_and_keeps_agreed_values():
+    task = configs.realism_payload(assign_order([QueryPair(
+        "qp-1", "MAPLE vs LLM", "first query", "MAPLE", "second query", "LLM")], 1)[0], "b1")
+    data = configs.adjudication_payload("maple_realism", task, {"preference": ["B", "A"]}, {})
+    assert data["dispute_preference"] == ("DISPUTED. One annotator: A — the other: B. "
+                                          "Choose the final answer below.")
+    assert set(data) == {"item_id", "batch_id", "query_a", "query_b", "dispute_preference"}
+    texts = {f: "x" for f in configs.FIELDS["translation_review"]}
+    review = configs.translation_payload(texts, "b1")
+    data = configs.adjudication_payload("translation_review", review,
+                                        {"consequence": ["cosmetic", None]},
+                                        {"adequacy": "4", "fluency": "5"})
+    assert data["dispute_consequence"].startswith(
+        "DISPUTED. One annotator: cosmetic — the other: none (no error).")
+    assert data["dispute_adequacy"] == "Agreed: 4. Kept as it is; leave this criterion empty."

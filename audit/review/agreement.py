@@ -24,7 +24,8 @@ Criteria (kind: criterion -> values):
                  answer_preserved, entities_preserved,
                  alignment_preserved, assigned_language  "yes" | "no"
                  consequence   cosmetic | metric-sensitive | reasoning-changing |
-                               label-invalidating
+                               label-invalidating; initial annotators leave it empty when
+                               there is no error, an adjudicator answers "none"
     realism:     preference    "A" | "Tie" | "B"   (A = source_a was preferred)
     relevance:   relevance     relevant | irrelevant
 
@@ -37,7 +38,14 @@ Conventions:
   this is exactly the two-rater Cohen's κ.
 - A criterion one initial annotator answered and the other did not is a disagreement
   (queue, final label null) but not a pair (it is listed among the irregular pairs).
-- Several adjudications of one item and criterion: the latest counts.
+- Adjudication settles disputed criteria only: an adjudicator's answer on a criterion the
+  two initial annotators agree on is ignored (the agreed value is kept). Several
+  adjudications of one item and criterion: the latest counts.
+- Final labels (final_labels) are the item × criterion table the reports read: each value
+  with its origin, "agreed" or "adjudicated" (null while unresolved; status says why:
+  disagreement = open in the adjudication queue, incomplete = fewer than two initial
+  annotations). A translation item both initial annotators left without a consequence
+  gets consequence "none", agreed.
 - Undefined statistics never raise: κ and α are NaN with a note when every annotation is
   in one category (chance agreement 1) or no item has two initial annotations. Bootstrap
   replicates that are undefined (a resample with one category) are left out of the
@@ -71,6 +79,7 @@ from ..stats import CI_LEVEL, cluster_weights, percentile_interval, rng_for  # n
 RATING = ("1", "2", "3", "4", "5")
 YES_NO = ("no", "yes")
 CONSEQUENCES = ("cosmetic", "metric-sensitive", "reasoning-changing", "label-invalidating")
+NO_CONSEQUENCE = "none"   # an adjudicator's "no error": valid for role adjudication only
 PREFERENCE = ("A", "Tie", "B")
 RELEVANCE = ("relevant", "irrelevant")
 
@@ -144,8 +153,8 @@ def _check_domain(frame: pl.DataFrame) -> None:
     bad_roles = set(frame["role"].unique()) - set(ROLES)
     if bad_roles:
         raise ValueError(f"unknown role(s) {sorted(bad_roles)} (expected {ROLES})")
-    seen = frame.select("kind", "criterion", "value").unique().iter_rows()
-    for kind, criterion, value in seen:
+    seen = frame.select("kind", "criterion", "value", "role").unique().iter_rows()
+    for kind, criterion, value, role in seen:
         if kind not in CRITERIA:
             raise ValueError(f"unknown kind {kind!r} (expected {tuple(CRITERIA)})")
         if criterion == COMMENT:
@@ -154,6 +163,8 @@ def _check_domain(frame: pl.DataFrame) -> None:
         if scale is None:
             raise ValueError(f"unknown {kind} criterion {criterion!r} "
                              f"(expected {tuple(CRITERIA[kind])} or {COMMENT!r})")
+        if (criterion, value, role) == ("consequence", NO_CONSEQUENCE, "adjudication"):
+            continue
         if value is not None and value not in scale.labels:
             raise ValueError(f"{kind} {criterion} value {value!r} is not one of {scale.labels}")
 
@@ -432,24 +443,33 @@ def criterion_agreement(group: pl.DataFrame, scale: Scale, n_boot: int,
 # ------------------------------------------------------------ adjudication and final labels
 
 def adjudication_queue(table: pa.Table | pl.DataFrame) -> pa.Table:
-    """Items whose initial annotators disagree on any criterion (comments excluded), with
-    the criteria in disagreement and whether an adjudication already exists."""
-    frame = prepare(table)
-    status = _initial_status(frame)
-    queue = (status.filter(pl.col("status") == "disagreement")
-             .group_by("item_id").agg(pl.col("criterion").sort().alias("criteria")))
-    adjudicated = (frame.filter(pl.col("role") == "adjudication").select("item_id").unique()
-                   .with_columns(pl.lit(True).alias("has_adjudication")))
-    return (queue.join(_items(frame), on="item_id")
-            .join(adjudicated, on="item_id", how="left")
-            .select(*ITEM, "criteria", pl.col("criteria").list.len().alias("n_criteria"),
-                    pl.col("has_adjudication").fill_null(False))
-            .sort("kind", "item_id").to_arrow())
+    """Items whose initial annotators disagree on any criterion (comments excluded): the
+    disputed criteria, those an adjudication settled (`resolved`) and those still `open`,
+    and the item's state: "open" while any disputed criterion is unsettled, else
+    "resolved". Resolved items stay listed; the adjudication push sends open ones."""
+    return queue_frame(final_frame(prepare(table))).to_arrow()
+
+
+def queue_frame(final: pl.DataFrame) -> pl.DataFrame:
+    disputed = final.filter(pl.col("status").is_in(["disagreement", "adjudicated"]))
+    return (disputed.group_by("item_id", maintain_order=True)
+            .agg(*(pl.col(c).first() for c in ITEM[1:]),
+                 pl.col("criterion").sort().alias("criteria"),
+                 pl.col("criterion").filter(pl.col("status") == "adjudicated").sort()
+                 .alias("resolved"),
+                 pl.col("criterion").filter(pl.col("status") == "disagreement").sort()
+                 .alias("open"))
+            .select(*ITEM, "criteria", "resolved", "open",
+                    pl.col("criteria").list.len().alias("n_criteria"),
+                    pl.when(pl.col("open").list.len() > 0).then(pl.lit("open"))
+                    .otherwise(pl.lit("resolved")).alias("state"))
+            .sort("kind", "item_id"))
 
 
 def _initial_status(frame: pl.DataFrame) -> pl.DataFrame:
     """Per (item, criterion) with initial annotations: agreed / disagreement / incomplete.
-    An unanswered criterion counts as a different answer once an item has two annotators."""
+    An unanswered criterion counts as a different answer once an item has two annotators;
+    a translation item both annotators left without a consequence agrees on "none"."""
     initial = frame.filter(pl.col("role") == "initial").sort("annotator")
     per_item = initial.group_by("item_id").agg(
         pl.col("annotator").n_unique().alias("n_item_annotators"))
@@ -457,18 +477,33 @@ def _initial_status(frame: pl.DataFrame) -> pl.DataFrame:
               .when((pl.col("n_values") == 1)
                     & (pl.col("n_initial") == pl.col("n_item_annotators"))).then(pl.lit("agreed"))
               .otherwise(pl.lit("disagreement")))
-    return (initial.group_by("item_id", "criterion", maintain_order=True)
-            .agg(pl.col("value").alias("initial_values"),
-                 pl.col("value").n_unique().alias("n_values"),
-                 pl.len().alias("n_initial"))
-            .join(per_item, on="item_id")
-            .with_columns(status.alias("status")))
+    grouped = (initial.group_by("item_id", "criterion", maintain_order=True)
+               .agg(pl.col("value").alias("initial_values"),
+                    pl.col("value").n_unique().alias("n_values"),
+                    pl.len().alias("n_initial"))
+               .join(per_item, on="item_id")
+               .with_columns(status.alias("status")))
+    without = (initial.filter(pl.col("kind") == "translation")
+               .group_by("item_id")
+               .agg((pl.col("criterion") == "consequence").any().alias("has"))
+               .filter(~pl.col("has")).join(per_item, on="item_id")
+               .filter(pl.col("n_item_annotators") >= 2)
+               .select("item_id", pl.lit("consequence").alias("criterion"),
+                       pl.lit([], dtype=pl.List(pl.String)).alias("initial_values"),
+                       pl.lit(1, dtype=pl.UInt32).alias("n_values"),
+                       pl.lit(0, dtype=pl.UInt32).alias("n_initial"),
+                       "n_item_annotators", pl.lit("agreed").alias("status")))
+    return pl.concat([grouped, without.cast(grouped.schema)], how="vertical")
 
 
 def final_labels(table: pa.Table | pl.DataFrame) -> pa.Table:
-    """Per item and criterion: the adjudicated value if one exists, else the agreed initial
-    value, else null (status says why: disagreement / incomplete)."""
+    """The final-labels table (module docstring): per item and criterion the value and its
+    origin, agreed or adjudicated; null while unresolved."""
     return final_frame(prepare(table)).to_arrow()
+
+
+FINAL_COLUMNS = (*ITEM, "criterion", "value", "origin", "status", "n_initial",
+                 "initial_values")
 
 
 def final_frame(frame: pl.DataFrame) -> pl.DataFrame:
@@ -477,14 +512,18 @@ def final_frame(frame: pl.DataFrame) -> pl.DataFrame:
                    .sort("updated_at", "annotation_id")
                    .group_by("item_id", "criterion")
                    .agg(pl.col("value").last().alias("adjudicated")))
-    labels = _initial_status(frame).join(adjudicated, on=["item_id", "criterion"], how="full",
-                                         coalesce=True)
-    value = (pl.when(pl.col("adjudicated").is_not_null()).then(pl.col("adjudicated"))
-             .when(pl.col("status") == "agreed").then(pl.col("initial_values").list.first()))
-    status = (pl.when(pl.col("adjudicated").is_not_null()).then(pl.lit("adjudicated"))
-              .otherwise(pl.col("status").fill_null("incomplete")))
+    labels = _initial_status(frame).join(adjudicated, on=["item_id", "criterion"],
+                                         how="left")
+    settled = (pl.col("status") == "disagreement") & pl.col("adjudicated").is_not_null()
+    agreed_value = (pl.when(pl.col("n_initial") == 0).then(pl.lit(NO_CONSEQUENCE))
+                    .otherwise(pl.col("initial_values").list.first()))
+    value = (pl.when(settled).then(pl.col("adjudicated"))
+             .when(pl.col("status") == "agreed").then(agreed_value))
+    status = pl.when(settled).then(pl.lit("adjudicated")).otherwise(pl.col("status"))
+    origin = (pl.when(settled).then(pl.lit("adjudicated"))
+              .when(pl.col("status") == "agreed").then(pl.lit("agreed")))
     return (labels.join(_items(frame), on="item_id")
-            .select(*ITEM, "criterion", value.alias("value"), status.alias("status"),
-                    pl.col("n_initial").fill_null(0),
-                    pl.col("initial_values").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+            .select(*ITEM, "criterion", value.alias("value"), origin.alias("origin"),
+                    status.alias("status"), pl.col("n_initial").cast(pl.Int64),
+                    "initial_values")
             .sort("kind", "item_id", "criterion"))

@@ -14,6 +14,17 @@ run in the annotator's browser. `validate_config()` holds the configs to that co
 Payloads: `task_payload(kind, item_id=…, batch_id=…, **texts)` → {"item_id", "batch_id",
 <the kind's text fields>}; all values are strings and are passed through unchanged. The
 realism payload carries only the two query texts: sources stay in our assignment key.
+
+Adjudication: each review config has an adjudication twin (ADJUDICATION_CONFIGS) showing
+the same fields plus, per criterion, `dispute_<criterion>`: the two initial answers,
+unnamed, or "agreed" (adjudication_payload). Its controls are the review's, none required,
+and the consequence also offers "none" (no error).
+
+Direction: views of class `xr-target` hold target-language text. label_config(config,
+direction) lays them out right to left ("rtl": ar, fa, ur; the sentence markers [n] then
+stand on the reading side and final punctuation at the line's end) or lets each line find
+its own direction ("auto": a unit mixing right-to-left and left-to-right languages), with a
+static <Style> rule; direction_of(languages) picks it.
 """
 
 from __future__ import annotations
@@ -22,24 +33,33 @@ import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import InputError
+from ..languages import RTL_CODES
 from ..outputs import REPO
 
 if TYPE_CHECKING:
     from .maple import RealismItem, RelevancePair
 
 CONFIG_DIR = REPO / "annotation_configs"
-KINDS = ("translation_review", "maple_realism", "maple_relevance")
+REVIEW_KINDS = ("translation_review", "maple_realism", "maple_relevance")
+ADJUDICATION_CONFIGS = {kind: kind.replace("_review", "") + "_adjudication"
+                        for kind in REVIEW_KINDS}
+KINDS = (*REVIEW_KINDS, *ADJUDICATION_CONFIGS.values())
 # The annotation kind each config produces, as audit/review/agreement.py names it; control
 # names there are the criterion names (a result's from_name is its criterion).
 ANNOTATION_KINDS = {"translation_review": "translation", "maple_realism": "realism",
                     "maple_relevance": "relevance"}
+ANNOTATION_KINDS |= {ADJUDICATION_CONFIGS[k]: v for k, v in list(ANNOTATION_KINDS.items())}
+DIRECTIONS = ("ltr", "rtl", "auto")
+_DIRECTION_CSS = {"rtl": ".xr-target { direction: rtl; text-align: right; }",
+                  "auto": ".xr-target * { unicode-bidi: plaintext; text-align: start; }"}
 
 YES_NO = ("yes", "no")
 ERROR_CONSEQUENCES = ("cosmetic", "metric-sensitive", "reasoning-changing",
                       "label-invalidating")
+NO_CONSEQUENCE = "none"
 REALISM_CHOICES = ("A", "Tie", "B")
 RELEVANCE_CHOICES = ("relevant", "irrelevant")
 
@@ -74,6 +94,14 @@ CONTROLS: dict[str, dict[str, Control]] = {
     },
 }
 
+for _kind, _controls in list(CONTROLS.items()):
+    CONTROLS[ADJUDICATION_CONFIGS[_kind]] = dict(_controls)
+CONTROLS["translation_adjudication"]["consequence"] = Control(
+    "Choices", "translation", (*ERROR_CONSEQUENCES, NO_CONSEQUENCE))
+# The criteria an adjudicator settles (comments are notes, not labels).
+CRITERIA = {kind: tuple(name for name in CONTROLS[kind] if name != "comment")
+            for kind in REVIEW_KINDS}
+
 # The task-data fields each config shows; a payload holds these plus item_id and batch_id.
 FIELDS: dict[str, tuple[str, ...]] = {
     "translation_review": ("item_id", "unit", "language", "question", "source_question",
@@ -82,8 +110,11 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "maple_realism": ("query_a", "query_b"),
     "maple_relevance": ("query", "aspect", "title", "abstract", "text"),
 }
+for _kind in REVIEW_KINDS:
+    FIELDS[ADJUDICATION_CONFIGS[_kind]] = FIELDS[_kind] + tuple(
+        f"dispute_{name}" for name in CRITERIA[_kind])
 
-_ALLOWED_TAGS = {"View", "Header", "Text", "Choices", "Choice", "Rating", "TextArea"}
+_ALLOWED_TAGS = {"View", "Header", "Text", "Choices", "Choice", "Rating", "TextArea", "Style"}
 _CONTROL_TAGS = {"Choices", "Rating", "TextArea"}
 _OBJECT_TAGS = {"Text"}
 _FIELD = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -112,10 +143,34 @@ def validate_config(text: str, kind: str, path: object = "<config>") -> None:
     """Raise InputError unless `text` is a well-formed config of `kind` (module docstring)."""
     root = _parse(text, path)
     elements = list(root.iter())
-    for problem in (_tag_problem(elements), _field_problem(elements, kind),
-                    _control_problem(elements, kind)):
+    for problem in (_tag_problem(elements), _style_problem(elements),
+                    _field_problem(elements, kind), _control_problem(elements, kind)):
         if problem:
             raise InputError(path, problem, where=f"{kind} config")
+
+
+def direction_of(languages) -> str:
+    """"rtl" when every language is written right to left, "auto" when some are, else
+    "ltr"."""
+    codes = [code for code in languages if code != "en"]
+    rtl = [code in RTL_CODES for code in codes]
+    return "rtl" if rtl and all(rtl) else "auto" if any(rtl) else "ltr"
+
+
+def label_config(kind: str, direction: str = "ltr") -> str:
+    """The kind's config laid out for a direction (module docstring), validated."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction {direction!r} (expected one of {', '.join(DIRECTIONS)})")
+    text = load_config(kind)
+    if direction == "ltr":
+        return text
+    root = _parse(text, config_path(kind))
+    style = ET.Element("Style")
+    style.text = _DIRECTION_CSS[direction]
+    root.insert(0, style)
+    directed = ET.tostring(root, encoding="unicode")
+    validate_config(directed, kind, f"{config_path(kind)} ({direction})")
+    return directed
 
 
 def data_fields(text: str) -> set[str]:
@@ -145,6 +200,15 @@ def _tag_problem(elements: list[ET.Element]) -> str | None:
         return "a control or object tag has no name"
     repeated = sorted({n for n in names if names.count(n) > 1})
     return f"names used twice: {', '.join(repeated)}" if repeated else None
+
+
+def _style_problem(elements: list[ET.Element]) -> str | None:
+    """A <Style> holds one of our static rules and nothing else."""
+    for element in elements:
+        if element.tag == "Style" and (element.attrib or len(element) or
+                                       (element.text or "") not in _DIRECTION_CSS.values()):
+            return "a <Style> other than the direction rules of label_config()"
+    return None
 
 
 def _field_problem(elements: list[ET.Element], kind: str) -> str | None:
@@ -226,6 +290,32 @@ def realism_payload(item: RealismItem, batch_id: str) -> dict:
     """Only the two texts in shown order: the sources stay in the assignment key."""
     return task_payload("maple_realism", item_id=item.item_id, batch_id=batch_id,
                         query_a=item.shown_a, query_b=item.shown_b)
+
+
+def adjudication_payload(config: str, task: Mapping[str, str],
+                         answers: Mapping[str, Sequence[str | None]],
+                         agreed: Mapping[str, str | None]) -> dict:
+    """The adjudication task of one item: its review task data (`task`, as pushed) plus a
+    `dispute_<criterion>` text per criterion: the two initial answers of a disputed one,
+    unnamed and in sorted order, else the agreed value that is kept."""
+    base = ADJUDICATION_CONFIGS[config]
+    data = {key: task[key] for key in ("item_id", "batch_id", *FIELDS[config])}
+    for criterion in CRITERIA[config]:
+        if criterion in answers:
+            shown = " — the other: ".join(sorted(_answer(v, criterion)
+                                                 for v in answers[criterion]))
+            text = f"DISPUTED. One annotator: {shown}. Choose the final answer below."
+        else:
+            text = (f"Agreed: {_answer(agreed.get(criterion), criterion)}. "
+                    "Kept as it is; leave this criterion empty.")
+        data[f"dispute_{criterion}"] = text
+    return task_payload(base, **data)
+
+
+def _answer(value: str | None, criterion: str) -> str:
+    if value is None or value == NO_CONSEQUENCE:
+        return "none (no error)" if criterion == "consequence" else "(no answer)"
+    return value
 
 
 def relevance_payload(pair: RelevancePair, batch_id: str) -> dict:

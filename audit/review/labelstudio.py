@@ -5,10 +5,20 @@ when a connection is made, so the rest of the workbench runs without it).
     project = server.ensure_project(title, label_config, description)
     server.import_tasks(project.id, payloads, chunk_size=100)   -> task ids
     server.list_tasks(project.id)           -> [Task(id, item_id)]
-    server.ensure_user(email)               -> User
-    server.create_annotation(task_id, result, completed_by=user)
+    server.ensure_account(email)            -> Account (user; password when just created)
+    server.project_counts([ids])            -> {id: Counts(tasks, done, skipped)}
     server.export_annotations(project.id)   -> full JSON export (tasks with annotations)
     server.delete_project(project.id)
+    sign_in(url, email, password)           -> a Server acting as that user
+
+Accounts (ensure_account). Label Studio's free edition has no API that sets a password:
+a user made through POST /api/users/ can never log in, and signing up later with the same
+email is refused ("User with this email already exists"). So an account either exists
+already (the person signed up first: it is found by email and used as it is) or the
+workbench signs the person up itself through the server's own sign-up form (with the
+organisation's invite token, so it also works when sign-up without a link is disabled)
+with a random password, then checks that the new session is that user. The password is
+returned once in the Account and never stored or shown by this module.
 
 Where the server and token come from when not given: LABEL_STUDIO_URL, else the URL that
 `scripts/labelstudio.sh start` recorded for the default data dir
@@ -29,9 +39,11 @@ resumes by listing what the server holds instead (audit/review/loop.py).
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -83,6 +95,33 @@ class User:
     username: str = ""
 
 
+@dataclass(frozen=True)
+class Account:
+    """A user that can log in. `password` is set only when ensure_account just created
+    the account (shown once to the manager, never stored by the adapter); None when the
+    person had signed up already."""
+
+    user: User
+    password: str | None = None
+
+    @property
+    def created(self) -> bool:
+        return self.password is not None
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A project's progress as Label Studio counts it (every member's annotations)."""
+
+    tasks: int
+    done: int        # tasks with a submitted, not skipped, annotation
+    skipped: int     # skipped (cancelled) annotations
+
+    @property
+    def remaining(self) -> int:
+        return max(self.tasks - self.done - self.skipped, 0)
+
+
 # ------------------------------------------------------------------------- settings
 
 def read_env_file(path: Path = ENV_FILE) -> dict[str, str]:
@@ -132,7 +171,7 @@ def connect(url: str | None = None, token: str | None = None, *,
                           expected="pip install -r requirements.txt") from None
     http = httpx.Client(timeout=timeout, follow_redirects=True)
     server = Server(url, LabelStudio(base_url=url, api_key=token, timeout=timeout,
-                                     httpx_client=http), http)
+                                     httpx_client=http), http, token=token)
     try:
         server.check()
     except BaseException:
@@ -161,10 +200,12 @@ class Server:
     """One Label Studio server, through the SDK; every call's failure is a ServerError.
     close() (or a with block) closes its HTTP connections."""
 
-    def __init__(self, url: str, client: Any, http: Any = None) -> None:
+    def __init__(self, url: str, client: Any, http: Any = None, *,
+                 token: str | None = None) -> None:
         self.url = url
         self.client = client
         self._http = http
+        self._token = token
         self._users: dict[int, User] | None = None
 
     def close(self) -> None:
@@ -225,15 +266,19 @@ class Server:
 
     # -------------------------------------------------------------- projects
 
-    def projects(self) -> list[Project]:
+    def projects(self, containing: str | None = None) -> list[Project]:
+        """Every project, or those whose title contains `containing` (one request per
+        thousand; no progress counters computed)."""
         with self._calling("list projects"):
-            return [_project(p) for p in self.client.projects.list(page_size=PAGE_SIZE)]
+            return [_project(p) for p in self.client.projects.list(
+                title=containing, page_size=PAGE_SIZE,
+                include="id,title,description,task_number")]
 
-    def find_project(self, title: str) -> Project | None:
-        """The project with exactly this title (titles are our keys: two is an error)."""
-        with self._calling(f"find project {title!r}"):
-            found = [_project(p) for p in self.client.projects.list(title=title,
-                                                                   page_size=PAGE_SIZE)]
+    def find_project(self, title: str, known: Sequence[Project] | None = None
+                     ) -> Project | None:
+        """The project with exactly this title (titles are our keys: two is an error),
+        looked up among `known` projects when given (a listing made for many lookups)."""
+        found = known if known is not None else self.projects(containing=title)
         exact = [p for p in found if p.title == title]
         if len(exact) > 1:
             raise ServerError(self.url, f"{len(exact)} projects are titled {title!r} "
@@ -252,10 +297,12 @@ class Server:
                     return None
                 raise
 
-    def ensure_project(self, title: str, label_config: str, description: str = "") -> Project:
+    def ensure_project(self, title: str, label_config: str, description: str = "",
+                       known: Sequence[Project] | None = None) -> Project:
         """The project titled `title`, created with this config and description when none
-        exists (idempotent by title; an existing project is returned as it is)."""
-        existing = self.find_project(title)
+        exists (idempotent by title; an existing project is returned as it is). `known`:
+        a listing to look the title up in (find_project)."""
+        existing = self.find_project(title, known)
         if existing is not None:
             return existing
         with self._calling(f"create project {title!r}"):
@@ -335,9 +382,31 @@ class Server:
                     return user
         return None
 
+    def ensure_account(self, email: str) -> Account:
+        """An account this person can log in with (module docstring): found by email, else
+        signed up through the sign-up form with a random password returned once."""
+        found = self.find_user(email)
+        if found is not None:
+            return Account(found)
+        password = secrets.token_urlsafe(15)
+        _sign_up(self.url, email, password, self._invite_token())
+        user = self.find_user(email)
+        if user is None:
+            raise ServerError(self.url, f"sign up {email}: the new account is not listed "
+                              "among the organisation's users")
+        return Account(user, password)
+
+    def _invite_token(self) -> str:
+        with self._calling("read the organisation's invite link"):
+            invite = self.client.organizations.invites.get_invite_link()
+        if not getattr(invite, "token", None):
+            raise ServerError(self.url, "read the organisation's invite link: no token")
+        return invite.token
+
     def ensure_user(self, email: str) -> User:
-        """The user with this email, created (without a password) when missing. People
-        who log in set their password through the sign-up page with the same email."""
+        """The user with this email, created through the API when missing. Such a user
+        can NEVER log in (the API sets no password, and sign-up then refuses the email):
+        only for simulated users in tests. People get ensure_account()."""
         found = self.find_user(email)
         if found is not None:
             return found
@@ -352,7 +421,9 @@ class Server:
 
     def create_annotation(self, task_id: int, result: list[dict],
                           completed_by: int | User, *, ground_truth: bool = False) -> int:
-        """Submit an annotation as `completed_by` (the admin token acts for the user)."""
+        """Create an annotation credited to `completed_by` with this connection's token.
+        Label Studio records the token's user as updated_by, so with the admin token the
+        pull refuses it (attribution): people annotate through their own login."""
         user_id = completed_by.id if isinstance(completed_by, User) else int(completed_by)
         with self._calling(f"annotate task {task_id}"):
             created = self.client.annotations.create(
@@ -364,6 +435,18 @@ class Server:
         with self._calling(f"update annotation {annotation_id}"):
             self.client.annotations.update(id=annotation_id, result=result,
                                            request_options=_NO_RETRY)
+
+    def project_counts(self, project_ids: Sequence[int]) -> dict[int, Counts]:
+        """Progress counts of these projects in one request (projects gone are absent)."""
+        if not project_ids:
+            return {}
+        with self._calling("read project progress"):
+            pager = self.client.projects.list(
+                ids=",".join(str(i) for i in project_ids), page_size=PAGE_SIZE,
+                include="id,task_number,num_tasks_with_annotations,"
+                        "skipped_annotations_number")
+            return {p.id: Counts(p.task_number or 0, p.num_tasks_with_annotations or 0,
+                                 p.skipped_annotations_number or 0) for p in pager}
 
     def export_annotations(self, project_id: int) -> list[dict]:
         """The full JSON export (not JSON_MIN, which drops meta and ground_truth) of the
@@ -380,6 +463,77 @@ class Server:
             raise ServerError(self.url, f"export project {project_id}: a JSON "
                               f"{type(tasks).__name__}", expected="a list of tasks")
         return tasks
+
+
+# ------------------------------------------------------------------------- sign-up, sign-in
+
+def _form_errors(page: str) -> str:
+    """The field errors Label Studio's sign-up / login pages list, as one line."""
+    found = re.findall(r'<ul class="field_errors">(.*?)</ul>', page, flags=re.S)
+    found += re.findall(r'<p class="error">(.*?)</p>', page, flags=re.S)
+    items = [html.unescape(re.sub(r"<[^>]+>", " ", chunk)) for chunk in found]
+    text = re.sub(r"\s+", " ", " ".join(items)).strip()
+    return text[:300] or "the page gave no reason"
+
+
+def _session(url: str, timeout: float = 60.0) -> Any:
+    import httpx
+    return httpx.Client(base_url=url, follow_redirects=False, timeout=timeout)
+
+
+def _post_form(client: Any, path: str, fields: dict) -> Any:
+    """GET a Django form page for its CSRF cookie, then POST the fields to it."""
+    client.get(path).raise_for_status()
+    token = client.cookies.get("csrftoken") or ""
+    return client.post(path, data={**fields, "csrfmiddlewaretoken": token},
+                       headers={"Referer": f"{client.base_url}{path}"})
+
+
+def _whoami(client: Any) -> str:
+    response = client.get("/api/current-user/whoami")
+    return (response.json().get("email") or "") if response.status_code == 200 else ""
+
+
+def _sign_up(url: str, email: str, password: str, invite_token: str) -> None:
+    """Create an account through the sign-up form; check the new session is that user."""
+    import httpx
+    try:
+        with _session(url) as client:
+            response = _post_form(client, f"/user/signup/?token={invite_token}",
+                                  {"email": email, "password": password})
+            if response.status_code != 302:
+                problem = (f"HTTP {response.status_code}" if response.status_code != 200
+                           else _form_errors(response.text))
+                raise ServerError(url, f"sign up {email}: {problem}",
+                                  expected="an email no account uses yet")
+            if _whoami(client).lower() != email.lower():
+                raise ServerError(url, f"sign up {email}: the new session is not that user")
+    except httpx.HTTPError as error:
+        raise ServerError(url, f"sign up {email}: cannot reach the server "
+                          f"({type(error).__name__})") from None
+
+
+def sign_in(url: str, email: str, password: str, *, timeout: float = 120.0) -> Server:
+    """A Server acting as this user: logs in through the login form, as a person would,
+    and uses that user's own API token. ServerError when the login is refused."""
+    import httpx
+    from label_studio_sdk import LabelStudio
+    url = url.rstrip("/")
+    try:
+        with _session(url) as client:
+            response = _post_form(client, "/user/login/", {"email": email,
+                                                            "password": password})
+            if response.status_code != 302:
+                raise ServerError(url, f"log in as {email}: refused "
+                                  f"({_form_errors(response.text)})",
+                                  expected="the email and password the invitation gave")
+            token = client.get("/api/current-user/token").json().get("token")
+    except httpx.HTTPError as error:
+        raise ServerError(url, f"log in as {email}: cannot reach the server "
+                          f"({type(error).__name__})") from None
+    http = httpx.Client(timeout=timeout, follow_redirects=True)
+    return Server(url, LabelStudio(base_url=url, api_key=token, timeout=timeout,
+                                   httpx_client=http), http, token=token)
 
 
 def _project(p: Any) -> Project:

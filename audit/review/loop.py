@@ -1,55 +1,79 @@
-"""The review loop with a real Label Studio: push batches, pull annotations back (SPEC §5).
+"""The review loop with a real Label Studio: push batches, follow progress, pull annotations
+back, adjudicate (SPEC §5).
 
-Label Studio's free edition has no task assignment, no overlap control, no roles and no
-reviewer step: every member of the organisation can open every project and edit every task.
-Overlap, blinding and adjudication therefore come from our side:
+Label Studio's free edition (CE 1.23.2) has one organisation per server, no roles, no task
+assignment and no per-user visibility: every account can open every project, read every
+annotation and edit it (projects/mixins.py: "LSO always runs a single organization";
+every permission is `is_authenticated`; ProjectMember is never checked). So overlap,
+routing, attribution and adjudication come from our side, and blinding from the servers:
 
-- One project per annotator slot. A batch becomes the projects "<batch> · annotator 1" and
-  "<batch> · annotator 2", each holding every item of the batch once. Each initial
-  annotator works only in their own project, so neither sees the other's labels, and the
-  overlap is exactly two by construction. The assigned annotator's email is written in the
-  project description (what the annotator reads) and in the workspace ledger (what the pull
-  trusts). A slot's annotator never changes once recorded.
-- The assignment is enforced when pulling, since the server cannot enforce it: an annotation
-  counts only when its completed_by is the annotator assigned to that project. Any other
-  annotation (another member, the admin, a skipped task, a result that does not parse, a
-  task that is not ours) is reported as rejected with its reason, never silently dropped.
-- Adjudication: items whose two initial annotators disagree on any criterion
-  (agreement.adjudication_queue over the pulled table) go to a third project
-  "<batch> · adjudication", assigned to an adjudicator who is neither initial annotator;
-  its annotations are pulled with role "adjudication". The task meta names the criteria in
-  disagreement. Re-pushing adds items that entered the queue since; items that left it stay.
-- MAPLE realism blinding: a task holds only the two query texts as A and B
-  (configs.realism_payload). Which source is shown as A (maple.assign_order's swap) is kept
-  in the workspace only: assignments.jsonl (the blinding key) and items.parquet. A pulled
-  preference keeps the annotator's choice as shown ("A" | "Tie" | "B") with source_a /
-  source_b, the unblinded sources shown as A and B, so agreement.py maps it back to the
-  setting's order ("A" = the setting's first-named source).
-- Idempotent, resumable push: every task carries our item_id (and batch_id) in its data. A
-  push lists the project's tasks first and imports only the items whose id is missing, in
-  chunks of CHUNK_SIZE tasks per request, never letting the SDK retry an import (a retried
-  POST whose first answer was lost would duplicate tasks). A server that dies mid-push keeps
-  every chunk it stored; the next push sends only what is missing. Re-pushing a complete
-  batch sends nothing.
-- Pull: each project is exported as full JSON and parsed: Rating -> "1".."5", Choices -> the
-  choice, TextArea -> the text; one row per (annotation, control of the config), value null
-  for a control left unanswered. Rows are appended to annotations.parquet keyed by
-  (annotation_id, updated_at): a version already in the table is not added again, so pulling
-  twice leaves the file byte-identical (it is not even rewritten), an edited annotation adds
-  its new version (agreement.py counts the latest), and annotations stay in the table after
-  their Label Studio project is deleted (the pull then reports the project missing).
+- Routing (routing.py). Each unit's group (the non-English languages it shows) goes to one
+  pair of annotators who read them. One project per group and slot: "<batch> · ar ·
+  annotator 1", "<batch> · ar · annotator 2" (MAPLE pairs: "<batch> · annotator 1"), each
+  holding the group's items once, so the overlap is exactly two by construction and each
+  annotator has one queue per language. Target-language text is laid out right to left
+  for ar / fa / ur (configs.label_config). A slot's annotator never changes once recorded.
+- Accounts. Every routed annotator (and adjudicator) gets an account that works: found by
+  email when the person signed up first, else signed up by the workbench with a random
+  password (labelstudio.ensure_account). New passwords are returned once in the push
+  report and appended to <batch>/credentials.txt (mode 600, gitignored); they are never
+  logged and never stored anywhere else.
+- Blinding. With one server per side (Sites with "annotator 1", "annotator 2" and
+  "adjudication" on three different servers; annotators declared per side), an annotator
+  has an account only on their side's server: they cannot log in where the other side's
+  labels are, and the adjudicator's server holds neither side's projects. That is
+  enforced by separate databases. With one shared server, nothing stops a member from
+  opening another project: reading leaves no trace in CE, so reading is neither enforced
+  nor detectable; every write is detected (below). The ledger says which ("blinding").
+- Attribution (pull). An annotation counts for a project only when it was created
+  (completed_by) AND last updated (updated_by) by the project's annotator, for an item of
+  this batch routed to that project. Anything else — another member's annotation, an edit
+  of the annotator's label by someone else, an annotation imported with a forged author
+  (updated_by empty), a draft someone else left — is refused and appended to
+  refusals.jsonl with who (completed_by, updated_by), what (project, task, item, result)
+  and when (created, updated, seen). The log is appended, never rewritten; a refusal
+  already logged is not logged twice. CE keeps no annotation history, so an edit by
+  someone else that the annotator overwrote before the next pull or status poll leaves no
+  trace; the annotator's own final answer is then what counts.
+- Adjudication. The items whose initial annotators disagree (agreement.queue_frame over
+  the final labels) go to "<batch> · <group> · adjudication", assigned per group to an
+  adjudicator who reads the group and is neither of its annotators. Each task shows the
+  unit and, per criterion, the two answers unnamed or the agreed value that is kept
+  (configs.adjudication_payload). The pull reads back the disputed criteria only, and
+  agreement.final_frame applies an adjudication to a criterion only while it is
+  disputed. A re-push sends the items that are open and not yet in the project.
+- MAPLE realism blinding: a task holds only the two query texts as A and B; which source
+  is shown as A stays in the workspace (assignments.jsonl, items.parquet source_a/b).
+- Idempotent, resumable push: every task carries our item_id and batch_id. A push lists
+  each project's tasks first and imports only the missing items, in chunks, never letting
+  the SDK retry an import. Re-pushing a complete batch sends nothing.
+- Pull: each project's full JSON export is parsed (Rating -> "1".."5", Choices -> the
+  choice, TextArea -> the text), one row per (annotation, control), appended to
+  annotations.parquet keyed by (annotation_id, updated_at): pulling twice leaves the file
+  byte-identical, an edit adds a version (agreement.py counts the latest), and rows stay
+  after their project is deleted. final_labels.parquet (agreement.final_labels) is
+  rewritten from the table after each pull that changed it.
+- Progress (status): per project, annotator and language, done / skipped / remaining from
+  Label Studio's own per-project counters, one request per server, no export. Polling,
+  not webhooks: a webhook is sent once with a 1 s timeout and never retried, so a
+  receiver that is down or busy loses events and polling would be needed anyway; the
+  counters cost one cheap request, so the pages poll them every few seconds. Counters
+  include any member's annotations: the pull is what decides.
 
 Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
 
-    ledger.json          batch id, config, kind; projects: slot -> title, project_id,
-                         annotator, role, server
-    items.parquet        one row per item: item_id, cluster_id, kind, language, unit,
-                         setting, source_a, source_b
+    ledger.json          batch id, config, kind, blinding, pairs (group -> annotators),
+                         projects: key -> title, project_id, annotator, role, group, server;
+                         accounts: email -> server, user id, origin (never a password)
+    items.parquet        ITEM_SCHEMA: one row per item, with its routing group
     tasks.jsonl          the task data as pushed, one item per line, in batch order
+    routing.json         pairs, the units left out with reasons, the shortfall per language
     manifest.json        translation batches: the sampling manifest
     assignments.jsonl    realism batches: the blinding key (maple.write_assignments)
     annotations.parquet  ANNOTATION_SCHEMA: agreement.py's long table + project_id, task_id
-    rejected.json        the annotations the latest pull refused, with reasons
+    final_labels.parquet agreement.final_labels of the pulled table
+    refusals.jsonl       every refused annotation or draft, appended
+    credentials.txt      new accounts' passwords (mode 600): hand them over, then delete
 """
 
 from __future__ import annotations
@@ -57,7 +81,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass, replace
+import os
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -67,18 +92,20 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..outputs import REPO, staged_file, write_json
 from ..readers import Release
-from . import agreement, configs, maple, sampling
-from .labelstudio import CHUNK_SIZE, Server, Task
+from . import agreement, configs, maple, routing, sampling
+from .labelstudio import CHUNK_SIZE, Counts, Server, Task
+from .routing import SLOTS, Annotator
 
-REVIEWS = REPO / "data" / "reviews"
-SLOTS = ("annotator 1", "annotator 2")
+# AUDIT_REVIEWS moves the workspace (tests and a second workbench on one machine).
+REVIEWS = Path(os.environ.get("AUDIT_REVIEWS") or REPO / "data" / "reviews")
 ADJUDICATION = "adjudication"
-ROLES = {SLOTS[0]: "initial", SLOTS[1]: "initial", ADJUDICATION: "adjudication"}
+TITLE_LIMIT = 50   # Label Studio's PROJECT_TITLE_MAX_LEN
+ROLES = (*SLOTS, ADJUDICATION)
 
 ITEM_SCHEMA = pa.schema([
     ("item_id", pa.string()), ("cluster_id", pa.string()), ("kind", pa.string()),
     ("language", pa.string()), ("unit", pa.string()), ("setting", pa.string()),
-    ("source_a", pa.string()), ("source_b", pa.string()),
+    ("source_a", pa.string()), ("source_b", pa.string()), ("group", pa.string()),
 ])
 ANNOTATION_SCHEMA = pa.schema([
     ("item_id", pa.string()), ("cluster_id", pa.string()), ("kind", pa.string()),
@@ -90,18 +117,72 @@ ANNOTATION_SCHEMA = pa.schema([
     ("project_id", pa.int64()), ("task_id", pa.int64()),
 ])
 
-Progress = Callable[[str, int, int], None]   # (project title, sent, to send)
+Progress = Callable[[str, int, int], None]   # (project title, done, to do)
+
+
+# ------------------------------------------------------------------------- servers
+
+class Sites:
+    """The Label Studio server(s) of a batch: one shared by every role, or one per role
+    (SLOTS and ADJUDICATION), which is what enforces blinding (module docstring)."""
+
+    def __init__(self, servers: Server | Mapping[str, Server]) -> None:
+        if isinstance(servers, Server):
+            self.roles = {role: servers for role in ROLES}
+        else:
+            if set(servers) != set(ROLES):
+                raise InputError("servers", f"roles {sorted(servers)}",
+                                 expected=f"one server for each of {', '.join(ROLES)}")
+            self.roles = dict(servers)
+        self._extra: dict[str, Server] = {}
+
+    @property
+    def enforced(self) -> bool:
+        return len({server.url for server in self.roles.values()}) == len(ROLES)
+
+    def role(self, role: str) -> Server:
+        return self.roles[role]
+
+    def at(self, url: str) -> Server:
+        """The server at this URL: one of ours, else a new connection (default token)."""
+        for server in (*self.roles.values(), *self._extra.values()):
+            if server.url == url:
+                return server
+        from .labelstudio import connect
+        self._extra[url] = connect(url)
+        return self._extra[url]
+
+    def close(self) -> None:
+        for server in {id(s): s for s in (*self.roles.values(),
+                                          *self._extra.values())}.values():
+            server.close()
+        self._extra.clear()
+
+
+def _sites(servers: Server | Sites | Mapping[str, Server]) -> Sites:
+    return servers if isinstance(servers, Sites) else Sites(servers)
+
+
+def connect_sites(urls: Mapping[str, str] | str | None = None) -> Sites:
+    """Sites from URLs ({role: url}, one url, or None for the default server)."""
+    from .labelstudio import connect
+    if urls is None or isinstance(urls, str):
+        return Sites(connect(urls))
+    opened: dict[str, Server] = {}
+    for role, url in urls.items():
+        opened.setdefault(url.rstrip("/"), connect(url))
+    return Sites({role: opened[url.rstrip("/")] for role, url in urls.items()})
 
 
 # ------------------------------------------------------------------------- batches
 
 @dataclass(frozen=True)
 class ReviewBatch:
-    """What a push needs: the config, one task payload per item, and the item table.
-    `items` and `tasks` are in the same order."""
+    """What a push needs: the config, one task payload per item, and the item table
+    (with each item's routing group). `items` and `tasks` are in the same order."""
 
     batch_id: str
-    config: str                      # a configs.KINDS member
+    config: str                      # a configs.REVIEW_KINDS member
     items: pa.Table                  # ITEM_SCHEMA
     tasks: list[dict]                # task data (configs.task_payload), item_id first
     manifest: dict | None = None     # translation: the sampling manifest
@@ -115,22 +196,28 @@ class ReviewBatch:
     def item_ids(self) -> list[str]:
         return [task["item_id"] for task in self.tasks]
 
+    @property
+    def groups(self) -> list[str]:
+        return self.items.column("group").to_pylist()
+
 
 def translation_batch(batch: sampling.Batch, release: Release,
                       batch_id: str | None = None) -> ReviewBatch:
-    """A sampled batch of translation units; the cluster is the source row. The batch id
-    is the sample's (its manifest hash) unless `batch_id` is given."""
+    """A sampled batch of translation units; the cluster is the source row, the group the
+    languages the unit shows. The batch id is the sample's unless `batch_id` is given."""
     batch_id = batch_id or batch.batch_id
     texts = sampling.unit_texts(release, batch.units)
     tasks = [configs.translation_payload(t, batch_id) for t in texts]
     units = batch.units
     n = units.num_rows
+    groups = [routing.group_of(languages) for languages in units["languages"].to_pylist()]
     items = pa.table({
         "item_id": units["item_id"], "cluster_id": units["row_id"],
         "kind": pa.array(["translation"] * n, pa.string()),
         "language": units["language"], "unit": units["unit"],
         "setting": pa.nulls(n, pa.string()), "source_a": pa.nulls(n, pa.string()),
-        "source_b": pa.nulls(n, pa.string())}).cast(ITEM_SCHEMA)
+        "source_b": pa.nulls(n, pa.string()),
+        "group": pa.array(groups, pa.string())}).cast(ITEM_SCHEMA)
     return ReviewBatch(batch_id, "translation_review", items, tasks, manifest=batch.manifest)
 
 
@@ -143,7 +230,8 @@ def realism_batch(items: Sequence[maple.RealismItem], batch_id: str | None = Non
     table = pa.Table.from_pylist([
         {"item_id": i.item_id, "cluster_id": i.pair_id, "kind": "realism", "language": None,
          "unit": None, "setting": i.setting, "source_a": i.shown_a_source,
-         "source_b": i.shown_b_source} for i in items], schema=ITEM_SCHEMA)
+         "source_b": i.shown_b_source, "group": routing.NO_LANGUAGE} for i in items],
+        schema=ITEM_SCHEMA)
     return ReviewBatch(batch_id, "maple_realism", table, tasks, assignments=items)
 
 
@@ -155,7 +243,8 @@ def relevance_batch(pairs: Sequence[maple.RelevancePair], batch_id: str | None =
     tasks = [configs.relevance_payload(pair, batch_id) for pair in pairs]
     table = pa.Table.from_pylist([
         {"item_id": task["item_id"], "cluster_id": pair.query_id, "kind": "relevance",
-         "language": None, "unit": None, "setting": None, "source_a": None, "source_b": None}
+         "language": None, "unit": None, "setting": None, "source_a": None, "source_b": None,
+         "group": routing.NO_LANGUAGE}
         for pair, task in zip(pairs, tasks)], schema=ITEM_SCHEMA)
     return ReviewBatch(batch_id, "maple_relevance", table, tasks)
 
@@ -167,19 +256,31 @@ def _content_id(prefix: str, ids: list[str]) -> str:
 # ------------------------------------------------------------------------- workspace
 
 def batch_dir(batch_id: str, workspace: Path = REVIEWS) -> Path:
-    if not batch_id or "/" in batch_id or batch_id.startswith("."):
-        raise ValueError(f"bad batch id {batch_id!r}")
+    if not batch_id or "/" in batch_id or "\\" in batch_id or batch_id.startswith("."):
+        raise InputError("batch id", repr(batch_id),
+                         expected="a name without slashes that does not start with '.'")
     return Path(workspace) / batch_id
 
 
-def project_title(batch_id: str, slot: str) -> str:
-    return f"{batch_id} · {slot}"
+def batches(workspace: Path = REVIEWS) -> list[str]:
+    return sorted(path.parent.name for path in Path(workspace).glob("*/ledger.json"))
 
 
-def project_description(batch_id: str, kind: str, slot: str, email: str) -> str:
-    return (f"Review batch {batch_id} ({kind}), {slot}. Assigned to {email}: only "
-            f"{email} annotates this project; annotations by anyone else are rejected "
-            f"when pulled.")
+def project_key(group: str, role: str) -> str:
+    return f"{group} · {role}" if group else role
+
+
+def project_title(batch_id: str, role: str, group: str = "") -> str:
+    return f"{batch_id} · {project_key(group, role)}"
+
+
+def project_description(batch_id: str, kind: str, role: str, email: str,
+                        group: str = "") -> str:
+    languages = "+".join(routing.group_languages(group)) or "English"
+    what = f"{kind}, {languages}" if group else kind
+    return (f"Review batch {batch_id} ({what}), {role}. Assigned to {email}: only "
+            f"{email} annotates this project; annotations by anyone else, and edits by "
+            f"anyone else of {email}'s annotations, are refused when pulled.")
 
 
 def read_ledger(batch_id: str, workspace: Path = REVIEWS) -> dict:
@@ -188,7 +289,16 @@ def read_ledger(batch_id: str, workspace: Path = REVIEWS) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InputError(path, "no such review batch in the workspace",
-                         expected="a batch pushed with audit.review.loop.push") from None
+                         expected="a batch pushed with `python -m audit review push`") from None
+
+
+def read_items(batch_id: str, workspace: Path = REVIEWS) -> pa.Table:
+    return pq.read_table(batch_dir(batch_id, workspace) / "items.parquet")
+
+
+def read_routing(batch_id: str, workspace: Path = REVIEWS) -> dict:
+    path = batch_dir(batch_id, workspace) / "routing.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def _write_json_atomic(path: Path, value: object) -> None:
@@ -222,7 +332,8 @@ def _record_batch(batch: ReviewBatch, workspace: Path) -> tuple[Path, dict]:
         ledger = json.loads(ledger_path.read_text(encoding="utf-8"))
     else:
         ledger = {"batch_id": batch.batch_id, "config": batch.config, "kind": batch.kind,
-                  "n_items": len(batch.tasks), "projects": {}}
+                  "n_items": len(batch.tasks), "blinding": None, "pairs": {},
+                  "projects": {}, "accounts": {}}
         _write_json_atomic(ledger_path, ledger)
     return folder, ledger
 
@@ -232,14 +343,63 @@ def _read_tasks(folder: Path) -> dict[str, dict]:
     return {task["item_id"]: task for task in map(json.loads, filter(None, lines))}
 
 
+# ------------------------------------------------------------------------- accounts
+
+@dataclass(frozen=True)
+class AccountNote:
+    """An annotator's account on one server. `password` only when this push created it:
+    shown once, written to credentials.txt (mode 600), never logged."""
+
+    email: str
+    server: str
+    user_id: int
+    created: bool
+    password: str | None = field(default=None, repr=False)
+
+
+def _ensure_accounts(server: Server, emails: Sequence[str], folder: Path,
+                     ledger: dict) -> list[AccountNote]:
+    notes = []
+    for email in emails:
+        account = server.ensure_account(email)
+        notes.append(AccountNote(email, server.url, account.user.id, account.created,
+                                 account.password))
+        recorded = ledger["accounts"].setdefault(email, {})
+        recorded.setdefault(server.url, {
+            "user_id": account.user.id, "at": _now(),
+            "origin": "signed up by the workbench" if account.created
+            else "found (signed up before)"})
+    new = [note for note in notes if note.created]
+    if new:
+        _append_credentials(folder / "credentials.txt", new)
+    return notes
+
+
+def _append_credentials(path: Path, notes: list[AccountNote]) -> None:
+    """Append new accounts' logins to a file only its owner can read."""
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.fchmod(handle, 0o600)
+    with os.fdopen(handle, "a", encoding="utf-8") as stream:
+        for note in notes:
+            stream.write(f"{_now()}\t{note.server}/user/login/\t{note.email}\t"
+                         f"{note.password}\n")
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
 # ------------------------------------------------------------------------- push
 
 @dataclass(frozen=True)
 class ProjectPush:
-    slot: str
+    key: str
+    role: str
+    group: str
     title: str
     project_id: int
     annotator: str
+    server: str
     n_items: int          # items this project should hold
     existing: int         # of them already on the server before this push
     sent: int             # imported by this push
@@ -250,82 +410,223 @@ class ProjectPush:
 class PushReport:
     batch_id: str
     projects: list[ProjectPush]
-    queue: pa.Table | None = None      # adjudication pushes: the queue pushed
+    accounts: list[AccountNote]
+    routing: dict                      # pairs, left_out, shortfall (routing.json)
+    blinding: str                      # "enforced" | "detected"
+    queue: pa.Table | None = None      # adjudication pushes: the open items pushed
 
     @property
     def sent(self) -> int:
         return sum(p.sent for p in self.projects)
 
+    @property
+    def credentials(self) -> list[AccountNote]:
+        return [a for a in self.accounts if a.created]
 
-def push(server: Server, batch: ReviewBatch, annotators: Sequence[str], *,
+
+def _annotators(annotators: Sequence[Annotator | str] | Mapping[str, Sequence[str]]
+                ) -> list[Annotator]:
+    if isinstance(annotators, Mapping):
+        return routing.parse_annotators(annotators)
+    parsed = [a if isinstance(a, Annotator) else routing.parse_annotator(a)
+              for a in annotators]
+    if len({a.email for a in parsed}) != len(parsed):
+        raise InputError("annotators", "an annotator is listed twice",
+                         expected="each annotator once")
+    return parsed
+
+
+def push(servers: Server | Sites, batch: ReviewBatch,
+         annotators: Sequence[Annotator | str] | Mapping[str, Sequence[str]], *,
          workspace: Path = REVIEWS, chunk_size: int = CHUNK_SIZE,
          progress: Progress | None = None) -> PushReport:
-    """Push a batch to one project per initial annotator (module docstring): idempotent
-    and resumable. `annotators` are the two annotators' emails, in slot order."""
-    annotators = [a.strip() for a in annotators]
-    if len(annotators) != 2 or not all(annotators) or \
-            annotators[0].lower() == annotators[1].lower():
-        raise InputError("annotators", f"{annotators!r}",
-                         expected="two different annotator emails")
+    """Route the batch, make sure every routed annotator has a working account, and push
+    each group's items to its two projects (module docstring). Idempotent and resumable.
+    `annotators`: specs such as "ana@example.org:ar,fa" (one shared server), or
+    {side: [specs]} for one server per side."""
+    sites = _sites(servers)
+    people = _annotators(annotators)
+    sided = any(a.side for a in people)
+    if sided != sites.enforced:
+        raise InputError("annotators", "annotators are declared per side but the two sides "
+                         "and adjudication do not have three different servers" if sided else
+                         "each role has its own server but the annotators are not declared "
+                         "per side",
+                         expected="annotators per side exactly when annotator 1, annotator 2 "
+                                  "and adjudication each have a server of their own")
     folder, ledger = _record_batch(batch, workspace)
-    label_config = configs.load_config(batch.config)
+    declared = {a.email for a in people}
+    for group, pair in sorted(ledger["pairs"].items()):
+        absent = [email for email in pair if email not in declared]
+        if absent:
+            raise InputError(folder / "ledger.json", f"group {group or '(MAPLE)'} of batch "
+                             f"{batch.batch_id} is assigned to {' and '.join(pair)}; "
+                             f"{', '.join(absent)} is not among the annotators given",
+                             expected="the recorded annotators (a slot's annotator never "
+                                      "changes)")
+    routed = routing.route(batch.item_ids, batch.groups, people,
+                           fixed={g: tuple(p) for g, p in ledger["pairs"].items()})
+    if not routed.pairs:
+        raise InputError("annotators", "no group of this batch has two annotators who read "
+                         "it: " + "; ".join(sorted({r for _, r in routed.left_out.values()})),
+                         expected="annotators whose declared languages cover the batch")
+    longest = max((project_title(batch.batch_id, ADJUDICATION, g) for g in routed.pairs),
+                  key=len)
+    if len(longest) > TITLE_LIMIT:
+        raise InputError("batch id", f"{batch.batch_id!r} makes project titles such as "
+                         f"{longest!r} ({len(longest)} characters)",
+                         expected=f"a batch id short enough for Label Studio's "
+                                  f"{TITLE_LIMIT}-character project titles")
+    blinding = "enforced" if sites.enforced else "detected"
+    ledger.update(blinding=blinding, pairs={g: list(p) for g, p in routed.pairs.items()},
+                  servers={role: sites.role(role).url for role in ROLES})
+    _write_json_atomic(folder / "ledger.json", ledger)
+    _write_json_atomic(folder / "routing.json", routed.as_json())
+    people_at: dict[str, tuple[Server, set[str]]] = {}
+    for pair in routed.pairs.values():
+        for slot, email in zip(SLOTS, pair):
+            server = sites.role(slot)
+            people_at.setdefault(server.url, (server, set()))[1].add(email)
+    notes = []
+    for server, emails in people_at.values():
+        notes += _ensure_accounts(server, sorted(emails), folder, ledger)
+    _write_json_atomic(folder / "ledger.json", ledger)
+    config = batch.config
+    by_group: dict[str, list[dict]] = {}
+    for task in batch.tasks:
+        if task["item_id"] in routed.items:
+            by_group.setdefault(routed.items[task["item_id"]], []).append(task)
+    known = _listings(sites, SLOTS, batch.batch_id)
     reports = []
-    for slot, email in zip(SLOTS, annotators):
-        reports.append(_push_project(server, folder, ledger, slot, email, label_config,
-                                     batch.tasks, None, chunk_size, progress))
-    return PushReport(batch.batch_id, reports)
+    for group in sorted(by_group):
+        label_config = configs.label_config(
+            config, configs.direction_of(routing.group_languages(group)))
+        for slot, email in zip(SLOTS, routed.pairs[group]):
+            server = sites.role(slot)
+            reports.append(_push_project(server, folder, ledger, slot, group, email,
+                                         label_config, by_group[group], chunk_size,
+                                         progress, known[server.url]))
+    return PushReport(batch.batch_id, reports, notes, routed.as_json(), blinding)
 
 
-def push_adjudication(server: Server, batch_id: str, adjudicator: str, *,
+def push_adjudication(servers: Server | Sites, batch_id: str,
+                      adjudicators: Sequence[Annotator | str], *,
                       workspace: Path = REVIEWS, chunk_size: int = CHUNK_SIZE,
                       progress: Progress | None = None) -> PushReport:
-    """Push the items whose initial annotators disagree (from the pulled table) to the
-    batch's adjudication project, assigned to `adjudicator`."""
+    """Push the open items of the adjudication queue (from the pulled table) to each
+    group's adjudication project, assigned to an adjudicator who reads the group and is
+    neither of its annotators (routing.route_adjudicators)."""
+    sites = _sites(servers)
     folder = batch_dir(batch_id, workspace)
     ledger = read_ledger(batch_id, workspace)
-    adjudicator = adjudicator.strip()
-    initial = {ledger["projects"].get(s, {}).get("annotator", "").lower() for s in SLOTS}
-    if not adjudicator or adjudicator.lower() in initial:
-        raise InputError("adjudicator", repr(adjudicator),
-                         expected="an adjudicator who is neither initial annotator")
+    people = _annotators(adjudicators)
+    if not people:
+        raise InputError("adjudicators", "none given", expected=f"at least one "
+                         f"{routing.EXAMPLE}")
+    annotating = {email for pair in ledger["pairs"].values() for email in pair}
+    if sites.enforced and annotating & {a.email for a in people}:
+        raise InputError("adjudicators", f"{', '.join(sorted(annotating & {a.email for a in people}))}"
+                         " also annotate(s) on a side server",
+                         expected="adjudicators with no account on either side's server")
     table = read_annotations(batch_id, workspace)
     if table is None:
         raise InputError(folder / "annotations.parquet", "nothing pulled yet",
-                         expected="pull() before pushing adjudication")
-    queue = agreement.adjudication_queue(table)
+                         expected="a pull before pushing adjudication")
+    final = agreement.final_frame(agreement.prepare(table))
+    queue = agreement.queue_frame(final)
+    open_items = queue.filter(queue["state"] == "open")
+    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
+    groups = {item_id: items[item_id]["group"] for item_id in open_items["item_id"]}
+    pairs = {g: tuple(p) for g, p in ledger["pairs"].items()}
+    fixed = {e["group"]: e["annotator"] for e in ledger["projects"].values()
+             if e["role"] == ADJUDICATION}
+    chosen, missing = routing.route_adjudicators(set(groups.values()) - set(fixed), people,
+                                                 pairs)
+    chosen |= fixed
+    notes = _ensure_accounts(sites.role(ADJUDICATION), sorted(set(chosen.values())), folder,
+                             ledger)
+    _write_json_atomic(folder / "ledger.json", ledger)
     tasks = _read_tasks(folder)
-    chosen = [tasks[item_id] for item_id in queue.column("item_id").to_pylist()]
-    meta = [{"criteria": criteria} for criteria in queue.column("criteria").to_pylist()]
-    report = _push_project(server, folder, ledger, ADJUDICATION, adjudicator,
-                           configs.load_config(ledger["config"]), chosen, meta, chunk_size,
-                           progress)
-    return PushReport(batch_id, [report], queue=queue)
+    disputes = _disputes(final, items, ledger["config"])
+    known = _listings(sites, (ADJUDICATION,), batch_id)
+    reports = []
+    for group in sorted(set(groups.values()) & set(chosen)):
+        ids = [i for i in open_items["item_id"].to_list() if groups[i] == group]
+        payloads = [configs.adjudication_payload(ledger["config"], tasks[i], *disputes[i])
+                    for i in ids]
+        label_config = configs.label_config(
+            configs.ADJUDICATION_CONFIGS[ledger["config"]],
+            configs.direction_of(routing.group_languages(group)))
+        server = sites.role(ADJUDICATION)
+        reports.append(_push_project(server, folder, ledger, ADJUDICATION, group,
+                                     chosen[group], label_config, payloads, chunk_size,
+                                     progress, known[server.url]))
+    unrouted = {i: (g, missing[g]) for i, g in groups.items() if g in missing}
+    return PushReport(batch_id, reports, notes,
+                      {"pairs": {g: [a] for g, a in sorted(chosen.items())},
+                       "left_out": [{"item_id": i, "group": g, "reason": r}
+                                    for i, (g, r) in sorted(unrouted.items())],
+                       "shortfall": []},
+                      ledger.get("blinding") or "detected", queue=open_items.to_arrow())
 
 
-def _push_project(server: Server, folder: Path, ledger: dict, slot: str, email: str,
-                  label_config: str, tasks: list[dict], meta: list[dict] | None,
-                  chunk_size: int, progress: Progress | None) -> ProjectPush:
+def _disputes(final, items: Mapping[str, dict], config: str
+              ) -> dict[str, tuple[dict, dict]]:
+    """item -> ({disputed criterion: the two initial answers}, {agreed criterion: value})
+    as the annotators saw them (realism letters back in the shown A/B order)."""
+    out: dict[str, tuple[dict, dict]] = {}
+    for row in final.iter_rows(named=True):
+        answers, agreed = out.setdefault(row["item_id"], ({}, {}))
+        values = list(row["initial_values"])
+        if row["kind"] == "realism":
+            values = [_shown(items[row["item_id"]], v) for v in values]
+        if row["status"] in ("disagreement", "adjudicated"):
+            answers[row["criterion"]] = (values + [None, None])[:2]
+        elif row["origin"] == "agreed":
+            agreed[row["criterion"]] = (_shown(items[row["item_id"]], row["value"])
+                                        if row["kind"] == "realism" else row["value"])
+    return out
+
+
+def _shown(item: Mapping, value: str | None) -> str | None:
+    """A setting-relative preference as the letter shown to the annotators."""
+    first = agreement.split_setting(item["setting"])[0]
+    if item["source_a"] == first or value not in ("A", "B"):
+        return value
+    return {"A": "B", "B": "A"}[value]
+
+
+def _listings(sites: Sites, roles: Sequence[str], batch_id: str) -> dict[str, list]:
+    """The batch's projects already on each server, listed once per push."""
+    return {sites.role(role).url: sites.role(role).projects(containing=batch_id)
+            for role in roles}
+
+
+def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: str,
+                  email: str, label_config: str, tasks: list[dict], chunk_size: int,
+                  progress: Progress | None, known: list) -> ProjectPush:
     batch_id = ledger["batch_id"]
-    recorded = ledger["projects"].get(slot)
+    key = project_key(group, role)
+    recorded = ledger["projects"].get(key)
     if recorded and recorded["annotator"].lower() != email.lower():
-        raise InputError(folder / "ledger.json", f"{slot} of batch {batch_id} is assigned to "
+        raise InputError(folder / "ledger.json", f"{key} of batch {batch_id} is assigned to "
                          f"{recorded['annotator']}, not {email}",
                          expected="the recorded annotator (a slot's annotator never changes)")
-    title = project_title(batch_id, slot)
-    server.ensure_user(email)
-    project = server.ensure_project(title, label_config,
-                                    project_description(batch_id, ledger["kind"], slot, email))
+    title = project_title(batch_id, role, group)
+    description = project_description(batch_id, ledger["kind"], role, email, group)
+    project = server.ensure_project(title, label_config, description, known)
+    created = all(p.id != project.id for p in known)
     if email.lower() not in project.description.lower():
         raise InputError(f"Label Studio project {project.id} ({title})",
                          f"its description does not name {email}: {project.description!r}",
                          expected=f"a project assigned to {email}")
     # Record the project before sending anything, so a crash mid-push is resumable.
-    entry = {"title": title, "project_id": project.id, "annotator": email,
-             "role": ROLES[slot], "server": server.url}
-    if ledger["projects"].get(slot) != entry:
-        ledger["projects"][slot] = entry
+    entry = {"title": title, "project_id": project.id, "annotator": email, "role": role,
+             "group": group, "server": server.url}
+    if ledger["projects"].get(key) != entry:
+        ledger["projects"][key] = entry
         _write_json_atomic(folder / "ledger.json", ledger)
-    held = server.list_tasks(project.id)
+    held = [] if created else server.list_tasks(project.id)
     present = {t.item_id for t in held}
     missing = [i for i, task in enumerate(tasks) if task["item_id"] not in present]
     wanted = {task["item_id"] for task in tasks}
@@ -335,11 +636,10 @@ def _push_project(server: Server, folder: Path, ledger: dict, slot: str, email: 
         if progress is not None:
             progress(title, sent, total)
 
+    report(0, len(send))
     if send:
-        server.import_tasks(project.id, send,
-                            meta=[meta[i] for i in missing] if meta is not None else None,
-                            chunk_size=chunk_size, progress=report)
-    return ProjectPush(slot, title, project.id, email, len(tasks),
+        server.import_tasks(project.id, send, chunk_size=chunk_size, progress=report)
+    return ProjectPush(key, role, group, title, project.id, email, server.url, len(tasks),
                        len(wanted & present), len(send), _duplicates(held))
 
 
@@ -351,16 +651,105 @@ def _duplicates(tasks: list[Task]) -> tuple[str, ...]:
     return tuple(sorted(item for item, count in seen.items() if count > 1))
 
 
+# ------------------------------------------------------------------------- status
+
+@dataclass(frozen=True)
+class ProjectProgress:
+    """One project's progress (Label Studio's counters; the pull decides what counts)."""
+
+    key: str
+    role: str
+    group: str
+    annotator: str
+    tasks: int
+    done: int
+    skipped: int
+    remaining: int
+    missing: bool = False    # the project is gone from the server
+
+
+STATUS_COLUMNS = ("group", "role", "annotator", "tasks", "done", "skipped", "remaining")
+
+
+@dataclass(frozen=True)
+class Status:
+    batch_id: str
+    blinding: str | None
+    projects: list[ProjectProgress]
+    left_out: int                       # sampled units no pair could take
+
+    def rows(self) -> list[dict]:
+        return [{name: getattr(p, name) for name in STATUS_COLUMNS} | {"missing": p.missing}
+                for p in self.projects]
+
+    def by(self, column: str) -> list[dict]:
+        """Totals per annotator or per group (language)."""
+        totals: dict[str, dict] = {}
+        for p in self.projects:
+            row = totals.setdefault(getattr(p, column), {column: getattr(p, column),
+                                                         "tasks": 0, "done": 0,
+                                                         "skipped": 0, "remaining": 0})
+            for name in ("tasks", "done", "skipped", "remaining"):
+                row[name] += getattr(p, name)
+        return [totals[key] for key in sorted(totals)]
+
+
+def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS) -> Status:
+    """Progress per project from Label Studio's counters: one request per server."""
+    ledger = read_ledger(batch_id, workspace)
+    sites = _sites(servers)
+    entries = ledger["projects"]
+    by_server: dict[str, list[str]] = {}
+    for key, entry in entries.items():
+        by_server.setdefault(entry["server"], []).append(key)
+    counts: dict[str, Counts | None] = {}
+    for url, keys in by_server.items():
+        server = _server_for(sites, url)
+        found = server.project_counts([entries[k]["project_id"] for k in keys])
+        for key in keys:
+            counts[key] = found.get(entries[key]["project_id"])
+    projects = []
+    for key in sorted(entries, key=lambda k: (entries[k]["group"], ROLES.index(
+            entries[k]["role"]))):
+        entry, count = entries[key], counts.get(key)
+        projects.append(ProjectProgress(key, entry["role"], entry["group"], entry["annotator"],
+                                  count.tasks if count else 0, count.done if count else 0,
+                                  count.skipped if count else 0,
+                                  count.remaining if count else 0, missing=count is None))
+    left_out = len(read_routing(batch_id, workspace).get("left_out", []))
+    return Status(batch_id, ledger.get("blinding"), projects, left_out)
+
+
+def ledger_sites(batch_id: str, workspace: Path = REVIEWS) -> Sites:
+    """Connections (default token) to the servers a batch's ledger names; close() them."""
+    ledger = read_ledger(batch_id, workspace)
+    urls: dict[str, str] = dict(ledger.get("servers") or {})
+    for entry in ledger["projects"].values():
+        urls.setdefault(entry["role"], entry["server"])
+    if not urls:
+        return connect_sites(None)
+    first = next(iter(urls.values()))
+    return connect_sites({role: urls.get(role, first) for role in ROLES})
+
+
+def _server_for(sites: Sites, url: str) -> Server:
+    shared = {s.url for s in sites.roles.values()}
+    if len(shared) == 1:            # one server: wherever the ledger says it was
+        return sites.role(SLOTS[0])
+    return sites.at(url)
+
+
 # ------------------------------------------------------------------------- pull
 
 @dataclass(frozen=True)
 class ProjectPull:
-    slot: str
+    key: str
     title: str
     project_id: int | None
     annotator: str
     annotations: int = 0       # in the export
     accepted: int = 0          # by the assigned annotator, parsed
+    skipped: int = 0           # skipped by the assigned annotator
     new: int = 0               # annotation versions not yet in the table
     missing: bool = False      # the project is gone from the server (table rows kept)
 
@@ -370,7 +759,8 @@ class PullReport:
     batch_id: str
     path: Path
     projects: list[ProjectPull]
-    rejected: list[dict]
+    rejected: list[dict]       # every refusal this pull found
+    new_refusals: int          # of them not logged before
     rows_added: int
     rows_total: int
     changed: bool
@@ -385,36 +775,59 @@ def read_annotations(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | Non
     return pq.read_table(path) if path.exists() else None
 
 
-def pull(server: Server, batch_id: str, *, workspace: Path = REVIEWS) -> PullReport:
-    """Export every project of the batch, keep the assigned annotators' annotations and
-    append new annotation versions to annotations.parquet (module docstring)."""
+def read_final_labels(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | None:
+    path = batch_dir(batch_id, workspace) / "final_labels.parquet"
+    return pq.read_table(path) if path.exists() else None
+
+
+def read_refusals(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+    path = batch_dir(batch_id, workspace) / "refusals.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
+         progress: Progress | None = None) -> PullReport:
+    """Export every project of the batch, keep the annotations its annotator made and last
+    changed, append new versions to annotations.parquet, log refusals (module docstring)."""
     folder = batch_dir(batch_id, workspace)
     ledger = read_ledger(batch_id, workspace)
     if not ledger["projects"]:
         raise InputError(folder / "ledger.json", "no project pushed yet",
-                         expected="push() first")
-    items = {row["item_id"]: row for row in pq.read_table(folder / "items.parquet").to_pylist()}
-    users = server.users(refresh=True)
+                         expected="a push first")
+    sites = _sites(servers)
+    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
+    users: dict[str, dict] = {}
+    listed: dict[str, list] = {}
     rows: list[dict] = []
     rejected: list[dict] = []
     projects = []
-    for slot in (*SLOTS, ADJUDICATION):
-        entry = ledger["projects"].get(slot)
-        if entry is None:
-            continue
-        project_id = _locate(server, entry)
+    entries = sorted(ledger["projects"].items(),
+                     key=lambda kv: (kv[1]["group"], ROLES.index(kv[1]["role"])))
+    for done, (key, entry) in enumerate(entries):
+        if progress is not None:
+            progress(entry["title"], done, len(entries))
+        server = _server_for(sites, entry["server"])
+        if server.url not in users:
+            users[server.url] = server.users(refresh=True)
+            listed[server.url] = server.projects(containing=batch_id)
+        project_id = _locate(server, entry, listed[server.url])
         if project_id is None:
-            projects.append(ProjectPull(slot, entry["title"], entry["project_id"],
+            projects.append(ProjectPull(key, entry["title"], entry["project_id"],
                                         entry["annotator"], missing=True))
             continue
         export = server.export_annotations(project_id)
-        found, accepted, refused = _parse_export(export, ledger, entry, slot, project_id,
-                                                 items, users)
+        found, accepted, refused, skipped = _parse_export(
+            export, ledger, entry, project_id, items, users[server.url], server.url)
         rows += accepted
         rejected += refused
-        projects.append(ProjectPull(slot, entry["title"], project_id, entry["annotator"],
-                                    annotations=found,
+        projects.append(ProjectPull(key, entry["title"], project_id, entry["annotator"],
+                                    annotations=found, skipped=skipped,
                                     accepted=len({r["annotation_id"] for r in accepted})))
+    if progress is not None:
+        progress("done", len(entries), len(entries))
     path = folder / "annotations.parquet"
     existing = pq.read_table(path) if path.exists() else ANNOTATION_SCHEMA.empty_table()
     known = set(zip(existing.column("annotation_id").to_pylist(),
@@ -429,67 +842,159 @@ def pull(server: Server, batch_id: str, *, workspace: Path = REVIEWS) -> PullRep
             pq.write_table(table, staging)
     else:
         table = existing
-    new_versions = {}
+    if fresh or (table.num_rows and not (folder / "final_labels.parquet").exists()):
+        with staged_file(folder / "final_labels.parquet") as staging:
+            pq.write_table(agreement.final_labels(table), staging)
+    new_versions: dict[int, set] = {}
     for r in fresh:
         new_versions.setdefault(r["project_id"], set()).add((r["annotation_id"],
                                                               r["updated_at"]))
     projects = [replace(p, new=len(new_versions.get(p.project_id, ()))) for p in projects]
-    _write_if_changed(folder / "rejected.json", rejected)
-    return PullReport(batch_id, path, projects, rejected, len(fresh), table.num_rows,
+    logged = _append_refusals(folder / "refusals.jsonl", rejected)
+    return PullReport(batch_id, path, projects, rejected, logged, len(fresh), table.num_rows,
                       bool(fresh))
 
 
-def _locate(server: Server, entry: dict) -> int | None:
-    """The ledger's project id when it still holds that project, else the project of that
-    title (the server was rebuilt), else None (deleted)."""
-    project = server.get_project(entry["project_id"])
-    if project is not None and project.title == entry["title"]:
-        return project.id
-    found = server.find_project(entry["title"])
+def _locate(server: Server, entry: dict, listed: list) -> int | None:
+    """The ledger's project id when the server still holds that project, else the project
+    of that title (the server was rebuilt), else None (deleted)."""
+    if any(p.id == entry["project_id"] and p.title == entry["title"] for p in listed):
+        return entry["project_id"]
+    found = server.find_project(entry["title"], listed)
     return found.id if found is not None else None
 
 
-def _parse_export(export: list[dict], ledger: dict, entry: dict, slot: str, project_id: int,
-                  items: Mapping[str, dict], users: Mapping[int, object]
-                  ) -> tuple[int, list[dict], list[dict]]:
-    config, role = ledger["config"], entry["role"]
+def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int,
+                  items: Mapping[str, dict], users: Mapping[int, object], url: str
+                  ) -> tuple[int, list[dict], list[dict], int]:
+    """(annotations found, accepted rows, refusals, skipped by the annotator)."""
+    role = "adjudication" if entry["role"] == ADJUDICATION else "initial"
+    config = ledger["config"] if role == "initial" else \
+        configs.ADJUDICATION_CONFIGS[ledger["config"]]
     assigned = entry["annotator"].lower()
-    found, accepted, refused = 0, [], []
+    found, accepted, refused, skipped = 0, [], [], 0
     for task in export:
         data = task.get("data") or {}
         item_id = data.get("item_id")
+        where = {"batch_id": ledger["batch_id"], "project": entry["title"],
+                 "project_id": project_id, "server": url, "task_id": task.get("id"),
+                 "item_id": item_id}
+        for draft in task.get("drafts") or []:
+            who = _email(draft.get("user"), users)
+            if (who or "").lower() != assigned:
+                refused.append(where | _draft_record(draft, who))
         for annotation in task.get("annotations") or []:
             found += 1
-            who = _email(annotation.get("completed_by"), users)
-            stamp = _timestamp(annotation.get("updated_at") or annotation.get("created_at"))
-            problem = None
-            if item_id not in items or data.get("batch_id") != ledger["batch_id"]:
-                problem = f"task {task.get('id')} is not an item of batch {ledger['batch_id']}"
-            elif (who or "").lower() != assigned:
-                problem = f"not the assigned annotator ({entry['annotator']})"
-            elif annotation.get("was_cancelled"):
-                problem = "skipped (cancelled) without a result"
+            author = _email(annotation.get("completed_by"), users)
+            editor = _email(annotation.get("updated_by"), users)
+            problem = _attribution_problem(data, items, ledger, entry, author, editor)
+            if problem is None and annotation.get("was_cancelled"):
+                skipped += 1
+                continue
             values = None
             if problem is None:
                 values, problem = parse_result(config, annotation.get("result") or [])
             if problem is not None:
-                refused.append({"slot": slot, "project_id": project_id,
-                                "task_id": task.get("id"), "item_id": item_id,
-                                "annotation_id": annotation.get("id"),
-                                "annotator": who or f"user {annotation.get('completed_by')}",
-                                "updated_at": stamp.isoformat() if stamp else None,
-                                "reason": problem})
+                refused.append(where | _annotation_record(annotation, author, editor,
+                                                          problem))
                 continue
+            criteria = configs.CONTROLS[config]
+            if role == "adjudication":   # only what the adjudicator was asked to settle
+                criteria = [c for c in criteria
+                            if str(data.get(f"dispute_{c}", "")).startswith("DISPUTED")]
             item = items[item_id]
-            for criterion in configs.CONTROLS[config]:
+            stamp = _timestamp(annotation.get("updated_at") or annotation.get("created_at"))
+            for criterion in criteria:
                 accepted.append({
                     **{k: item[k] for k in ("item_id", "cluster_id", "kind", "language", "unit",
                                             "setting", "source_a", "source_b")},
-                    "annotator": who, "role": role, "criterion": criterion,
+                    "annotator": author, "role": role, "criterion": criterion,
                     "value": values.get(criterion), "annotation_id": int(annotation["id"]),
                     "updated_at": stamp, "project_id": project_id,
                     "task_id": int(task["id"])})
-    return found, accepted, refused
+    return found, accepted, refused, skipped
+
+
+def _attribution_problem(data: dict, items: Mapping[str, dict], ledger: dict, entry: dict,
+                         author: str | None, editor: str | None) -> str | None:
+    item_id = data.get("item_id")
+    assigned = entry["annotator"]
+    if item_id not in items or data.get("batch_id") != ledger["batch_id"]:
+        return f"the task is not an item of batch {ledger['batch_id']}"
+    if items[item_id]["group"] != entry["group"]:
+        return f"item {item_id} belongs to group {items[item_id]['group']!r}, not this project"
+    if (author or "").lower() != assigned.lower():
+        return f"created by {author or 'an unknown user'}, not the assigned {assigned}"
+    if editor is None:
+        return (f"no recorded author of its last change (updated_by is empty: imported "
+                f"or made outside the labeling interface), not {assigned}")
+    if editor.lower() != assigned.lower():
+        return f"last changed by {editor}, not the assigned {assigned}"
+    return None
+
+
+def _annotation_record(annotation: dict, author: str | None, editor: str | None,
+                       reason: str) -> dict:
+    return {"kind": "annotation", "annotation_id": annotation.get("id"),
+            "completed_by": author or _unknown(annotation.get("completed_by")),
+            "updated_by": editor or _unknown(annotation.get("updated_by")),
+            "created_at": annotation.get("created_at"),
+            "updated_at": annotation.get("updated_at"),
+            "was_cancelled": bool(annotation.get("was_cancelled")),
+            "result": _result_summary(annotation.get("result")), "reason": reason}
+
+
+def _draft_record(draft: dict, who: str | None) -> dict:
+    name = who or _unknown(draft.get("user"))
+    return {"kind": "draft", "annotation_id": draft.get("annotation"),
+            "draft_id": draft.get("id"), "completed_by": name, "updated_by": name,
+            "created_at": draft.get("created_at"), "updated_at": draft.get("updated_at"),
+            "was_cancelled": False, "result": _result_summary(draft.get("result")),
+            "reason": f"an unsubmitted edit (draft) by {name}, who is not the assigned "
+                      f"annotator"}
+
+
+def _unknown(user: object) -> str | None:
+    return None if user is None else f"user {user}"
+
+
+def _result_summary(result: object) -> dict:
+    """{control: value} of a result list, for the refusals log (never dataset text)."""
+    summary = {}
+    for region in result if isinstance(result, list) else []:
+        value = region.get("value") or {}
+        shown = value.get("rating", value.get("choices", value.get("text")))
+        summary[str(region.get("from_name"))] = shown
+    return summary
+
+
+def _append_refusals(path: Path, refusals: list[dict]) -> int:
+    """Append the refusals not logged before (by server, project, annotation or draft,
+    version and reason); the log is never rewritten. How many were appended."""
+    def key(record: dict) -> tuple:
+        return (record.get("server"), record.get("project_id"), record.get("kind"),
+                record.get("annotation_id"), record.get("draft_id"),
+                record.get("updated_at"), record.get("reason"))
+    seen = {key(r) for r in _read_jsonl(path)}
+    new = []
+    for record in refusals:
+        if key(record) not in seen:
+            seen.add(key(record))
+            new.append({"seen_at": _now(), **record})
+    if new:
+        with path.open("a", encoding="utf-8") as stream:
+            stream.write("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                                 for r in new))
+            stream.flush()
+            os.fsync(stream.fileno())
+    return len(new)
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str | None]:
@@ -523,11 +1028,14 @@ def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str |
     return values, None
 
 
-def _email(completed_by: object, users: Mapping[int, object]) -> str | None:
-    if isinstance(completed_by, dict):
-        return completed_by.get("email") or _email(completed_by.get("id"), users)
-    user = users.get(completed_by) if isinstance(completed_by, int) else None
-    return getattr(user, "email", None) or None
+def _email(user: object, users: Mapping[int, object]) -> str | None:
+    """The email of an export's user reference: an id, {id, email}, or (drafts) the email."""
+    if isinstance(user, str):
+        return user if "@" in user else None
+    if isinstance(user, dict):
+        return user.get("email") or _email(user.get("id"), users)
+    found = users.get(user) if isinstance(user, int) else None
+    return getattr(found, "email", None) or None
 
 
 def _timestamp(text: str | None) -> dt.datetime | None:
@@ -535,12 +1043,3 @@ def _timestamp(text: str | None) -> dt.datetime | None:
         return None
     stamp = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)
-
-
-def _write_if_changed(path: Path, value: object) -> None:
-    text = json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return
-    with staged_file(path) as staging:
-        staging.write_text(text, encoding="utf-8")
-

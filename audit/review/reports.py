@@ -7,11 +7,15 @@ final labels (adjudicated, else agreed), each returned as a pyarrow table.
   A rating whose two initial annotators differ and that has no adjudication enters as the
   mean of the initial ratings (a 4 and a 5 count as 4.5); other unresolved labels (a
   disagreement on a yes/no or a consequence, or an item with one annotator) are left out
-  and counted in n_unresolved. Consequence shares are among units with a resolved
-  consequence (the form asks for one only when there is an error).
+  and counted in n_unresolved. Consequence shares are among units whose final consequence
+  is an error (the form asks for one only when there is an error); units whose final
+  consequence is "none" (agreed by both leaving it empty, or adjudicated) are counted in
+  n_no_consequence.
 - MAPLE realism in the layout of the paper's Table 4: per setting Prefer A / Tie / Prefer B
   (% of final labels; A = the setting's first-named source), n, and Cohen's κ from the two
-  initial annotations.
+  initial annotations. Rows in the paper's order (maple.SETTINGS: MAPLE vs human-written,
+  MAPLE vs LLM+human-edited, human-written vs LLM+human-edited, MAPLE vs LLM,
+  human-written vs LLM); a setting outside the paper's five follows, by name.
 - MAPLE relevance: share relevant with a Wilson 95% interval, and κ.
 """
 
@@ -27,6 +31,7 @@ from statsmodels.stats.proportion import proportion_confint
 from audit.stats import cluster_mean
 
 from . import agreement as ag
+from .maple import SETTINGS
 
 RATINGS = ("adequacy", "fluency")
 PRESERVATION = ("answer_preserved", "entities_preserved", "alignment_preserved",
@@ -124,15 +129,13 @@ CONSEQUENCE_SCHEMA = pa.schema([
 
 
 def _consequence_distribution(final: pl.DataFrame) -> pa.Table:
-    """Shares among resolved consequences. The review form asks for a consequence only when
-    there is an error, so units nobody gave one to are counted apart (n_no_consequence)."""
-    labels = _translation(final, "consequence")
-    resolved = labels["value"].drop_nulls().to_list()
-    units = final.filter(pl.col("kind") == "translation")["item_id"].n_unique()
-    rows = [{"consequence": category, "n": resolved.count(category),
-             "share": resolved.count(category) / len(resolved) if resolved else float("nan"),
-             "n_resolved": len(resolved), "n_unresolved": labels.height - len(resolved),
-             "n_no_consequence": units - labels.height}
+    """Shares among final error consequences; "none" and unresolved counted apart."""
+    values = _translation(final, "consequence")["value"].to_list()
+    errors = [v for v in values if v in ag.CONSEQUENCES]
+    rows = [{"consequence": category, "n": errors.count(category),
+             "share": errors.count(category) / len(errors) if errors else float("nan"),
+             "n_resolved": len(errors), "n_unresolved": values.count(None),
+             "n_no_consequence": values.count(ag.NO_CONSEQUENCE)}
             for category in ag.CONSEQUENCES]
     return pa.Table.from_pylist(rows, schema=CONSEQUENCE_SCHEMA)
 
@@ -159,12 +162,18 @@ def _setting_kappa(pairs: pl.DataFrame, scale: ag.Scale) -> tuple[float, int, st
     return kappa, pairs.height, note
 
 
+def paper_order(settings: list[str]) -> list[str]:
+    """Table 4's row order; settings the paper lacks after it, by name."""
+    rank = {name: i for i, name in enumerate(SETTINGS)}
+    return sorted(settings, key=lambda s: (rank.get(s, len(rank)), s))
+
+
 def _realism_table(final: pl.DataFrame, complete: pl.DataFrame) -> pa.Table:
     scale = ag.CRITERIA["realism"]["preference"]
     final = final.filter(pl.col("kind") == "realism")
     complete = complete.filter(pl.col("kind") == "realism")
     rows = []
-    for setting in sorted(final["setting"].unique().to_list()):
+    for setting in paper_order(final["setting"].unique().to_list()):
         labels = final.filter(pl.col("setting") == setting)
         resolved = labels["value"].drop_nulls().to_list()
         n = len(resolved)

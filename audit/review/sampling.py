@@ -25,6 +25,10 @@ Its stratum attributes:
     check            the checks that set that status (severity blocking or review; info
                      findings such as most exact source copies change nothing), sorted and
                      joined by '+', or 'none'; `checks` holds the same names as a list
+    languages        the non-English languages an annotator must read to judge the unit
+                     (sorted codes; 'und' for an unknown one): the unit's language, and for
+                     an instance also its answer's and gold paragraphs' languages. Routing
+                     (audit/review/routing.py) sends a unit only to annotators who read them.
 
 Item ids are f"{row_id}:{unit}:{paragraph_id or '-'}". row_id is the release id, or
 f"{id}@{rid}" when the id is blank or repeats in the release (duplicate ids are a finding, and
@@ -137,6 +141,13 @@ _UNITS_QUERY = """
 WITH rows AS (
     SELECT r.rid, r.id, r.source_split, r.question_type, r.question_language,
            r.answer_language, r.candidates,
+           -- what an instance unit shows: question, answer and its gold paragraphs
+           list_distinct([coalesce(r.question_language, 'und'),
+                          coalesce(r.answer_language, 'und')]
+               || list_transform(list_filter(r.candidates, lambda c: list_contains(
+                      list_transform(r.supporting_facts, lambda f: f.paragraph_id),
+                      c.paragraph_id)), lambda c: coalesce(c.language_code, 'und')))
+             AS instance_languages,
            -- blank or repeated ids would make two units share an item id
            CASE WHEN coalesce(r.id, '') = '' OR count(*) OVER (PARTITION BY r.id) > 1
                 THEN coalesce(r.id, '') || '@' || r.rid ELSE r.id END AS row_id,
@@ -151,6 +162,10 @@ row_units AS (
     SELECT rows.*, u.unit, u.ord,
            CASE u.unit WHEN 'answer' THEN answer_language ELSE question_language END
              AS language,
+           CASE u.unit WHEN 'instance' THEN instance_languages
+                ELSE [coalesce(CASE u.unit WHEN 'answer' THEN answer_language
+                                           ELSE question_language END, 'und')]
+           END AS shown_languages,
            NULL::VARCHAR AS paragraph_id, NULL::VARCHAR AS paragraph_key,
            NULL::INTEGER AS candidate_index, NULL::VARCHAR AS support_role
     FROM rows CROSS JOIN (VALUES ('instance', 0), ('question', 1), ('answer', 2)) u(unit, ord)),
@@ -159,7 +174,8 @@ unnested AS (
     FROM rows),
 paragraph_units AS (
     SELECT * EXCLUDE (c, position), 'paragraph' AS unit, 3 AS ord,
-           c.language_code AS language, c.paragraph_id,
+           c.language_code AS language, [coalesce(c.language_code, 'und')] AS shown_languages,
+           c.paragraph_id,
            CASE WHEN c.paragraph_id IS NULL THEN '#' || position
                 WHEN count(*) OVER (PARTITION BY rid, c.paragraph_id) > 1
                   THEN c.paragraph_id || '#' || position
@@ -177,7 +193,8 @@ SELECT row_id || ':' || unit || ':' || coalesce(paragraph_key, '-') AS item_id,
        lang_script(language) AS script, question_type, answer_type, support_role,
        script_relation, stratum, role_condition, status,
        CASE WHEN len(checks) = 0 THEN 'none' ELSE array_to_string(checks, '+') END AS "check",
-       checks
+       checks,
+       list_sort(list_distinct(list_filter(shown_languages, lambda l: l <> 'en'))) AS languages
 FROM units
 ORDER BY rid, ord, candidate_index
 """
@@ -220,6 +237,12 @@ PAPER_PRESET = Design(name="paper", by=("language", "unit"), seed=PAPER_SEED,
                       per_stratum={"paragraph": 80, "question": 20, "answer": 20},
                       levels={"language": NON_ENGLISH})
 
+# The default: the paper's 80:20:20 in miniature, 4 paragraphs + 1 question + 1 answer per
+# non-English language (23 × 6 = 138 units), for a pilot round.
+DEFAULT_PRESET = Design(name="default", by=("language", "unit"), seed=PAPER_SEED,
+                        per_stratum={"paragraph": 4, "question": 1, "answer": 1},
+                        levels={"language": NON_ENGLISH})
+
 
 @dataclass(frozen=True)
 class Batch:
@@ -240,6 +263,15 @@ class Batch:
 def order_key(seed: int | str, item_id: str) -> str:
     """A unit's place in the random order: what the SQL draw computes, in Python."""
     return hashlib.sha256(f"{seed}:{item_id}".encode("utf-8")).hexdigest()
+
+
+def target_languages_only(by: Sequence[str]) -> dict:
+    """sample() arguments of the default scope, non-English target languages only (an
+    English unit's source and "translation" are the same text): the filter and, when
+    language is a stratum, every target language as a level, so a language the release
+    lacks shows up as a shortfall."""
+    return {"where": {"language": list(NON_ENGLISH)},
+            "levels": {"language": NON_ENGLISH} if "language" in by else {}}
 
 
 # ------------------------------------------------------------------------- sampling
@@ -480,8 +512,8 @@ def write_manifest(path: Path, manifest: dict) -> Path:
 # ------------------------------------------------------------------------- unit texts
 
 _TEXTS_QUERY = """
-SELECT u.item_id, u.unit, u.language, r.question, r.source_question, r.answer,
-       r.source_answer,
+SELECT u.item_id, u.unit, u.language, u.languages, r.question, r.source_question, r.answer,
+       r.source_answer, r.question_language, r.answer_language,
        CASE WHEN u.unit = 'paragraph' THEN r.candidates[u.candidate_index + 1] END AS paragraph,
        CASE WHEN u.unit = 'instance' THEN list_filter(r.candidates, lambda c: list_contains(
            list_transform(r.supporting_facts, lambda f: f.paragraph_id), c.paragraph_id))
@@ -494,9 +526,12 @@ ORDER BY u._position
 def unit_texts(release: Release, units: pa.Table) -> list[dict]:
     """What an annotator reads for each unit, in the order of `units`: the instance context
     (question, answer, paragraph title, English and translated) and the unit's source and
-    translation, sentences numbered so alignment can be judged. One set-based query fetches
-    the rows; only the chosen units are formatted."""
-    chosen = units.select(["item_id", "rid", "unit", "candidate_index", "language"])
+    translation, sentences numbered so alignment can be judged. The translated question and
+    answer appear in the context only when written in one of the unit's `languages` (or
+    English): a unit is routed to annotators who read those, and nothing else. One
+    set-based query fetches the rows; only the chosen units are formatted."""
+    chosen = units.select(["item_id", "rid", "unit", "candidate_index", "language",
+                           "languages"])
     chosen = chosen.append_column("_position", pa.array(range(chosen.num_rows), pa.int64()))
     release.con.register("_review_chosen", chosen)
     try:
@@ -509,13 +544,22 @@ def unit_texts(release: Release, units: pa.Table) -> list[dict]:
 def _texts(row: dict) -> dict:
     paragraph = row["paragraph"] or {}
     source, translation = _unit_sides(row)
+    readable = set(row["languages"] or ()) | {"en"}
     return {"item_id": row["item_id"], "unit": row["unit"],
             "language": _language_label(row["language"]),
-            "question": row["question"] or "", "source_question": row["source_question"] or "",
-            "answer": row["answer"] or "", "source_answer": row["source_answer"] or "",
+            "question": _if_readable(row["question"], row["question_language"], readable),
+            "source_question": row["source_question"] or "",
+            "answer": _if_readable(row["answer"], row["answer_language"], readable),
+            "source_answer": row["source_answer"] or "",
             "title": paragraph.get("title") or "",
             "source_title": paragraph.get("source_title") or "",
             "source_text": source, "translation_text": translation}
+
+
+def _if_readable(text: str | None, language: str | None, readable: set[str]) -> str:
+    if (language or "und") in readable:
+        return text or ""
+    return f"(in {_language_label(language)}: not part of this unit)"
 
 
 def _unit_sides(row: dict) -> tuple[str, str]:

@@ -1,0 +1,73 @@
+"""The Plotly figure of each review report (the Annotations page and `review report --out`
+draw the same ones). Plotly reads a little HTML in text, so every category label that
+comes from data passes through audit.render.chart_label. Plotly is imported here only."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..render import chart_label
+
+TITLES = {
+    "agreement": "Agreement per criterion (initial annotators, 95% cluster bootstrap)",
+    "rating_means": "Mean adequacy and fluency by language (95% cluster bootstrap)",
+    "preservation_rates": "Share preserved (95% cluster bootstrap)",
+    "consequences": "Error consequences (final labels)",
+    "realism": "Table 4: blinded realism preferences (% of final labels)",
+    "relevance": "Query–paper relevance (Wilson 95%)",
+}
+
+
+def figure(name: str, table: pa.Table):
+    """The figure of report `name`, or None when it has no chart or no rows."""
+    if table.num_rows == 0 or name not in TITLES:
+        return None
+    import plotly.graph_objects as go
+    rows = table.to_pylist()
+    fig = go.Figure()
+    if name == "agreement":
+        for statistic in ("cohen_kappa", "cohen_kappa_quadratic", "krippendorff_alpha"):
+            part = [r for r in rows if r["statistic"] == statistic]
+            if part:
+                fig.add_bar(name=statistic, x=[chart_label(r["criterion"]) for r in part],
+                            y=[r["estimate"] for r in part], error_y=_errors(part, "estimate"))
+        fig.update_layout(barmode="group", yaxis_title="estimate")
+    elif name == "rating_means":
+        for criterion in ("adequacy", "fluency"):
+            part = [r for r in rows if r["by"] == "language" and r["criterion"] == criterion]
+            fig.add_bar(name=criterion, x=[chart_label(r["group"]) for r in part],
+                        y=[r["mean"] for r in part], error_y=_errors(part, "mean"))
+        fig.update_layout(barmode="group", xaxis_title="language",
+                          yaxis_title="mean rating (1–5)")
+    elif name == "preservation_rates":
+        fig.add_bar(x=[chart_label(r["criterion"]) for r in rows],
+                    y=[r["share_yes"] for r in rows], error_y=_errors(rows, "share_yes"))
+        fig.update_layout(yaxis_title="share preserved", yaxis_range=[0, 1])
+    elif name == "consequences":
+        fig.add_bar(x=[chart_label(r["consequence"]) for r in rows], y=[r["n"] for r in rows])
+        fig.update_layout(yaxis_title="units")
+    elif name == "realism":
+        settings = [chart_label(r["setting"]) for r in rows]
+        for column, label in (("prefer_a", "Prefer A"), ("tie", "Tie"),
+                              ("prefer_b", "Prefer B")):
+            fig.add_bar(name=label, y=settings, x=[r[column] for r in rows], orientation="h")
+        fig.update_layout(barmode="stack", xaxis_title="% of pairs",
+                          yaxis={"autorange": "reversed"})   # the paper's order, top down
+    else:
+        fig.add_bar(x=["relevant"], y=[r["share_relevant"] for r in rows],
+                    error_y=_errors(rows, "share_relevant"))
+        fig.update_layout(yaxis_range=[0, 1], yaxis_title="share relevant")
+    fig.update_layout(title=TITLES[name], height=380, margin={"t": 50, "b": 40})
+    return fig
+
+
+def _errors(rows: list[dict], column: str) -> dict:
+    return {"type": "data", "symmetric": False,
+            "array": [_gap(r["ci_high"], r[column]) for r in rows],
+            "arrayminus": [_gap(r[column], r["ci_low"]) for r in rows]}
+
+
+def _gap(high: float | None, low: float | None) -> float | None:
+    if high is None or low is None or high != high or low != low:
+        return None
+    return high - low

@@ -1,0 +1,281 @@
+"""`python -m audit review push|status|pull|adjudicate|report`: the review loop headless,
+through the same functions as the Review and Annotations pages.
+
+    review push SPEC                 route, invite and push a batch (spec.py describes SPEC)
+    review status BATCH [--watch S]  done / skipped / remaining per annotator and language
+    review pull BATCH                pull annotations; refusals appended to refusals.jsonl
+    review adjudicate BATCH [--adjudicator EMAIL:LANGS ...]
+                                     push the open disagreements to adjudicators
+    review report BATCH --out DIR    the CSV and Plotly HTML of every report into a new DIR
+
+Bad input (a spec, a batch, an unreachable server) is one line on stderr and exit 2.
+Progress bars go to stderr. New accounts' passwords are printed once, on stdout, and
+appended to the batch's credentials.txt (mode 600); nothing else ever shows them.
+Heavy modules are imported inside the commands so `python -m audit` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from ..errors import InputError
+
+
+def add_parser(subparsers) -> None:
+    review = subparsers.add_parser("review", help="the human review loop with Label Studio")
+    review.add_argument("--workspace", help="review workspace (default data/reviews)")
+    commands = review.add_subparsers(dest="review_command", required=True)
+    p = commands.add_parser("push", help="route a batch spec's units to annotators and push")
+    p.add_argument("spec", help="batch spec, .json or .toml (see audit/review/spec.py)")
+    p.set_defaults(func=cmd_push)
+    p = commands.add_parser("status", help="progress per annotator and language")
+    p.add_argument("batch")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--watch", type=float, metavar="SECONDS",
+                   help="poll again every SECONDS until interrupted")
+    p.set_defaults(func=cmd_status)
+    p = commands.add_parser("pull", help="pull a batch's annotations (idempotent)")
+    p.add_argument("batch")
+    p.set_defaults(func=cmd_pull)
+    p = commands.add_parser("adjudicate", help="push the open disagreements to adjudicators")
+    p.add_argument("batch")
+    p.add_argument("--adjudicator", action="append", default=[], metavar="EMAIL:LANGS",
+                   help="repeatable; default: the spec's adjudicators")
+    p.set_defaults(func=cmd_adjudicate)
+    p = commands.add_parser("report", help="write every report as CSV and Plotly HTML")
+    p.add_argument("batch")
+    p.add_argument("--out", required=True, help="a new directory")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.set_defaults(func=cmd_report)
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    from . import loop
+    return Path(args.workspace) if args.workspace else loop.REVIEWS
+
+
+class Bars:
+    """Progress bars on stderr, one per Label Studio project: redrawn in place on a
+    terminal, one line per finished project otherwise."""
+
+    WIDTH = 30
+
+    def __init__(self, stream=sys.stderr) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.current: str | None = None
+
+    def __call__(self, title: str, done: int, total: int) -> None:
+        if title != self.current and self.current is not None and self.tty:
+            self.stream.write("\n")
+        self.current = title
+        filled = self.WIDTH * done // total if total else self.WIDTH
+        line = f"{title[-48:]:48} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total}"
+        if self.tty:
+            self.stream.write("\r" + line)
+        elif done >= total:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self.current is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _table(rows: list[dict], columns: list[str] | None = None) -> str:
+    if not rows:
+        return "(none)\n"
+    columns = columns or list(rows[0])
+    cells = [[str(r.get(c, "")) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in cells]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------- push
+
+def cmd_push(args: argparse.Namespace) -> int:
+    from . import loop, spec as specs
+    spec = specs.load(args.spec)
+    workspace = _workspace(args)
+    print(f"building the {spec.kind} batch…", file=sys.stderr)
+    batch = specs.build_batch(spec)
+    sites = loop.connect_sites(specs.server_urls(spec))
+    bars = Bars()
+    try:
+        report = loop.push(sites, batch, spec.annotators, workspace=workspace, progress=bars)
+    finally:
+        bars.close()
+        sites.close()
+    folder = loop.batch_dir(batch.batch_id, workspace)
+    from ..outputs import staged_file, write_json
+    with staged_file(folder / "spec.json") as staging:
+        write_json(staging, spec.as_json())
+    print(f"batch {report.batch_id}: {len(batch.tasks):,} units, "
+          f"{sum(p.n_items for p in report.projects) // 2:,} routed, "
+          f"{len(report.routing['left_out']):,} left out; {report.sent:,} tasks sent; "
+          f"blinding {report.blinding}")
+    print(_table([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
+                   "sent": p.sent} for p in report.projects]), end="")
+    short = [r for r in report.routing["shortfall"] if r["left_out"]]
+    if short:
+        print("\nshortfall per language:")
+        print(_table(short, ["language", "units", "routed", "left_out", "readers", "reason"]),
+              end="")
+    _print_accounts(report, folder)
+    return 0
+
+
+def _print_accounts(report, folder: Path) -> None:
+    found = [a for a in report.accounts if not a.created]
+    if found:
+        print("\naccounts found (signed up before; they log in with their own password): "
+              + ", ".join(sorted({a.email for a in found})))
+    if report.credentials:
+        print(f"\nNEW ACCOUNTS (shown once; also in {folder / 'credentials.txt'}, mode 600):")
+        for note in report.credentials:
+            print(f"  {note.server}/user/login/  {note.email}  {note.password}")
+
+
+# ------------------------------------------------------------------------- status
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from . import loop
+    workspace = _workspace(args)
+    sites = loop.ledger_sites(args.batch, workspace)
+    try:
+        while True:
+            started = time.perf_counter()
+            status = loop.status(sites, args.batch, workspace=workspace)
+            _print_status(status, args.json, time.perf_counter() - started)
+            if not args.watch:
+                return 0
+            time.sleep(args.watch)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        sites.close()
+
+
+def _print_status(status, as_json: bool, seconds: float) -> None:
+    if as_json:
+        print(json.dumps({"batch_id": status.batch_id, "blinding": status.blinding,
+                          "left_out": status.left_out, "projects": status.rows(),
+                          "annotators": status.by("annotator"),
+                          "groups": status.by("group")}, indent=2))
+        return
+    print(f"batch {status.batch_id} · blinding {status.blinding} · "
+          f"{status.left_out} units left out · read in {seconds:.2f} s")
+    print("\nper annotator:\n" + _table(status.by("annotator")), end="")
+    print("\nper language:\n" + _table(status.by("group")), end="")
+    missing = [p.key for p in status.projects if p.missing]
+    if missing:
+        print("\nprojects missing on the server: " + ", ".join(missing))
+    sys.stdout.flush()
+
+
+# ------------------------------------------------------------------------- pull
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    from . import loop
+    workspace = _workspace(args)
+    sites = loop.ledger_sites(args.batch, workspace)
+    bars = Bars()
+    try:
+        report = loop.pull(sites, args.batch, workspace=workspace, progress=bars)
+    finally:
+        bars.close()
+        sites.close()
+    print(f"batch {report.batch_id}: {report.rows_added:,} new rows ({report.rows_total:,} in "
+          f"all) in {report.path}")
+    print(_table([{"project": p.title, "annotator": p.annotator, "annotations": p.annotations,
+                   "accepted": p.accepted, "skipped": p.skipped, "new": p.new,
+                   "missing": p.missing} for p in report.projects]), end="")
+    print(f"{len(report.rejected):,} refused ({report.new_refusals:,} newly logged in "
+          f"{loop.batch_dir(args.batch, workspace) / 'refusals.jsonl'})")
+    for refusal in report.rejected[:20]:
+        print(f"  {refusal['project']} task {refusal['task_id']}: {refusal['reason']}")
+    return 0
+
+
+# ------------------------------------------------------------------------- adjudicate
+
+def cmd_adjudicate(args: argparse.Namespace) -> int:
+    from . import loop
+    workspace = _workspace(args)
+    folder = loop.batch_dir(args.batch, workspace)
+    recorded = {}
+    if (folder / "spec.json").exists():
+        recorded = json.loads((folder / "spec.json").read_text(encoding="utf-8"))
+    adjudicators = args.adjudicator or recorded.get("adjudicators") or []
+    if not adjudicators:
+        raise InputError("--adjudicator", "no adjudicator given, and the batch's spec names "
+                         "none", expected="--adjudicator EMAIL:LANGS (repeatable)")
+    sites = loop.ledger_sites(args.batch, workspace)
+    bars = Bars()
+    try:
+        report = loop.push_adjudication(sites, args.batch, adjudicators, workspace=workspace,
+                                        progress=bars)
+    finally:
+        bars.close()
+        sites.close()
+    print(f"batch {report.batch_id}: {report.queue.num_rows:,} open items; "
+          f"{report.sent:,} adjudication tasks sent")
+    print(_table([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
+                   "sent": p.sent} for p in report.projects]), end="")
+    for row in report.routing["left_out"][:20]:
+        print(f"  not pushed: {row['item_id']}: {row['reason']}")
+    _print_accounts(report, folder)
+    return 0
+
+
+# ------------------------------------------------------------------------- report
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import loop
+    out = Path(args.out)
+    if out.exists():
+        raise InputError(out, "already exists; a report never overwrites an earlier one",
+                         expected="a new --out directory")
+    if args.n_boot < 1:
+        raise InputError("--n-boot", str(args.n_boot), expected="a positive number")
+    table = loop.read_annotations(args.batch, _workspace(args))
+    if table is None or table.num_rows == 0:
+        raise InputError(loop.batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
+                         "nothing pulled yet", expected="`review pull` first")
+    written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed)
+    print(f"{len(written)} files in {out}:")
+    for name in written:
+        print(f"  {name}")
+    return 0
+
+
+def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0) -> list[str]:
+    """Every report of a pulled table as CSV, the charted ones also as Plotly HTML (with
+    plotly.min.js beside them, so the pages open offline), into a new directory that
+    appears whole or not at all."""
+    from ..outputs import staged_directory
+    from . import agreement, charts, reports
+    frame = agreement.prepare(table)
+    final = agreement.final_frame(frame)
+    tables = {"agreement": agreement.agreement(table, n_boot=n_boot, seed=seed),
+              **reports.all_reports(table, n_boot=n_boot, seed=seed),
+              "final_labels": final.to_arrow(),
+              "adjudication_queue": agreement.queue_frame(final).to_arrow()}
+    written = []
+    with staged_directory(out) as staging:
+        for name, report in tables.items():
+            reports.to_csv(report, staging / f"{name}.csv")
+            written.append(f"{name}.csv")
+            fig = charts.figure(name, report)
+            if fig is not None:
+                fig.write_html(staging / f"{name}.html", include_plotlyjs="directory")
+                written.append(f"{name}.html")
+    return written

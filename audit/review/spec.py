@@ -1,0 +1,188 @@
+"""A review batch spec: what `python -m audit review push SPEC` reads (JSON or TOML).
+
+    kind = "translation"                 # translation | realism | relevance
+    batch = "pilot-ar-fa"                # optional; default: the sample's / pairs' own id
+    release = "data/demo/release"        # translation: a release (default: the demo)
+    sources = ["train=…json"]            # optional HotpotQA sources of the release
+    design = "default"                   # translation: "default" | "paper" | a table:
+                                         #   {by = [...], per_stratum = 2 or {paragraph = 4},
+                                         #    size = N, allocation = "equal"}
+    seed = 20260810                      # sampling seed (MAPLE: the A/B order seed)
+    pairs = "data/maple_demo/query_pairs.jsonl"   # realism / relevance input
+    annotators = ["ana@example.org:ar,fa", "bo@example.org:ar,fa"]
+    adjudicators = ["cy@example.org:ar,fa"]
+    server = "http://127.0.0.1:8080"     # optional; default LABEL_STUDIO_URL / the local one
+    # or one server per side (blinding enforced), with the annotators per side:
+    # [servers]  "annotator 1" = URL, "annotator 2" = URL, adjudication = URL
+    # [annotators]  "annotator 1" = [...], "annotator 2" = [...]
+
+Translation designs keep to non-English target languages (sampling.target_languages_only):
+"default" is 4 paragraphs + 1 question + 1 answer per language (the paper's 80:20:20 in
+miniature), "paper" the paper's 80 + 20 + 20. Every problem is an InputError naming the
+spec file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+
+KINDS = ("translation", "realism", "relevance")
+KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
+        "adjudicators", "server", "servers"}
+DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: Path
+    kind: str
+    annotators: list | dict
+    batch: str | None = None
+    release: str | None = None
+    sources: list[str] = field(default_factory=list)
+    design: str | dict = "default"
+    seed: int | None = None
+    pairs: str | None = None
+    adjudicators: list[str] = field(default_factory=list)
+    server: str | None = None
+    servers: dict[str, str] | None = None
+
+    def as_json(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "path"}
+
+
+def load(path: str | Path) -> Spec:
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such file", expected="a batch spec (.json or .toml)")
+    text = path.read_text(encoding="utf-8")
+    try:
+        raw = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError) as error:
+        raise InputError(path, f"not valid {'TOML' if path.suffix == '.toml' else 'JSON'} "
+                         f"({error})".replace("\n", " "), expected="a batch spec") from None
+    if not isinstance(raw, dict):
+        raise InputError(path, f"a {type(raw).__name__}", expected="a table of settings")
+    return parse(raw, path)
+
+
+def parse(raw: dict[str, Any], path: Path) -> Spec:
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        raise InputError(path, f"unknown key(s) {', '.join(unknown)}",
+                         expected=", ".join(sorted(KEYS)))
+    kind = raw.get("kind", "translation")
+    _check(kind in KINDS, path, "kind", f"{kind!r}", f"one of {', '.join(KINDS)}")
+    for key in ("batch", "release", "pairs", "server"):
+        _check(raw.get(key) is None or isinstance(raw[key], str) and raw[key].strip(),
+               path, key, repr(raw.get(key)), "non-empty text")
+    seed = raw.get("seed")
+    _check(seed is None or isinstance(seed, int) and not isinstance(seed, bool), path, "seed",
+           repr(seed), "an integer")
+    sources = raw.get("sources", [])
+    _check(isinstance(sources, list) and all(isinstance(s, str) for s in sources), path,
+           "sources", repr(sources), "a list of paths")
+    if kind != "translation":
+        _check(raw.get("pairs") is not None, path, "pairs", "missing",
+               f"the {kind} pairs file (JSONL or Parquet)")
+    design = raw.get("design", "default")
+    _check(design in ("default", "paper") or isinstance(design, dict)
+           and set(design) <= DESIGN_KEYS and "by" in design, path, "design", repr(design),
+           "'default', 'paper' or a table with by and per_stratum or size")
+    annotators = raw.get("annotators")
+    _check(isinstance(annotators, (list, dict)) and annotators, path, "annotators",
+           repr(annotators), "a list such as ['ana@example.org:ar,fa', …], or one list per "
+           "side")
+    adjudicators = raw.get("adjudicators", [])
+    _check(isinstance(adjudicators, list), path, "adjudicators", repr(adjudicators),
+           "a list such as ['cy@example.org:ar,fa']")
+    servers = raw.get("servers")
+    _check(servers is None or isinstance(servers, dict)
+           and set(servers) == {"annotator 1", "annotator 2", "adjudication"}
+           and all(isinstance(u, str) for u in servers.values()), path, "servers",
+           repr(servers), "URLs for 'annotator 1', 'annotator 2' and 'adjudication'")
+    _check(not (servers and raw.get("server")), path, "server", "given with servers",
+           "either one server or one per side")
+    spec = Spec(path, kind, annotators, raw.get("batch"), raw.get("release"), sources, design,
+                seed, raw.get("pairs"), adjudicators, raw.get("server"), servers)
+    _check_people(spec)
+    return spec
+
+
+def _check(ok: object, path: Path, key: str, problem: str, expected: str) -> None:
+    if not ok:
+        raise InputError(path, problem, where=key, expected=expected)
+
+
+def _check_people(spec: Spec) -> None:
+    from . import routing
+    try:
+        routing.parse_annotators(spec.annotators)
+        routing.parse_annotators(spec.adjudicators, where="adjudicators")
+    except InputError as error:
+        raise InputError(spec.path, error.problem, where=error.path,
+                         expected=error.expected) from None
+    if isinstance(spec.annotators, dict) != bool(spec.servers):
+        raise InputError(spec.path, "annotators per side need one server per side, and one "
+                         "server per side needs annotators per side", where="annotators",
+                         expected="both [servers] and [annotators] per side, or neither")
+
+
+def design(spec: Spec):
+    """The sampling Design of a translation spec (seed overridden when given)."""
+    from dataclasses import replace
+    from . import sampling
+    if spec.design == "paper":
+        chosen = sampling.PAPER_PRESET
+    elif spec.design == "default":
+        chosen = sampling.DEFAULT_PRESET
+    else:
+        table = spec.design
+        by = tuple(table["by"])
+        chosen = sampling.Design(name="spec", by=by, seed=sampling.PAPER_SEED,
+                                 allocation=table.get("allocation", "equal"),
+                                 per_stratum=table.get("per_stratum"), size=table.get("size"),
+                                 levels=sampling.target_languages_only(by)["levels"])
+    return replace(chosen, seed=spec.seed) if spec.seed is not None else chosen
+
+
+def build_batch(spec: Spec):
+    """The ReviewBatch a spec describes (the release scanned and sampled, or the MAPLE
+    pairs read and, for realism, put in seeded A/B order)."""
+    from . import loop, maple, sampling
+    if spec.kind == "realism":
+        pairs = maple.read_query_pairs(_relative(spec, spec.pairs))
+        seed = spec.seed if spec.seed is not None else sampling.PAPER_SEED
+        return loop.realism_batch(maple.assign_order(pairs, seed), spec.batch)
+    if spec.kind == "relevance":
+        return loop.relevance_batch(maple.read_relevance_pairs(_relative(spec, spec.pairs)),
+                                    spec.batch)
+    from .. import workspace
+    result = workspace.scan_release(_relative(spec, spec.release) if spec.release else None,
+                                    spec.sources or None)
+    units = sampling.build_units(result)
+    chosen = design(spec)
+    try:
+        sample = sampling.sample_design(units, chosen, where={
+            "language": list(sampling.NON_ENGLISH)})
+    except ValueError as error:
+        raise InputError(spec.path, str(error), where="design") from None
+    return loop.translation_batch(sample, result.release, spec.batch)
+
+
+def _relative(spec: Spec, value: str) -> Path:
+    """A path in the spec, relative to the spec's folder unless absolute or present."""
+    path = Path(value).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    return spec.path.parent / path
+
+
+def server_urls(spec: Spec) -> dict[str, str] | str | None:
+    return spec.servers or spec.server

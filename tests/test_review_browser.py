@@ -1,0 +1,315 @@
+"""The review loop as its people use it, in a real browser (Debian chromium + Playwright)
+against real Label Studio servers and the workbench's own pages.
+
+- Each annotator logs in to Label Studio with exactly the email and password the push gave
+  the manager, opens their own queue ("Label All Tasks"), labels and submits; the pull
+  credits that person. The Arabic task is laid out right to left (screenshot).
+- With one server per side, annotator 1 cannot see annotator 2's labels: their login does
+  not exist on side 2's server, and side 1's server holds no side-2 project.
+- The Review page shows a submission in its live progress within 10 s.
+
+Screenshots go to artifacts/screenshots/labelstudio-*.png and review-progress.png.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+
+from audit import workspace as audit_workspace
+from audit.errors import InputError
+from audit.review import labelstudio as ls
+from audit.review import loop, maple, sampling
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+RUN = uuid.uuid4().hex[:6]
+ANA, BO, CY = (f"ana-{RUN}@example.org", f"bo-{RUN}@example.org", f"cy-{RUN}@example.org")
+
+playwright = pytest.importorskip("playwright.sync_api")
+if not Path(CHROMIUM).exists():
+    pytest.skip("Debian chromium is not installed", allow_module_level=True)
+if importlib.util.find_spec("label_studio") is None:
+    pytest.skip("label-studio is not installed", allow_module_level=True)
+
+
+def local_server(name: str) -> ls.LocalServer:
+    return ls.LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
+                          ls.free_port()).start()
+
+
+def stop(local: ls.LocalServer) -> None:
+    local.stop()
+    shutil.rmtree(local.data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The session's Label Studio (LABEL_STUDIO_URL), else one of this module's own."""
+    local = None if os.environ.get("LABEL_STUDIO_URL") else local_server("browser")
+    try:
+        with ls.connect(local.url if local else None) as connected:
+            yield connected
+    finally:
+        if local is not None:
+            stop(local)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    with playwright.sync_playwright() as p:
+        engine = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        yield engine
+        engine.close()
+
+
+def shot(tab, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    tab.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def log_in(browser, url: str, email: str, password: str):
+    """A fresh browser (no cookies) logged in to Label Studio as this person."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1700})
+    tab = context.new_page()
+    tab.goto(f"{url}/user/login/")
+    tab.fill("#email", email)
+    tab.fill("#password", password)
+    tab.click("button[type=submit]")
+    tab.wait_for_function("() => !location.pathname.startsWith('/user/login')",
+                          timeout=60_000)
+    return tab
+
+
+def open_queue(tab, url: str, project_id: int) -> None:
+    """The project's data manager, then "Label All Tasks": the annotator's queue."""
+    tab.goto(f"{url}/projects/{project_id}/data")
+    tab.get_by_role("button", name="Label All Tasks").click()
+    tab.get_by_role("button", name="Submit current annotation").wait_for(timeout=60_000)
+
+
+def label_translation(tab, stars: int, answers: tuple[str, str, str, str]) -> None:
+    """Rate adequacy and fluency, answer the four yes/no questions in order, submit."""
+    for rating in range(2):
+        tab.locator("ul.ant-rate").nth(rating).locator("li.ant-rate-star").nth(
+            stars - 1).click()
+    groups = tab.locator(".lsf-choices")
+    for k, answer in enumerate(answers):
+        groups.nth(k).locator(f"label:has(input[name='{answer}'])").click()
+    submit(tab)
+
+
+def submit(tab) -> None:
+    """Submit and wait for the server to store the annotation."""
+    with tab.expect_response(lambda r: r.request.method == "POST" and
+                             "/annotations" in r.url, timeout=60_000) as answer:
+        tab.get_by_role("button", name="Submit current annotation").click()
+    assert answer.value.status == 201, answer.value.text()
+
+
+# ------------------------------------------------------------------------- accounts + RTL
+
+@pytest.fixture(scope="module")
+def arabic(server, tmp_path_factory):
+    """Two Arabic units pushed to ana and bo, who get new accounts."""
+    result = audit_workspace.scan_release()
+    units = sampling.build_units(result)
+    sample = sampling.sample(units, by=["unit"], seed=11,
+                             per_stratum={"paragraph": 1, "question": 1},
+                             where={"language": "ar"})
+    batch = loop.translation_batch(sample, result.release, batch_id=f"ar-{RUN}")
+    work = tmp_path_factory.mktemp("reviews")
+    report = loop.push(server, batch, [f"{ANA}:ar", f"{BO}:ar,fa"], workspace=work)
+    return batch, work, report
+
+
+def test_each_annotator_logs_in_with_what_the_push_gave_and_is_credited(server, browser,
+                                                                         arabic):
+    batch, work, report = arabic
+    logins = {n.email: n.password for n in report.credentials}
+    assert sorted(logins) == sorted([ANA, BO])
+    projects = {p.annotator: p for p in report.projects}
+    for email, stars in ((ANA, 4), (BO, 2)):
+        tab = log_in(browser, server.url, email, logins[email])
+        open_queue(tab, server.url, projects[email].project_id)
+        if email == ANA:
+            _check_right_to_left(tab)
+        label_translation(tab, stars, ("yes", "yes", "no", "yes"))
+        tab.context.close()
+    pulled = loop.pull(server, batch.batch_id, workspace=work)
+    assert pulled.rejected == []
+    table = loop.read_annotations(batch.batch_id, work)
+    for email, stars in ((ANA, "4"), (BO, "2")):
+        mine = table.filter(pc.equal(table["annotator"], email))
+        assert mine.num_rows == 8                # one annotation, eight controls
+        values = dict(zip(mine["criterion"].to_pylist(), mine["value"].to_pylist()))
+        assert (values["adequacy"], values["fluency"], values["alignment_preserved"],
+                values["assigned_language"]) == (stars, stars, "no", "yes")
+    by_key = {p.key: p for p in pulled.projects}
+    assert by_key["ar · annotator 1"].accepted == by_key["ar · annotator 2"].accepted == 1
+
+
+def _check_right_to_left(tab) -> None:
+    """The translation column reads right to left: markers [n] at the right edge."""
+    text = tab.locator(".xr-target").last.locator("text=[0]").first
+    direction = text.evaluate("e => getComputedStyle(e).direction")
+    assert direction == "rtl"
+    box = text.bounding_box()
+    column = tab.locator(".xr-target").last.bounding_box()
+    marker = tab.evaluate("""() => {
+        const node = [...document.querySelectorAll('.xr-target *')].find(
+            e => e.childElementCount === 0 && e.textContent.includes('[0]'));
+        const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+        const text = walker.nextNode();
+        const at = text.textContent.indexOf('[0]');
+        const range = document.createRange();
+        range.setStart(text, at); range.setEnd(text, at + 3);
+        const r = range.getBoundingClientRect();
+        return {left: r.left, right: r.right};
+    }""")
+    # the marker sits at the right end of its line, inside the column's right half
+    assert marker["left"] > column["x"] + column["width"] / 2, (marker, column, box)
+    shot(tab, "labelstudio-rtl-task")
+
+
+# ------------------------------------------------------------------------- blinding
+
+@pytest.fixture(scope="module")
+def sides(server):
+    """Side 2 and the adjudicator on servers of their own (side 1 is the session's)."""
+    second, third = local_server("side2"), local_server("adjudication")
+    try:
+        with ls.connect(second.url) as s2, ls.connect(third.url) as s3:
+            yield loop.Sites({"annotator 1": server, "annotator 2": s2, "adjudication": s3})
+    finally:
+        stop(second)
+        stop(third)
+
+
+def choose(tab, letter: str) -> None:
+    tab.locator(f"label:has(input[name='{letter}'])").click()
+    submit(tab)
+
+
+def test_with_a_server_per_side_annotator_1_cannot_see_annotator_2s_labels(
+        browser, sides, tmp_path):
+    # People of their own: the accounts of the other tests live on side 1's server.
+    ANA, BO = f"ana-side1-{RUN}@example.org", f"bo-side2-{RUN}@example.org"
+    items = maple.assign_order(maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:2], seed=3)
+    batch = loop.realism_batch(items, batch_id=f"blind-{RUN}")
+    report = loop.push(sides, batch, {"annotator 1": [ANA], "annotator 2": [BO]},
+                       workspace=tmp_path)
+    assert report.blinding == "enforced"
+    one, two, referee = (sides.role(r) for r in loop.ROLES)
+    assert one.find_user(ANA) and two.find_user(ANA) is None and referee.find_user(ANA) is None
+    assert two.find_user(BO) and one.find_user(BO) is None
+    logins = {n.email: n.password for n in report.credentials}
+    projects = {p.role: p for p in report.projects}
+    assert {p.server for p in report.projects} == {one.url, two.url}
+    # Annotator 2 labels everything "B" on side 2.
+    with ls.sign_in(two.url, BO, logins[BO]) as bo:
+        for task in two.list_tasks(projects["annotator 2"].project_id):
+            bo.client.annotations.create(id=task.id, result=[{
+                "from_name": "preference", "to_name": "query_a", "type": "choices",
+                "value": {"choices": ["B"]}}])
+    # Annotator 1, in the browser, sees only side 1: their project, no other labels.
+    tab = log_in(browser, one.url, ANA, logins[ANA])
+    tab.goto(f"{one.url}/projects/")
+    tab.get_by_text(projects["annotator 1"].title).wait_for(timeout=60_000)
+    listed = tab.inner_text("body")
+    assert projects["annotator 2"].title not in listed
+    shot(tab, "labelstudio-blind-side1-projects")
+    open_queue(tab, one.url, projects["annotator 1"].project_id)
+    body = tab.inner_text("body")
+    assert BO not in body
+    choose(tab, "A")
+    # Side 2's server does not know annotator 1: the login is refused, the project closed.
+    tab.goto(f"{two.url}/projects/{projects['annotator 2'].project_id}/data")
+    tab.wait_for_url("**/user/login/**", timeout=60_000)
+    tab.fill("#email", ANA)
+    tab.fill("#password", logins[ANA])
+    tab.click("button[type=submit]")
+    tab.get_by_text("The email and password you entered don't match.").wait_for(
+        timeout=60_000)
+    shot(tab, "labelstudio-blind-side2-refused")
+    tab.context.close()
+    pulled = loop.pull(sides, batch.batch_id, workspace=tmp_path)
+    assert pulled.rejected == [] and {p.accepted for p in pulled.projects} == {1, 2}
+    # The adjudicator lives on the third server; an annotator cannot be one.
+    with pytest.raises(InputError, match="also annotate"):
+        loop.push_adjudication(sides, batch.batch_id, [ANA], workspace=tmp_path)
+    adjudication = loop.push_adjudication(sides, batch.batch_id, [CY], workspace=tmp_path)
+    assert [p.server for p in adjudication.projects] == [referee.url]
+    assert referee.find_user(CY) and one.find_user(CY) is None and two.find_user(CY) is None
+
+
+# ------------------------------------------------------------------------- live progress
+
+@pytest.fixture(scope="module")
+def workbench(server, arabic):
+    """The Streamlit app on the batch's workspace and the session's Label Studio."""
+    _, work, _ = arabic
+    port = ls.free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
+    env.update(AUDIT_REVIEWS=str(work), LABEL_STUDIO_URL=server.url,
+               LABEL_STUDIO_API_KEY=ls.default_token() or "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+         "--server.address", "127.0.0.1", "--server.headless", "true",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                proc.kill()
+                pytest.fail("streamlit did not start: " + proc.stdout.read().decode()[-2000:])
+            time.sleep(0.3)
+    yield url
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_review_page_shows_a_submission_within_10_s(server, browser, arabic, workbench):
+    batch, work, report = arabic
+    before = loop.status(server, batch.batch_id, workspace=work)
+    done = sum(p.done for p in before.projects)
+    total = sum(p.tasks for p in before.projects)
+    tab = browser.new_page(viewport={"width": 1400, "height": 2000})
+    tab.goto(f"{workbench}/Review")
+    tab.get_by_text(f"{done} of {total} tasks done").wait_for(timeout=120_000)
+    projects = {p.annotator: p for p in report.projects}
+    logins = {n.email: n.password for n in report.credentials}
+    with ls.sign_in(server.url, BO, logins[BO]) as bo:
+        waiting = [t for t in server.list_tasks(projects[BO].project_id)
+                   if not _annotated(server, projects[BO].project_id, t.id)]
+        submitted = time.monotonic()
+        bo.client.annotations.create(id=waiting[0].id, result=[{
+            "from_name": "adequacy", "to_name": "translation", "type": "rating",
+            "value": {"rating": 5}}])
+    tab.get_by_text(f"{done + 1} of {total} tasks done").wait_for(timeout=10_000)
+    assert time.monotonic() - submitted < 10
+    shot(tab, "review-progress")
+    tab.close()
+
+
+def _annotated(server: ls.Server, project_id: int, task_id: int) -> bool:
+    return any(t["id"] == task_id for t in server.export_annotations(project_id))
