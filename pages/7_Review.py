@@ -12,9 +12,10 @@ import streamlit as st
 from audit import browse
 from audit.errors import InputError
 from audit.review import loop, maple, routing, sampling
-from pages import say, setup
+from pages import say, scope_line, setup
 
 result = setup("Review")
+scope_line(result, filtered=False)
 STATUS_EVERY = 3   # seconds between progress polls (one cheap request per server)
 
 

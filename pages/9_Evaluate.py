@@ -16,9 +16,10 @@ from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION
 from audit.render import chart_label
 from audit.workspace import served_file, stamp
-from pages import save_upload, say, setup
+from pages import save_upload, say, scope_line, setup
 
 result = setup("Evaluate", "Evaluate predictions")
+scope_line(result, filtered=False)
 st.caption("Reference-toolkit prediction files (one JSON object a line: id, answer, "
            "supporting_facts). Answer EM/F1 under the release protocol (unicode_script_aware) "
            "and legacy_hotpot; support over (paragraph, sentence) sets; joint as products. "

@@ -113,7 +113,7 @@ def shot(tab, name: str) -> None:
     ("/Findings", "Findings", "findings", "Where a check fired"),
     ("/Mixing", "Language mixing", "mixing", "Language distribution (Table 11)"),
     ("/Export", "Export", "export", "Saved scans"),
-    ("/Review", "Review", "review", "Push to Label Studio"),
+    ("/Review", "Review", "review", "Annotators and routing"),
     ("/Annotations", "Annotations", "annotations", "Annotations"),
     ("/Evaluate", "Evaluate predictions", "evaluate", "Evaluate predictions"),
     ("/Judge", "LLM-judge samples", "judge", "LLM-judge samples"),
