@@ -85,8 +85,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
             NULL::VARCHAR AS category, NULL::VARCHAR AS evidence
             FROM row_checks WHERE {found}list_contains(shipped_flags, {literal(name)})""")
     # A whole-release query yields the first eight columns in order, and may add a ninth,
-    # `evidence` (the substring a view highlights).
-    parts += [f"SELECT * FROM ({check.query(release)}) q({_QUERY_COLUMNS})"
+    # `evidence` (the substring a view highlights); one with thresholds gets those in force.
+    parts += [f"SELECT * FROM ({_release_query(check, release, policy)}) q({_QUERY_COLUMNS})"
               for check in active
               if check.query is not None and check.needs <= release.capabilities]
     con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL BY NAME ".join(parts))
@@ -96,6 +96,12 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
                        time.perf_counter() - started)
     say(f"scan done in {summary['seconds']['total']:.1f} s")
     return ScanResult(release, policy, findings, status, summary)
+
+
+def _release_query(check: Check, release: Release, policy: Policy) -> str:
+    if check.thresholds:
+        return check.query(release, policy.thresholds(check.name))
+    return check.query(release)
 
 
 def _consistency(release: Release, active: tuple[Check, ...]) -> None:

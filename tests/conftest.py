@@ -35,10 +35,11 @@ def source(**changes) -> dict:
 
 def view(src: dict, languages=("German", "French", "Spanish")) -> list:
     """A clean translated context: every paragraph in the given languages, same counts.
-    Each sentence is a placeholder made of names and a number ("German 0: Danube"), which
+    Each sentence is a placeholder made of names and a number ("German 0: Danube."), which
     no language check can fault: names carry no language (tests/test_language_checks.py
-    writes real text)."""
-    return [[f"{title} ({language[:2]})", [f"{language} {i}: {title}"
+    writes real text); it ends with a full stop like its source, so no translation-quality
+    heuristic faults it either (tests/test_heuristics.py writes real pairs)."""
+    return [[f"{title} ({language[:2]})", [f"{language} {i}: {title}."
                                           for i, _ in enumerate(sentences)], language]
             for (title, sentences), language in zip(src["context"], languages)]
 
@@ -74,13 +75,14 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _language_cache(tmp_path_factory):
-    """The language signals' cache of a test session lives in a temporary directory, not in
-    the workspace (data/cache)."""
-    from audit import langid
-    saved = langid.CACHE_DIR
+    """The language and heuristics signals' caches of a test session live in temporary
+    directories, not in the workspace (data/cache)."""
+    from audit import heuristics, langid
+    saved = langid.CACHE_DIR, heuristics.CACHE_DIR
     langid.CACHE_DIR = tmp_path_factory.mktemp("langid-cache")
+    heuristics.CACHE_DIR = tmp_path_factory.mktemp("heuristics-cache")
     yield langid.CACHE_DIR
-    langid.CACHE_DIR = saved
+    langid.CACHE_DIR, heuristics.CACHE_DIR = saved
 
 
 @pytest.fixture

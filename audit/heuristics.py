@@ -1,0 +1,419 @@
+"""Translation-quality heuristics: the damage machine translation does without breaking
+structure (issue 12). Seven whole-release checks, review level by default:
+
+number_mismatch            a numeral of the source changed in the translation (by value, any
+                           digit system; `textsignals.number_mismatch`)
+length_ratio_outlier       log(len translation / len source) a robust outlier within its
+                           language and unit, calibrated from the release itself
+repetition_loop            a unit repeated in a row more often than in the source
+near_source_copy           a translation within a similarity of its English source, not equal
+mojibake                   text ftfy repairs (UTF-8 read in a single-byte codec)
+unbalanced_brackets        brackets or quotes balanced in the source, not in the translation
+terminal_punctuation_mismatch  a question that no longer ends as one, a dropped final mark…
+
+Units: every non-English sentence (paragraph_id, k), title (paragraph_id, NULL), question
+and answer (NULL, NULL) with a non-blank English source that it does not equal byte for byte
+(an equal one is exact_source_copy's). Terminal punctuation judges sentences and questions
+only: titles and answers are names and phrases.
+
+Speed: XHotpotQA+ has 24 views per source sharing one context, so the contexts are grouped
+first (rows whose candidate lists are equal share one set of units), and every signal is
+computed once per DISTINCT (language, source, translation) pair, in Python only for the pairs
+the cache lacks, and cached by the sha256 of the pair (`<cache>/heuristics/<version>/`,
+audit.langid's SignalCache). The thresholds are applied in SQL, so a policy that tunes them
+reuses the cache. Length calibration is set-based SQL over the distinct pairs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import unicodedata
+import weakref
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import pyarrow as pa
+
+from . import langid, textsignals
+from .checks import ALL, Check
+from .languages import CODES
+from .outputs import REPO
+from .sqlsafe import literal
+from .sqltext import WS
+
+if TYPE_CHECKING:
+    from .readers import Release
+
+CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "heuristics"
+TARGETS = tuple(code for code in CODES if code != "en")
+UNITS = ("sentence", "title", "question", "answer")
+# Similarities below this are not kept (a near copy threshold must be at least this).
+MIN_KEPT_SIMILARITY = 0.5
+LENGTH_BINS = 4            # source-length quantile bins per language and unit
+PARALLEL_FROM = 20_000     # pairs: compute misses in two processes from this many on
+SIGNALS_VERSION = "heur-1"
+
+# ------------------------------------------------------------------ the signals per pair
+
+SIGNAL_SCHEMA = pa.schema([
+    ("key", pa.string()), ("len_s", pa.int32()), ("len_t", pa.int32()),
+    ("num_missing", pa.string()), ("num_extra", pa.string()), ("num_evidence", pa.string()),
+    ("num_changed", pa.int16()),
+    ("loop_unit", pa.string()), ("loop_count", pa.int16()), ("loop_span", pa.string()),
+    ("source_loop", pa.int16()),
+    ("similarity", pa.float64()),
+    ("moji_codec", pa.string()), ("moji_bad", pa.string()), ("moji_good", pa.string()),
+    ("moji_repaired", pa.string()),
+    ("br_kind", pa.string()), ("br_mark", pa.string()), ("br_evidence", pa.string()),
+    ("term_category", pa.string()), ("term_source", pa.string()),
+    ("term_translation", pa.string()), ("term_tail", pa.string()),
+])
+
+
+def pair_signals(lang: str, source: str, translation: str, mojibake_candidate: bool = True
+                 ) -> dict:
+    """Every signal of one pair (the row the cache holds); `mojibake_candidate` False skips
+    ftfy where SQL already ruled mojibake out."""
+    row: dict = {"len_s": len(source), "len_t": len(translation)}
+    numbers = textsignals.number_mismatch(source, translation, lang)
+    if numbers:
+        row.update(num_missing=", ".join(numbers.missing), num_extra=", ".join(numbers.extra),
+                   num_evidence=numbers.evidence, num_changed=len(numbers.missing))
+    if textsignals.may_loop(translation):
+        loop = textsignals.longest_loop(translation, lang)
+        if loop:
+            ours = textsignals.longest_loop(source, "en")
+            row.update(loop_unit=loop.unit, loop_count=loop.count, loop_span=loop.span,
+                       source_loop=ours.count if ours else 1)
+    if abs(len(source) - len(translation)) <= (1 - MIN_KEPT_SIMILARITY) * max(
+            len(source), len(translation)):
+        similarity = textsignals.similarity(source, translation)
+        if similarity >= MIN_KEPT_SIMILARITY:
+            row["similarity"] = similarity
+    if mojibake_candidate:
+        broken = textsignals.mojibake(translation, lang)
+        if broken:
+            row.update(moji_codec=broken.codec, moji_bad=broken.bad, moji_good=broken.good,
+                       moji_repaired=broken.repaired)
+    brackets = textsignals.unbalanced(source, translation)
+    if brackets:
+        row.update(br_kind=brackets.kind, br_mark=brackets.mark,
+                   br_evidence=brackets.evidence)
+    ending = textsignals.terminal_mismatch(source, translation, lang)
+    if ending:
+        stripped = translation.rstrip(textsignals.CLOSING)
+        row.update(term_category=ending[0], term_source=ending[1], term_translation=ending[2],
+                   term_tail=translation[max(0, len(stripped) - 12):] or None)
+    return row
+
+
+def signal_table(keys: Sequence[str], langs: Sequence[str], sources: Sequence[str],
+                 translations: Sequence[str], candidates: Sequence[bool]) -> pa.Table:
+    rows = [pair_signals(*args) for args in zip(langs, sources, translations, candidates)]
+    columns = {f.name: pa.array([r.get(f.name) for r in rows], f.type)
+               for f in SIGNAL_SCHEMA if f.name != "key"}
+    return pa.table({"key": pa.array(list(keys), pa.string()), **columns},
+                    schema=SIGNAL_SCHEMA)
+
+
+def _signal_chunk(args: tuple) -> pa.Table:
+    return signal_table(*args)
+
+
+def compute(keys: list[str], langs: list[str], sources: list[str], translations: list[str],
+            candidates: list[bool]) -> pa.Table:
+    """The signals of many pairs; large batches are spread over two processes."""
+    if len(keys) < PARALLEL_FROM:
+        return signal_table(keys, langs, sources, translations, candidates)
+    half = (len(keys) + 1) // 2
+    chunks = [tuple(column[i:i + half] for column in
+                    (keys, langs, sources, translations, candidates))
+              for i in range(0, len(keys), half)]
+    with ProcessPoolExecutor(len(chunks)) as pool:
+        return pa.concat_tables(pool.map(_signal_chunk, chunks))
+
+
+@lru_cache(maxsize=1)
+def cache_version() -> str:
+    """The rules' version and what they depend on (a change never reads stale rows)."""
+    from importlib.metadata import version
+    return (f"{SIGNALS_VERSION}-ftfy{version('ftfy')}-rapidfuzz{version('rapidfuzz')}"
+            f"-unicode{unicodedata.unidata_version}-icu{langid._unicode_version()}")
+
+
+# ---------------------------------------------------------------------- the mojibake gate
+
+@lru_cache(maxsize=1)
+def mojibake_gate() -> str:
+    """An RE2 class pair that every single-byte mis-decoding of UTF-8 leaves behind: a
+    character standing for a lead byte (0xC2–0xF4) followed by one standing for a
+    continuation byte (0x80–0xBF), in one of ftfy's codecs. Text without such a pair
+    cannot be the mojibake ftfy repairs, and skips it (most text: CJK, Indic, Thai,
+    Hangul, plain ASCII)."""
+    import ftfy.bad_codecs  # noqa: F401
+    from ftfy.chardata import CHARMAP_ENCODINGS
+    alternatives = []
+    for codec in CHARMAP_ENCODINGS:
+        leads = bytes(range(0xC2, 0xF5)).decode(codec)
+        follows = bytes(range(0x80, 0xC0)).decode(codec)
+        alternatives.append(f"[{_re2_class(leads)}][{_re2_class(follows)}]")
+    return "|".join(alternatives)
+
+
+def _re2_class(chars: str) -> str:
+    return "".join(f"\\x{{{ord(ch):x}}}" for ch in sorted(set(chars)))
+
+
+# ------------------------------------------------------------ units of a whole release
+
+_CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
+# A translation without a letter or digit (a placeholder, a zero-width space) is for the
+# blank, placeholder and Unicode checks; an equal one is exact_source_copy's.
+_JUDGED = (f"lang IN {_CODES} AND NOT is_blank(src) AND src <> tgt AND "
+           r"regexp_matches(tgt, '[\p{L}\p{N}]')")
+
+# Rows whose candidate lists are equal share their context units: one representative each.
+_GROUPS = """
+CREATE OR REPLACE TEMP TABLE heur_groups AS
+SELECT rid, min(rid) OVER (PARTITION BY candidates) AS rep FROM release
+"""
+
+_UNITS = f"""
+CREATE OR REPLACE TEMP TABLE heur_units AS
+WITH c AS (
+    SELECT r.rid AS owner, unnest(r.candidates) AS c
+    FROM release r SEMI JOIN (SELECT rep FROM heur_groups WHERE rep = rid) g
+      ON r.rid = g.rep),
+u AS (
+    SELECT owner, TRUE AS shared, c.paragraph_id, NULL::INTEGER AS sentence_index,
+           'title' AS unit, c.language_code AS lang, c.source_title AS src, c.title AS tgt
+    FROM c
+    UNION ALL
+    SELECT owner, TRUE, c.paragraph_id, (k - 1)::INTEGER, 'sentence', c.language_code,
+           c.source_sentences[k], c.sentences[k]
+    FROM (SELECT owner, c, unnest(range(1, least(len(c.sentences),
+                                                 len(c.source_sentences)) + 1)) AS k FROM c)
+    UNION ALL
+    SELECT rid, FALSE, NULL, NULL, 'question', question_language, source_question, question
+    FROM release
+    UNION ALL
+    SELECT rid, FALSE, NULL, NULL, 'answer', answer_language, source_answer, answer
+    FROM release)
+SELECT owner, shared, paragraph_id, sentence_index, unit, lang, src, tgt,
+       sha256(lang || chr(31) || src || chr(31) || tgt) AS key
+FROM u WHERE {_JUDGED}
+"""
+
+
+@dataclass
+class Prepared:
+    """What `prepare` did: distinct pairs, how many were computed now, seconds per phase."""
+    units: int = 0
+    pairs: int = 0
+    computed: int = 0
+    seconds: dict = field(default_factory=dict)
+
+
+_PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def prepare(release: "Release", cache_dir: Path | None = None,
+            force: bool = False) -> Prepared:
+    """Tables heur_groups (rid → representative row of its context), heur_units (every
+    judged unit with its pair key) and heur_signals (the signals of every distinct pair) on
+    the release's connection, once per connection unless `force`."""
+    con = release.con
+    if con in _PREPARED and not force:
+        return _PREPARED[con]
+    done = Prepared()
+    root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    clock = time.perf_counter()
+    con.execute(_GROUPS)
+    con.execute(_UNITS)
+    done.seconds["units"] = time.perf_counter() - clock
+    cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
+    with langid._locked(root):
+        clock = time.perf_counter()
+        pairs = "SELECT DISTINCT key FROM heur_units"
+        done.pairs, done.computed = langid._cached(con, cache, "heur_signals",
+                                                   pairs, "heur_missing")
+        done.seconds["lookup"] = time.perf_counter() - clock
+        if done.computed:
+            clock = time.perf_counter()
+            rows = con.sql(f"""
+                SELECT DISTINCT ON (key) key, lang, src, tgt,
+                       regexp_matches(tgt, {literal(mojibake_gate())}) AS candidate
+                FROM heur_units SEMI JOIN heur_missing USING (key)""").to_arrow_table()
+            new = compute(*(rows.column(c).to_pylist()
+                            for c in ("key", "lang", "src", "tgt", "candidate")))
+            cache.append(new)
+            con.register("heur_new_signals", new)
+            con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
+            con.unregister("heur_new_signals")
+            done.seconds["compute"] = time.perf_counter() - clock
+    con.execute("DROP TABLE IF EXISTS heur_missing")
+    done.units = con.sql("SELECT count(*) FROM heur_units").fetchall()[0][0]
+    done.seconds["total"] = sum(done.seconds.values())
+    _PREPARED[con] = done
+    return done
+
+
+# ------------------------------------------------------------------------ the checks
+
+def _located(found: str, detail: str, category: str, evidence: str) -> str:
+    """Findings rows from `found` (units with their signals, alias f): context units go
+    to every row sharing the context."""
+    return f"""SELECT rid, r.id, r.source_split, f.paragraph_id, f.sentence_index,
+                      {detail} AS detail, {category} AS category, {evidence} AS evidence
+               FROM (SELECT g.rid, f.* FROM ({found}) f JOIN heur_groups g
+                       ON f.shared AND g.rep = f.owner
+                     UNION ALL BY NAME
+                     SELECT owner AS rid, * FROM ({found}) WHERE NOT shared) f
+               JOIN (SELECT rid, id, source_split FROM release) r USING (rid)"""
+
+
+def _query(name: str, condition: str, detail: str, category: str = "NULL",
+           evidence: str = "NULL", units: tuple[str, ...] = UNITS) -> str:
+    found = f"""SELECT u.*, s.* EXCLUDE (key) FROM heur_units u JOIN heur_signals s USING (key)
+                WHERE u.unit IN {_tuple(units)} AND {condition}"""
+    located = _located(found, f"f.unit || ': ' || {detail}", category, evidence)
+    return f"""SELECT rid, id, source_split, {literal(name)} AS "check", paragraph_id,
+                      sentence_index, detail, category::VARCHAR AS category,
+                      evidence::VARCHAR AS evidence
+               FROM ({located})"""
+
+
+def _tuple(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(literal(v) for v in values) + ")"
+
+
+def _number_mismatch(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("number_mismatch", f"s.num_changed >= {int(t['min_changed'])}",
+                  "'source ' || num_missing || ' → translation ' || num_extra",
+                  "'changed'", "num_evidence")
+
+
+def _length_ratio_outlier(release: "Release", t: dict) -> str:
+    prepare(release)
+    min_pairs, min_chars = int(t["min_pairs"]), int(t["min_source_chars"])
+    short_z, long_z = float(t["short_z"]), float(t["long_z"])
+    # Per language and unit, LENGTH_BINS quantile bins of source length (fewer when the
+    # group is small), each with its own median and MAD of x = ln(len_t / len_s): the
+    # spread of a short sentence's ratio is twice a long one's.
+    calibrated = f"""
+        WITH d AS (SELECT DISTINCT u.lang, u.unit, u.key, s.len_s, s.len_t,
+                          ln(s.len_t / s.len_s) AS x
+                   FROM heur_units u JOIN heur_signals s USING (key)
+                   WHERE s.len_s >= {min_chars} AND s.len_t > 0),
+        g AS (SELECT *, count(*) OVER w AS n, row_number() OVER (w ORDER BY len_s, key) AS r
+              FROM d WINDOW w AS (PARTITION BY lang, unit)),
+        b AS (SELECT *, ((r - 1) * least({LENGTH_BINS}, n // {min_pairs}) // n)::INTEGER
+                        AS bin
+              FROM g WHERE n >= {min_pairs}),
+        m AS (SELECT lang, unit, bin, median(x) AS med, count(*) AS nb, min(len_s) AS lo,
+                     max(len_s) AS hi FROM b GROUP BY ALL),
+        bm AS (SELECT b.*, m.med, m.nb, m.lo, m.hi FROM b JOIN m USING (lang, unit, bin)),
+        sd AS (SELECT lang, unit, bin, 1.4826 * median(abs(x - med)) AS sd FROM bm
+               GROUP BY ALL)
+        SELECT key, unit, (x - med) / sd AS z, exp(x) AS ratio, exp(med) AS median, nb,
+               lo, hi
+        FROM bm JOIN sd USING (lang, unit, bin)
+        WHERE sd > 0 AND ((x - med) / sd <= -{short_z} OR (x - med) / sd >= {long_z})"""
+    found = f"""SELECT u.*, c.z, c.ratio, c.median, c.nb, c.lo, c.hi
+                FROM heur_units u JOIN ({calibrated}) c USING (key, unit)"""
+    detail = ("f.unit || ': translation ' || printf('%.2f', f.ratio) || '× the source length "
+              "(z ' || printf('%+.1f', f.z) || '; ' || f.lang || ' ' || f.unit || "
+              "'s of ' || f.lo || '–' || f.hi || ' source characters: median ' || "
+              "printf('%.2f', f.median) || '×, ' || f.nb || ' pairs)'")
+    located = _located(found, detail, "CASE WHEN f.z < 0 THEN 'short' ELSE 'long' END",
+                       "NULL")
+    return f"""SELECT rid, id, source_split, 'length_ratio_outlier' AS "check", paragraph_id,
+                      sentence_index, detail, category, evidence::VARCHAR AS evidence
+               FROM ({located})"""
+
+
+def _repetition_loop(release: "Release", t: dict) -> str:
+    prepare(release)
+    repeats, over = int(t["min_repeats"]), int(t["over_source"])
+    return _query("repetition_loop",
+                  f"s.loop_count >= {repeats} AND s.loop_count >= s.source_loop + {over}",
+                  "'''' || loop_unit || ''' ' || loop_count || ' times in a row (source: ' || "
+                  "CASE WHEN source_loop > 1 THEN source_loop || ' times' ELSE 'no loop' END "
+                  "|| ')'", "'loop'", "loop_span")
+
+
+def _near_source_copy(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("near_source_copy",
+                  f"s.similarity >= {float(t['similarity'])} AND "
+                  f"s.len_s >= {int(t['min_chars'])}",
+                  "'similarity ' || printf('%.2f', similarity) || ' to the English source'",
+                  "copy_category(tgt)")
+
+
+def _mojibake(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("mojibake", f"length(s.moji_bad) >= {int(t['min_bad_chars'])}",
+                  "moji_codec || ' mojibake: ''' || moji_bad || ''' reads ''' || moji_good || "
+                  "'''; repaired: ' || moji_repaired", "moji_codec", "moji_bad")
+
+
+def _unbalanced_brackets(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("unbalanced_brackets", "s.br_kind IS NOT NULL" + (
+        "" if t["quotes"] else " AND s.br_kind <> 'quote'"),
+        "'unmatched ' || br_mark || ' (the source''s ' || br_kind || 's are balanced)'",
+        "br_kind", "br_evidence")
+
+
+def _terminal_punctuation_mismatch(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("terminal_punctuation_mismatch",
+                  f"s.term_category IS NOT NULL AND s.len_s >= {int(t['min_source_chars'])}",
+                  "'source ends with ' || replace(term_source, '_', ' ') || "
+                  "', translation with ' || replace(term_translation, '_', ' ')",
+                  "term_category", "term_tail", units=("sentence", "question"))
+
+
+def _check(name: str, description: str, query, thresholds: dict, **kw) -> Check:
+    return Check(name, "sentence", "review", "translation", description, ALL,
+                 query=query, thresholds=tuple(thresholds.items()), **kw)
+
+
+HEURISTIC_CHECKS = (
+    _check("number_mismatch",
+           "A numeral of the English source is missing from the translation, which has one "
+           "the source does not explain (compared by value across digit systems).",
+           _number_mismatch, {"min_changed": 1}),
+    _check("length_ratio_outlier",
+           "The translation's length relative to its source is a robust outlier among the "
+           "release's pairs of its language and unit (z of log ratio per source-length bin).",
+           _length_ratio_outlier,
+           {"short_z": 3.0, "long_z": 4.0, "min_source_chars": 20, "min_pairs": 200}),
+    _check("repetition_loop",
+           "A word or phrase is repeated in a row more often than in the source (a decoding "
+           "loop).", _repetition_loop, {"min_repeats": 3, "over_source": 2}),
+    _check("near_source_copy",
+           "A non-English unit is within the similarity threshold of its English source "
+           "(normalised Levenshtein) without being equal to it.", _near_source_copy,
+           {"similarity": 0.8, "min_chars": 20},
+           category_severity=(("number_or_date", "info"), ("punctuation", "info"),
+                              ("name_like", "info"))),
+    _check("mojibake", "The text is mojibake ftfy repairs (UTF-8 read as a single-byte "
+           "encoding); the detail shows the repair (nothing is changed).", _mojibake,
+           {"min_bad_chars": 2}),
+    _check("unbalanced_brackets",
+           "Brackets or quotes balanced in the source are unbalanced in the translation.",
+           _unbalanced_brackets, {"quotes": True}),
+    _check("terminal_punctuation_mismatch",
+           "A sentence or question ends with other punctuation than its source: a question "
+           "that no longer ends as one (review), a dropped or changed final mark (info).",
+           _terminal_punctuation_mismatch, {"min_source_chars": 20},
+           category_severity=(("dropped", "info"), ("changed", "info"))),
+)
+HEURISTIC_NAMES = tuple(check.name for check in HEURISTIC_CHECKS)
