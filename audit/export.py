@@ -44,9 +44,12 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
     inputs += [{"path": str(p), "bytes": p.stat().st_size, "sha256": file_sha256(p),
                 "role": "source"} for p in release.source_paths]
     summary = result.summary
+    checks = registry.for_layout(release.layout)
+    thresholds = result.policy.all_thresholds(checks)
     identity = {"inputs": [(i["role"], i["sha256"]) for i in inputs],
                 "policy": result.policy.as_record(),
-                "registry_version": registry.REGISTRY_VERSION}
+                "registry_version": registry.REGISTRY_VERSION,
+                "thresholds": thresholds}
     fingerprint = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
     return {
         "scan_id": scan_id,
@@ -61,9 +64,12 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
         "registry_version": registry.REGISTRY_VERSION,
         "checks": [{"name": c.name, "unit": c.unit, "severity": result.policy.severity(c.name),
                     "origin": c.origin, "description": c.description}
-                   for c in registry.for_layout(release.layout)],
+                   for c in checks],
+        # The thresholds in force (registry defaults, tuned by the policy file).
+        "thresholds": thresholds,
         "tools": _tool_versions(),
-        # Same inputs, policy and registry → same fingerprint: two scans are comparable.
+        # Same inputs, policy, thresholds and registry → same fingerprint: two scans are
+        # comparable.
         "fingerprint": fingerprint,
     }
 
