@@ -83,14 +83,13 @@ def pair_signals(lang: str, source: str, translation: str, mojibake_candidate: b
     if numbers:
         row.update(num_missing=", ".join(numbers.missing), num_extra=", ".join(numbers.extra),
                    num_evidence=numbers.evidence, num_changed=len(numbers.missing))
-    if textsignals.may_loop(translation):
+    if textsignals.may_loop(translation, lang):
         loop = textsignals.longest_loop(translation, lang)
         if loop:
             ours = textsignals.longest_loop(source, "en")
             row.update(loop_unit=loop.unit, loop_count=loop.count, loop_span=loop.span,
                        source_loop=ours.count if ours else 1)
-    if abs(len(source) - len(translation)) <= (1 - MIN_KEPT_SIMILARITY) * max(
-            len(source), len(translation)):
+    if textsignals.similarity_bound(source, translation) >= MIN_KEPT_SIMILARITY:
         similarity = textsignals.similarity(source, translation)
         if similarity >= MIN_KEPT_SIMILARITY:
             row["similarity"] = similarity

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 # ------------------------------------------------------------------------------- numbers
 
@@ -228,8 +230,8 @@ def _converted(value: float) -> list[float]:
 
 # OpusFilter's RepetitionFilter pattern: a unit starting with a non-space, repeated with
 # optional spaces between; here the unit has 2–100 characters and counts only with a letter,
-# and it is searched in the text with punctuation blanked and case folded ("No, no, no" is
-# "no" three times).
+# and it is searched in the case-folded text, in spaced languages with punctuation blanked
+# ("No, no, no" is "no" three times).
 _LOOP = re.compile(r"(\S.{1,99}?)(?:\s*\1){2,}", re.DOTALL)
 # In languages written with spaces a loop is whole words, repeated with spaces between
 # ("nana na" inside a Swahili word, "nini", and the Turkish suffixes of "günününün" are not).
@@ -245,14 +247,22 @@ class Loop:
     span: str         # the looping stretch of the text, as written
 
 
+@lru_cache(maxsize=1)
+def _punctuation_to_space() -> dict[int, str]:
+    """A str.translate table: every punctuation mark and symbol (P*, S*) to a space."""
+    import sys
+    return {cp: " " for cp in range(sys.maxunicode + 1)
+            if unicodedata.category(chr(cp))[0] in "PS"}
+
+
 def _blank_punctuation(text: str) -> str:
-    return " ".join("".join(" " if unicodedata.category(ch)[0] in "PS" else ch
-                            for ch in text).split()).casefold()
+    return " ".join(text.translate(_punctuation_to_space()).split()).casefold()
 
 
 def longest_loop(text: str, lang: str) -> Loop | None:
     """The unit repeated most often in a row (ties: the longer stretch), or None."""
-    folded = _blank_punctuation(text)
+    # Punctuation is part of a unit in unspaced text ("说。说。说。"), a separator in spaced.
+    folded = text.casefold() if lang in UNSPACED else _blank_punctuation(text)
     best: tuple[str, int] | None = None
     for match in (_LOOP if lang in UNSPACED else _WORD_LOOP).finditer(folded):
         unit = match.group(1).strip()
@@ -270,18 +280,29 @@ def longest_loop(text: str, lang: str) -> Loop | None:
     return Loop(unit, count, written.group(0) if written else unit)
 
 
-def may_loop(text: str) -> bool:
-    """A cheap necessary condition for a loop of three: some word (or, in text written
-    without spaces, some character) occurs three times."""
-    words = text.split()
-    if len(words) >= 3:
-        seen: dict[str, int] = {}
-        for word in words:
-            seen[word] = seen.get(word, 0) + 1
-            if seen[word] >= 3:
+_WORD = re.compile(r"\w+")
+MAX_LOOP_STEP = 12   # pieces between the repeats that `may_loop` looks for
+
+
+def may_loop(text: str, lang: str) -> bool:
+    """A cheap necessary condition for a loop of three: some word piece (in text written
+    without spaces, some pair of characters) occurs three times at equal steps, as the first
+    piece of a repeated unit does."""
+    folded = text.casefold()
+    pieces = ([a + b for a, b in zip(folded, folded[1:])] if lang in UNSPACED
+              else _WORD.findall(folded))
+    if len(pieces) - len(set(pieces)) < 2:
+        return False
+    where: dict[str, list[int]] = {}
+    for i, piece in enumerate(pieces):
+        where.setdefault(piece, []).append(i)
+    for positions in where.values():
+        if len(positions) >= 3:
+            seen = set(positions)
+            if any(p + step in seen and p + 2 * step in seen
+                   for p in positions for step in range(1, MAX_LOOP_STEP + 1)):
                 return True
-    longest = max(words, key=len, default="")
-    return len(longest) >= 6 and len(set(longest)) * 3 <= len(longest) * 2
+    return False
 
 
 # ---------------------------------------------------------------------------- similarity
@@ -290,6 +311,15 @@ def similarity(source: str, translation: str) -> float:
     """Normalised Levenshtein similarity in [0, 1] (OpusFilter's SimilarityFilter)."""
     from rapidfuzz.distance import Levenshtein
     return Levenshtein.normalized_similarity(source, translation)
+
+
+def similarity_bound(source: str, translation: str) -> float:
+    """An upper bound of `similarity` that costs nothing: characters of one text that the
+    other cannot hold (a non-ASCII letter against an ASCII source) never match."""
+    longest = max(len(source), len(translation)) or 1
+    if source.isascii():
+        return min(len(source), len(translation.encode("ascii", "ignore"))) / longest
+    return min(len(source), len(translation)) / longest
 
 
 # ------------------------------------------------------------------------------ mojibake
@@ -359,13 +389,23 @@ COUNTED_QUOTES = ("«»", "‹›")
 SYMMETRIC_QUOTES = '"“”„‟〝〞＂'
 
 
+_MARKS = re.compile("[" + re.escape("".join(o + c for o, c in BRACKETS + QUOTES)
+                                      + "".join(COUNTED_QUOTES) + SYMMETRIC_QUOTES) + "]")
+
+
 def unmatched(text: str, families: tuple[tuple[str, str], ...], counted: tuple[str, ...] = (),
               symmetric: str = "") -> int | None:
     """Offset of the first mark of `text` that has no partner, or None when balanced."""
-    role = {ch: (k, True) for k, (opens, _) in enumerate(families) for ch in opens}
-    role |= {ch: (k, False) for k, (_, closes) in enumerate(families) for ch in closes}
+    role = _roles(families)
     stack: list[tuple[int, int]] = []
-    for i, ch in enumerate(text):
+    quotes: list[int] = []
+    counts = Counter()
+    for match in _MARKS.finditer(text):
+        ch, i = match.group(), match.start()
+        if ch in symmetric:
+            quotes.append(i)
+        if ch in counted_chars(counted):
+            counts[ch] += 1
         if ch not in role:
             continue
         family, opening = role[ch]
@@ -378,15 +418,30 @@ def unmatched(text: str, families: tuple[tuple[str, str], ...], counted: tuple[s
     if stack:
         return stack[0][1]
     for pair in counted:
-        left, right = text.count(pair[0]), text.count(pair[1])
+        left, right = counts[pair[0]], counts[pair[1]]
         if left != right:
             return text.index(pair[0] if left > right else pair[1])
-    quotes = [i for i, ch in enumerate(text) if ch in symmetric]
     return quotes[-1] if len(quotes) % 2 else None
 
 
-def quote_marks(text: str) -> bool:
-    return any(ch in SYMMETRIC_QUOTES or ch in "«»‹›「」『』" for ch in text)
+@lru_cache(maxsize=8)
+def _roles(families: tuple[tuple[str, str], ...]) -> dict[str, tuple[int, bool]]:
+    role = {ch: (k, True) for k, (opens, _) in enumerate(families) for ch in opens}
+    return role | {ch: (k, False) for k, (_, closes) in enumerate(families) for ch in closes}
+
+
+@lru_cache(maxsize=8)
+def counted_chars(counted: tuple[str, ...]) -> str:
+    return "".join(counted)
+
+
+_QUOTE_MARKS = frozenset(SYMMETRIC_QUOTES + "«»‹›「」『』")
+
+
+def quote_marks(text: str) -> int:
+    """How many quotation marks a text has (double quotes of every style, guillemets,
+    corner brackets)."""
+    return sum(m.group() in _QUOTE_MARKS for m in _MARKS.finditer(text))
 
 
 @dataclass
@@ -398,14 +453,14 @@ class Unbalanced:
 
 def unbalanced(source: str, translation: str) -> Unbalanced | None:
     """Brackets, or quotes, balanced in the source and not in the translation. Quotes are
-    judged only where the source quotes something: a sentence that opens a quotation the
-    next one closes is unbalanced on both sides and left alone, and a translator's own
-    emphasis quotes carry no source to compare with."""
+    judged only where the translation has fewer quotation marks than the source (one went
+    missing): a sentence that opens a quotation the next one closes is unbalanced on both
+    sides, and a translator's own extra quotes carry no source to compare with."""
     at = unmatched(translation, BRACKETS)
     if at is not None and unmatched(source, BRACKETS) is None:
         return Unbalanced("bracket", translation[at], translation[at:at + 30])
-    if quote_marks(source) and unmatched(source, QUOTES, COUNTED_QUOTES,
-                                         SYMMETRIC_QUOTES) is None:
+    if quote_marks(translation) < quote_marks(source) and unmatched(
+            source, QUOTES, COUNTED_QUOTES, SYMMETRIC_QUOTES) is None:
         at = unmatched(translation, QUOTES, COUNTED_QUOTES, SYMMETRIC_QUOTES)
         if at is not None:
             return Unbalanced("quote", translation[at], translation[at:at + 30])
