@@ -26,7 +26,9 @@ reuses the cache. Length calibration is set-based SQL over the distinct pairs.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 import time
 import unicodedata
 import weakref
@@ -36,14 +38,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
+import duckdb
 import pyarrow as pa
 
 from . import langid, textsignals
 from .checks import ALL, Check
 from .languages import CODES
-from .outputs import REPO
+from .outputs import REPO, file_sha256
 from .sqlsafe import literal
-from .sqltext import WS
 
 if TYPE_CHECKING:
     from .readers import Release
@@ -61,6 +63,7 @@ SIGNALS_VERSION = "heur-1"
 
 SIGNAL_SCHEMA = pa.schema([
     ("key", pa.string()), ("len_s", pa.int32()), ("len_t", pa.int32()),
+    ("category", pa.string()),
     ("num_missing", pa.string()), ("num_extra", pa.string()), ("num_evidence", pa.string()),
     ("num_changed", pa.int16()),
     ("loop_unit", pa.string()), ("loop_count", pa.int16()), ("loop_span", pa.string()),
@@ -74,35 +77,38 @@ SIGNAL_SCHEMA = pa.schema([
 ])
 
 
-def pair_signals(lang: str, source: str, translation: str, mojibake_candidate: bool = True
-                 ) -> dict:
-    """Every signal of one pair (the row the cache holds); `mojibake_candidate` False skips
-    ftfy where SQL already ruled mojibake out."""
+GATES = ("g_numbers", "g_loop", "g_similarity", "g_mojibake", "g_brackets", "g_terminal")
+
+
+def pair_signals(lang: str, source: str, translation: str, gates: dict | None = None) -> dict:
+    """Every signal of one pair (the row the cache holds). `gates` (see `_gates_sql`) skips
+    the signals SQL has ruled out; without it every signal is computed."""
+    gate = (lambda name: gates[name]) if gates is not None else (lambda name: True)
     row: dict = {"len_s": len(source), "len_t": len(translation)}
-    numbers = textsignals.number_mismatch(source, translation, lang)
+    numbers = gate("g_numbers") and textsignals.number_mismatch(source, translation, lang)
     if numbers:
         row.update(num_missing=", ".join(numbers.missing), num_extra=", ".join(numbers.extra),
                    num_evidence=numbers.evidence, num_changed=len(numbers.missing))
-    if textsignals.may_loop(translation, lang):
+    if gate("g_loop") and textsignals.may_loop(translation, lang):
         loop = textsignals.longest_loop(translation, lang)
         if loop:
             ours = textsignals.longest_loop(source, "en")
             row.update(loop_unit=loop.unit, loop_count=loop.count, loop_span=loop.span,
                        source_loop=ours.count if ours else 1)
-    if textsignals.similarity_bound(source, translation) >= MIN_KEPT_SIMILARITY:
+    if gate("g_similarity") and textsignals.similarity_bound(
+            source, translation) >= MIN_KEPT_SIMILARITY:
         similarity = textsignals.similarity(source, translation)
         if similarity >= MIN_KEPT_SIMILARITY:
             row["similarity"] = similarity
-    if mojibake_candidate:
-        broken = textsignals.mojibake(translation, lang)
-        if broken:
-            row.update(moji_codec=broken.codec, moji_bad=broken.bad, moji_good=broken.good,
-                       moji_repaired=broken.repaired)
-    brackets = textsignals.unbalanced(source, translation)
+    broken = gate("g_mojibake") and textsignals.mojibake(translation, lang)
+    if broken:
+        row.update(moji_codec=broken.codec, moji_bad=broken.bad, moji_good=broken.good,
+                   moji_repaired=broken.repaired)
+    brackets = gate("g_brackets") and textsignals.unbalanced(source, translation)
     if brackets:
         row.update(br_kind=brackets.kind, br_mark=brackets.mark,
                    br_evidence=brackets.evidence)
-    ending = textsignals.terminal_mismatch(source, translation, lang)
+    ending = gate("g_terminal") and textsignals.terminal_mismatch(source, translation, lang)
     if ending:
         stripped = translation.rstrip(textsignals.CLOSING)
         row.update(term_category=ending[0], term_source=ending[1], term_translation=ending[2],
@@ -110,30 +116,23 @@ def pair_signals(lang: str, source: str, translation: str, mojibake_candidate: b
     return row
 
 
-def signal_table(keys: Sequence[str], langs: Sequence[str], sources: Sequence[str],
-                 translations: Sequence[str], candidates: Sequence[bool]) -> pa.Table:
-    rows = [pair_signals(*args) for args in zip(langs, sources, translations, candidates)]
+def signal_table(pairs: Sequence[dict]) -> pa.Table:
+    """Signal rows for pairs {key, lang, src, tgt, category, g_*}."""
+    rows = [pair_signals(p["lang"], p["src"], p["tgt"], p) for p in pairs]
     columns = {f.name: pa.array([r.get(f.name) for r in rows], f.type)
-               for f in SIGNAL_SCHEMA if f.name != "key"}
-    return pa.table({"key": pa.array(list(keys), pa.string()), **columns},
-                    schema=SIGNAL_SCHEMA)
+               for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    return pa.table({"key": pa.array([p["key"] for p in pairs], pa.string()),
+                     "category": pa.array([p["category"] for p in pairs], pa.string()),
+                     **columns}, schema=SIGNAL_SCHEMA)
 
 
-def _signal_chunk(args: tuple) -> pa.Table:
-    return signal_table(*args)
-
-
-def compute(keys: list[str], langs: list[str], sources: list[str], translations: list[str],
-            candidates: list[bool]) -> pa.Table:
+def compute(pairs: list[dict]) -> pa.Table:
     """The signals of many pairs; large batches are spread over two processes."""
-    if len(keys) < PARALLEL_FROM:
-        return signal_table(keys, langs, sources, translations, candidates)
-    half = (len(keys) + 1) // 2
-    chunks = [tuple(column[i:i + half] for column in
-                    (keys, langs, sources, translations, candidates))
-              for i in range(0, len(keys), half)]
-    with ProcessPoolExecutor(len(chunks)) as pool:
-        return pa.concat_tables(pool.map(_signal_chunk, chunks))
+    if len(pairs) < PARALLEL_FROM:
+        return signal_table(pairs)
+    half = (len(pairs) + 1) // 2
+    with ProcessPoolExecutor(2) as pool:
+        return pa.concat_tables(pool.map(signal_table, [pairs[:half], pairs[half:]]))
 
 
 @lru_cache(maxsize=1)
@@ -175,18 +174,24 @@ _CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
 _JUDGED = (f"lang IN {_CODES} AND NOT is_blank(src) AND src <> tgt AND "
            r"regexp_matches(tgt, '[\p{L}\p{N}]')")
 
-# Rows whose candidate lists are equal share their context units: one representative each.
-_GROUPS = """
-CREATE OR REPLACE TEMP TABLE heur_groups AS
-SELECT rid, min(rid) OVER (PARTITION BY candidates) AS rep FROM release
+# The views of one source share its context: one representative row per source and
+# candidate list, read in one pass (the candidate lists are the bulk of a release). Rows
+# are grouped by source and a 64-bit hash of their candidates: views of one source whose
+# different contexts collide on that hash would share units.
+_CONTEXTS = """
+CREATE OR REPLACE TEMP TABLE heur_contexts AS
+SELECT min(rid) AS rep, list(rid) AS rids, arg_min(candidates, rid) AS candidates
+FROM release GROUP BY source_id, source_split, hash(candidates), len(candidates)
 """
-
-_UNITS = f"""
-CREATE OR REPLACE TEMP TABLE heur_units AS
-WITH c AS (
-    SELECT r.rid AS owner, unnest(r.candidates) AS c
-    FROM release r SEMI JOIN (SELECT rep FROM heur_groups WHERE rep = rid) g
-      ON r.rid = g.rep),
+_ROWS = """
+CREATE OR REPLACE TEMP TABLE heur_rows AS
+SELECT g.rid, g.rep, r.id, r.source_split
+FROM (SELECT rep, unnest(rids) AS rid FROM heur_contexts) g
+JOIN (SELECT rid, id, source_split FROM release) r USING (rid)
+"""
+_TEXT_UNITS = f"""
+CREATE OR REPLACE TEMP TABLE heur_text_units AS
+WITH c AS (SELECT rep AS owner, unnest(candidates) AS c FROM heur_contexts),
 u AS (
     SELECT owner, TRUE AS shared, c.paragraph_id, NULL::INTEGER AS sentence_index,
            'title' AS unit, c.language_code AS lang, c.source_title AS src, c.title AS tgt
@@ -202,10 +207,84 @@ u AS (
     UNION ALL
     SELECT rid, FALSE, NULL, NULL, 'answer', answer_language, source_answer, answer
     FROM release)
-SELECT owner, shared, paragraph_id, sentence_index, unit, lang, src, tgt,
-       sha256(lang || chr(31) || src || chr(31) || tgt) AS key
-FROM u WHERE {_JUDGED}
+SELECT *, sha256(lang || chr(31) || src || chr(31) || tgt) AS key FROM u WHERE {_JUDGED}
 """
+UNIT_COLUMNS = "owner, shared, paragraph_id, sentence_index, unit, lang, key"
+INDEXES_KEPT = 8
+
+
+def _index(release: "Release", root: Path) -> bool:
+    """Tables heur_units (every judged unit and its pair key, no text) and heur_rows (rid →
+    representative row of its context, id, split), cached under `<root>/units/` by the
+    sha256 of the release files and of the SQL reading them: a warm rescan reads no
+    candidate list. Returns True when the units were built now (heur_text_units exists)."""
+    con = release.con
+    view = con.sql("SELECT sql FROM duckdb_views() WHERE view_name = 'release'").fetchall()
+    digest = hashlib.sha256((_CONTEXTS + _TEXT_UNITS + repr(view)).encode("utf-8"))
+    for path in release.paths:
+        digest.update(file_sha256(Path(path)).encode("ascii"))
+    stem = root / "units" / digest.hexdigest()
+    units, rows = Path(f"{stem}-units.parquet"), Path(f"{stem}-rows.parquet")
+    if units.is_file() and rows.is_file():
+        try:
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE heur_units AS
+                    SELECT * FROM read_parquet({literal(str(units))});
+                CREATE OR REPLACE TEMP TABLE heur_rows AS
+                    SELECT * FROM read_parquet({literal(str(rows))})""")
+            os.utime(units)
+            return False
+        except duckdb.Error:
+            units.unlink(missing_ok=True)
+    _text_units(con)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE heur_units AS SELECT {UNIT_COLUMNS} "
+                "FROM heur_text_units")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    for table, path in (("heur_units", units), ("heur_rows", rows)):
+        handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=stem.parent)
+        os.close(handle)
+        try:
+            con.execute(f"COPY {table} TO {literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    for old in sorted(stem.parent.glob("*-units.parquet"),
+                      key=lambda p: p.stat().st_mtime)[:-INDEXES_KEPT]:
+        old.unlink(missing_ok=True)
+        Path(str(old).replace("-units.parquet", "-rows.parquet")).unlink(missing_ok=True)
+    return True
+
+
+def _text_units(con) -> None:
+    con.execute(_CONTEXTS)
+    con.execute(_ROWS)
+    con.execute(_TEXT_UNITS)
+    con.execute("DROP TABLE heur_contexts")
+
+
+# What each signal needs, decided in SQL so Python computes only the signals that can exist:
+# digits on both sides, a word repeated (any text written without spaces), enough
+# ASCII for a similarity of MIN_KEPT_SIMILARITY to an ASCII source, the mojibake gate, a
+# bracket or quote, final characters that differ (or an ellipsis).
+def _gates_sql() -> str:
+    unspaced = "(" + ", ".join(literal(c) for c in sorted(textsignals.UNSPACED)) + ")"
+    marks = literal("[" + _re2_class("".join(o + c for o, c in textsignals.BRACKETS
+                                             + textsignals.QUOTES)
+                                     + "".join(textsignals.COUNTED_QUOTES)
+                                     + textsignals.SYMMETRIC_QUOTES) + "]")
+    closing = literal(textsignals.CLOSING)
+    return rf"""
+        (regexp_matches(src, '\p{{Nd}}') AND regexp_matches(tgt, '\p{{Nd}}')) AS g_numbers,
+        (lang IN {unspaced} OR len(string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+')) -
+            len(list_distinct(string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+'))) >= 2)
+            AS g_loop,
+        (NOT regexp_full_match(src, '[\x00-\x7f]*') OR
+            length(regexp_replace(tgt, '[^\x00-\x7f]', '', 'g'))
+              >= {MIN_KEPT_SIMILARITY} * greatest(length(src), length(tgt))) AS g_similarity,
+        regexp_matches(tgt, {literal(mojibake_gate())}) AS g_mojibake,
+        (regexp_matches(src, {marks}) OR regexp_matches(tgt, {marks})) AS g_brackets,
+        (right(rtrim(src, {closing}), 1) <> right(rtrim(tgt, {closing}), 1)
+            OR suffix(rtrim(tgt, {closing}), '..')) AS g_terminal"""
 
 
 @dataclass
@@ -218,43 +297,53 @@ class Prepared:
 
 
 _PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# A pair has a finding of some check only where one of these is set (length aside).
+_ANY_SIGNAL = ("s.num_changed IS NOT NULL OR s.loop_count IS NOT NULL OR s.similarity IS NOT "
+               "NULL OR s.moji_bad IS NOT NULL OR s.br_kind IS NOT NULL OR "
+               "s.term_category IS NOT NULL")
 
 
 def prepare(release: "Release", cache_dir: Path | None = None,
             force: bool = False) -> Prepared:
-    """Tables heur_groups (rid → representative row of its context), heur_units (every
-    judged unit with its pair key) and heur_signals (the signals of every distinct pair) on
-    the release's connection, once per connection unless `force`."""
+    """Tables heur_rows, heur_units (see `_index`), heur_signals (the signals of every
+    distinct pair) and heur_found (the units with some signal) on the release's connection,
+    once per connection unless `force`."""
     con = release.con
     if con in _PREPARED and not force:
         return _PREPARED[con]
     done = Prepared()
     root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
     clock = time.perf_counter()
-    con.execute(_GROUPS)
-    con.execute(_UNITS)
+    texts = _index(release, root)
     done.seconds["units"] = time.perf_counter() - clock
     cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
     with langid._locked(root):
         clock = time.perf_counter()
-        pairs = "SELECT DISTINCT key FROM heur_units"
-        done.pairs, done.computed = langid._cached(con, cache, "heur_signals",
-                                                   pairs, "heur_missing")
+        done.pairs, done.computed = langid._cached(
+            con, cache, "heur_signals", "SELECT DISTINCT key FROM heur_units", "heur_missing")
         done.seconds["lookup"] = time.perf_counter() - clock
         if done.computed:
             clock = time.perf_counter()
+            if not texts:      # the index was cached but some signals are not
+                _text_units(con)
             rows = con.sql(f"""
-                SELECT DISTINCT ON (key) key, lang, src, tgt,
-                       regexp_matches(tgt, {literal(mojibake_gate())}) AS candidate
-                FROM heur_units SEMI JOIN heur_missing USING (key)""").to_arrow_table()
-            new = compute(*(rows.column(c).to_pylist()
-                            for c in ("key", "lang", "src", "tgt", "candidate")))
+                SELECT DISTINCT ON (key) key, lang, src, tgt, copy_category(tgt) AS category,
+                       {_gates_sql()}
+                FROM heur_text_units SEMI JOIN heur_missing USING (key)""").to_arrow_table()
+            done.seconds["texts"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            new = compute(rows.to_pylist())
             cache.append(new)
             con.register("heur_new_signals", new)
             con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
             con.unregister("heur_new_signals")
             done.seconds["compute"] = time.perf_counter() - clock
-    con.execute("DROP TABLE IF EXISTS heur_missing")
+    clock = time.perf_counter()
+    con.execute(f"""DROP TABLE IF EXISTS heur_missing; DROP TABLE IF EXISTS heur_text_units;
+        CREATE OR REPLACE TEMP TABLE heur_found AS
+        SELECT u.*, s.* EXCLUDE (key) FROM heur_units u JOIN heur_signals s USING (key)
+        WHERE {_ANY_SIGNAL}""")
+    done.seconds["found"] = time.perf_counter() - clock
     done.units = con.sql("SELECT count(*) FROM heur_units").fetchall()[0][0]
     done.seconds["total"] = sum(done.seconds.values())
     _PREPARED[con] = done
@@ -264,21 +353,20 @@ def prepare(release: "Release", cache_dir: Path | None = None,
 # ------------------------------------------------------------------------ the checks
 
 def _located(found: str, detail: str, category: str, evidence: str) -> str:
-    """Findings rows from `found` (units with their signals, alias f): context units go
-    to every row sharing the context."""
-    return f"""SELECT rid, r.id, r.source_split, f.paragraph_id, f.sentence_index,
-                      {detail} AS detail, {category} AS category, {evidence} AS evidence
-               FROM (SELECT g.rid, f.* FROM ({found}) f JOIN heur_groups g
-                       ON f.shared AND g.rep = f.owner
-                     UNION ALL BY NAME
-                     SELECT owner AS rid, * FROM ({found}) WHERE NOT shared) f
-               JOIN (SELECT rid, id, source_split FROM release) r USING (rid)"""
+    """Findings rows from `found` (units with their signals, alias f): a context unit goes
+    to every row sharing the context, a question or answer to its own row."""
+    columns = (f"r.rid, r.id, r.source_split, f.paragraph_id, f.sentence_index, "
+               f"{detail} AS detail, {category} AS category, {evidence} AS evidence")
+    return f"""SELECT {columns} FROM ({found}) f JOIN heur_rows r ON r.rep = f.owner
+               WHERE f.shared
+               UNION ALL
+               SELECT {columns} FROM ({found}) f JOIN heur_rows r ON r.rid = f.owner
+               WHERE NOT f.shared"""
 
 
 def _query(name: str, condition: str, detail: str, category: str = "NULL",
            evidence: str = "NULL", units: tuple[str, ...] = UNITS) -> str:
-    found = f"""SELECT u.*, s.* EXCLUDE (key) FROM heur_units u JOIN heur_signals s USING (key)
-                WHERE u.unit IN {_tuple(units)} AND {condition}"""
+    found = f"SELECT * FROM heur_found s WHERE s.unit IN {_tuple(units)} AND {condition}"
     located = _located(found, f"f.unit || ': ' || {detail}", category, evidence)
     return f"""SELECT rid, id, source_split, {literal(name)} AS "check", paragraph_id,
                       sentence_index, detail, category::VARCHAR AS category,
@@ -352,7 +440,7 @@ def _near_source_copy(release: "Release", t: dict) -> str:
                   f"s.similarity >= {float(t['similarity'])} AND "
                   f"s.len_s >= {int(t['min_chars'])}",
                   "'similarity ' || printf('%.2f', similarity) || ' to the English source'",
-                  "copy_category(tgt)")
+                  "f.category")
 
 
 def _mojibake(release: "Release", t: dict) -> str:
@@ -393,7 +481,7 @@ HEURISTIC_CHECKS = (
            "The translation's length relative to its source is a robust outlier among the "
            "release's pairs of its language and unit (z of log ratio per source-length bin).",
            _length_ratio_outlier,
-           {"short_z": 3.0, "long_z": 4.0, "min_source_chars": 20, "min_pairs": 200}),
+           {"short_z": 3.5, "long_z": 4.5, "min_source_chars": 20, "min_pairs": 200}),
     _check("repetition_loop",
            "A word or phrase is repeated in a row more often than in the source (a decoding "
            "loop).", _repetition_loop, {"min_repeats": 3, "over_source": 2}),
