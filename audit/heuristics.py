@@ -116,23 +116,31 @@ def pair_signals(lang: str, source: str, translation: str, gates: dict | None = 
     return row
 
 
-def signal_table(pairs: Sequence[dict]) -> pa.Table:
-    """Signal rows for pairs {key, lang, src, tgt, category, g_*}."""
-    rows = [pair_signals(p["lang"], p["src"], p["tgt"], p) for p in pairs]
-    columns = {f.name: pa.array([r.get(f.name) for r in rows], f.type)
-               for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
-    return pa.table({"key": pa.array([p["key"] for p in pairs], pa.string()),
-                     "category": pa.array([p["category"] for p in pairs], pa.string()),
-                     **columns}, schema=SIGNAL_SCHEMA)
+COLUMNS = ("key", "lang", "src", "tgt", "category") + GATES
 
 
-def compute(pairs: list[dict]) -> pa.Table:
+def signal_table(columns: dict[str, list]) -> pa.Table:
+    """Signal rows for pairs given as columns (COLUMNS: key, lang, src, tgt, category and
+    the gates)."""
+    rows = [pair_signals(lang, src, tgt, dict(zip(GATES, gates)))
+            for lang, src, tgt, *gates in zip(columns["lang"], columns["src"], columns["tgt"],
+                                                *(columns[g] for g in GATES))]
+    values = {f.name: pa.array([r.get(f.name) for r in rows], f.type)
+              for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    return pa.table({"key": pa.array(columns["key"], pa.string()),
+                     "category": pa.array(columns["category"], pa.string()), **values},
+                    schema=SIGNAL_SCHEMA)
+
+
+def compute(columns: dict[str, list]) -> pa.Table:
     """The signals of many pairs; large batches are spread over two processes."""
-    if len(pairs) < PARALLEL_FROM:
-        return signal_table(pairs)
-    half = (len(pairs) + 1) // 2
+    count = len(columns["key"])
+    if count < PARALLEL_FROM:
+        return signal_table(columns)
+    half = (count + 1) // 2
+    halves = [{k: v[:half] for k, v in columns.items()}, {k: v[half:] for k, v in columns.items()}]
     with ProcessPoolExecutor(2) as pool:
-        return pa.concat_tables(pool.map(signal_table, [pairs[:half], pairs[half:]]))
+        return pa.concat_tables(pool.map(signal_table, halves))
 
 
 @lru_cache(maxsize=1)
@@ -332,7 +340,7 @@ def prepare(release: "Release", cache_dir: Path | None = None,
                 FROM heur_text_units SEMI JOIN heur_missing USING (key)""").to_arrow_table()
             done.seconds["texts"] = time.perf_counter() - clock
             clock = time.perf_counter()
-            new = compute(rows.to_pylist())
+            new = compute({name: rows.column(name).to_pylist() for name in COLUMNS})
             cache.append(new)
             con.register("heur_new_signals", new)
             con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
