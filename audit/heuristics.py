@@ -17,11 +17,14 @@ and answer (NULL, NULL) with a non-blank English source that it does not equal b
 only: titles and answers are names and phrases.
 
 Speed: XHotpotQA+ has 24 views per source sharing one context, so the contexts are grouped
-first (rows whose candidate lists are equal share one set of units), and every signal is
-computed once per DISTINCT (language, source, translation) pair, in Python only for the pairs
-the cache lacks, and cached by the sha256 of the pair (`<cache>/heuristics/<version>/`,
-audit.langid's SignalCache). The thresholds are applied in SQL, so a policy that tunes them
-reuses the cache. Length calibration is set-based SQL over the distinct pairs.
+first (the rows of a source with equal candidate lists share one set of units), and every
+signal is computed once per DISTINCT (language, source, translation) pair, in Python only for
+the pairs the cache lacks and only the signals SQL has not ruled out, and cached by the
+sha256 of the pair (`<cache>/heuristics/signals/<version>/`, audit.langid's SignalCache).
+The release's units (keys, no text) are cached by the sha256 of its files, so a warm rescan
+reads no candidate list. Thresholds are applied in SQL, so a policy that tunes them reuses
+the cache. Length calibration is set-based SQL over the distinct pairs. Measured by
+`bench/heuristics.py --speed`.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import duckdb
 import pyarrow as pa
@@ -57,7 +60,7 @@ UNITS = ("sentence", "title", "question", "answer")
 MIN_KEPT_SIMILARITY = 0.5
 LENGTH_BINS = 4            # source-length quantile bins per language and unit
 PARALLEL_FROM = 20_000     # pairs: compute misses in two processes from this many on
-SIGNALS_VERSION = "heur-1"
+SIGNALS_VERSION = "heur-2"
 
 # ------------------------------------------------------------------ the signals per pair
 
@@ -145,9 +148,14 @@ def compute(columns: dict[str, list]) -> pa.Table:
 
 @lru_cache(maxsize=1)
 def cache_version() -> str:
-    """The rules' version and what they depend on (a change never reads stale rows)."""
+    """The rules' code, the cached columns and what they depend on: a change to any of them
+    never reads stale rows."""
+    import inspect
     from importlib.metadata import version
-    return (f"{SIGNALS_VERSION}-ftfy{version('ftfy')}-rapidfuzz{version('rapidfuzz')}"
+    rules = hashlib.sha256(Path(textsignals.__file__).read_bytes()
+                           + inspect.getsource(pair_signals).encode("utf-8")
+                           + str(SIGNAL_SCHEMA).encode("utf-8")).hexdigest()[:12]
+    return (f"{SIGNALS_VERSION}-{rules}-ftfy{version('ftfy')}-rapidfuzz{version('rapidfuzz')}"
             f"-unicode{unicodedata.unidata_version}-icu{langid._unicode_version()}")
 
 
@@ -228,7 +236,7 @@ def _index(release: "Release", root: Path) -> bool:
     candidate list. Returns True when the units were built now (heur_text_units exists)."""
     con = release.con
     view = con.sql("SELECT sql FROM duckdb_views() WHERE view_name = 'release'").fetchall()
-    digest = hashlib.sha256((_CONTEXTS + _TEXT_UNITS + repr(view)).encode("utf-8"))
+    digest = hashlib.sha256((_CONTEXTS + _TEXT_UNITS + UNIT_COLUMNS + repr(view)).encode())
     for path in release.paths:
         digest.update(file_sha256(Path(path)).encode("ascii"))
     stem = root / "units" / digest.hexdigest()

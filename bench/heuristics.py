@@ -204,6 +204,10 @@ WHY = {
     "exact_source_copy's job), never on a near copy.",
     ("mojibake", "Bicleaner"): "no_bad_encoding looks for 'Ã' and 'Â' only: it misses "
     "Windows-1251/1253 and MacRoman mojibake and fires on real Portuguese/French text.",
+    ("unbalanced_brackets", "Bicleaner"): "no_paren counts [ ] { } ⟨ ⟩ only (parentheses "
+    "only when the closing counts differ between the sides) and never quotes, so it misses "
+    "almost every removed mark; most of our false alarms are real slips in the NTREX "
+    "references (Chinese quotes closed with “, a dropped »).",
     ("terminal_punctuation_mismatch", "OpusFilter"): "Its penalty counts . ? ! … anywhere in "
     "the pair and knows no 。 । ۔ ؟; ours judges the final mark by class.",
 }
