@@ -60,6 +60,7 @@ UNITS = ("sentence", "title", "question", "answer")
 MIN_KEPT_SIMILARITY = 0.5
 LENGTH_BINS = 4            # source-length quantile bins per language and unit
 PARALLEL_FROM = 20_000     # pairs: compute misses in two processes from this many on
+BATCH = 250_000            # pairs computed and cached at a time
 SIGNALS_VERSION = "heur-2"
 
 # ------------------------------------------------------------------ the signals per pair
@@ -342,17 +343,23 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             clock = time.perf_counter()
             if not texts:      # the index was cached but some signals are not
                 _text_units(con)
-            rows = con.sql(f"""
+            con.execute(f"""CREATE OR REPLACE TEMP TABLE heur_todo AS
                 SELECT DISTINCT ON (key) key, lang, src, tgt, copy_category(tgt) AS category,
                        {_gates_sql()}
-                FROM heur_text_units SEMI JOIN heur_missing USING (key)""").to_arrow_table()
+                FROM heur_text_units SEMI JOIN heur_missing USING (key)""")
             done.seconds["texts"] = time.perf_counter() - clock
             clock = time.perf_counter()
-            new = compute({name: rows.column(name).to_pylist() for name in COLUMNS})
-            cache.append(new)
-            con.register("heur_new_signals", new)
-            con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
-            con.unregister("heur_new_signals")
+            # In batches: a cold scan of millions of pairs never holds all their texts in
+            # Python at once, and each batch is cached as soon as it is computed.
+            for start in range(0, done.computed, BATCH):
+                batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
+                                params=[start, start + BATCH]).to_arrow_table()
+                new = compute({name: batch.column(name).to_pylist() for name in COLUMNS})
+                cache.append(new)
+                con.register("heur_new_signals", new)
+                con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
+                con.unregister("heur_new_signals")
+            con.execute("DROP TABLE heur_todo")
             done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()
     con.execute(f"""DROP TABLE IF EXISTS heur_missing; DROP TABLE IF EXISTS heur_text_units;

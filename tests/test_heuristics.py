@@ -367,3 +367,16 @@ def test_the_cli_lists_each_checks_thresholds():
                                      "20", "(tune:", "[thresholds.near_source_copy]", "in",
                                      "--policy)"]
     assert sum("thresholds:" in line for line in lines) == 7
+
+
+def test_a_cold_scan_computes_in_batches(tmp_path, monkeypatch):
+    monkeypatch.setattr(heuristics, "BATCH", 2)
+    monkeypatch.setattr(heuristics, "CACHE_DIR", tmp_path / "cache")
+    rows = [pair_record(n, f"The batch lake {n} is 1,642 metres deep.",
+                        f"Der Stapelsee {n} ist 1.624 Meter tief.") for n in range(3)]
+    result = scan_pairs(tmp_path, rows)
+    # Distinct pairs: two titles, three lake sentences, the river sentence, the question
+    # and the answer, computed two at a time and cached batch by batch.
+    assert heuristics.prepare(result.release).computed == 8
+    assert len(list((tmp_path / "cache" / "signals").rglob("part-*.parquet"))) == 4
+    assert [f["check"] for f in result.findings.to_pylist()] == ["number_mismatch"] * 3
