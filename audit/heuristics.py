@@ -403,15 +403,16 @@ def _tuple(values: tuple[str, ...]) -> str:
 
 def _number_mismatch(release: "Release", t: dict) -> str:
     prepare(release)
-    return _query("number_mismatch", f"s.num_changed >= {int(t['min_changed'])}",
+    return _query("number_mismatch", f"s.num_changed >= {literal(int(t['min_changed']))}",
                   "'source ' || num_missing || ' → translation ' || num_extra",
                   "'changed'", "num_evidence")
 
 
 def _length_ratio_outlier(release: "Release", t: dict) -> str:
     prepare(release)
-    min_pairs, min_chars = int(t["min_pairs"]), int(t["min_source_chars"])
-    short_z, long_z = float(t["short_z"]), float(t["long_z"])
+    # Thresholds are validated numbers; as SQL they go through sqlsafe like any value.
+    min_pairs, min_chars = literal(int(t["min_pairs"])), literal(int(t["min_source_chars"]))
+    short_z, long_z = literal(float(t["short_z"])), literal(float(t["long_z"]))
     # Per language and unit, LENGTH_BINS quantile bins of source length (fewer when the
     # group is small), each with its own median and MAD of x = ln(len_t / len_s): the
     # spread of a short sentence's ratio is twice a long one's.
@@ -422,8 +423,8 @@ def _length_ratio_outlier(release: "Release", t: dict) -> str:
                    WHERE s.len_s >= {min_chars} AND s.len_t > 0),
         g AS (SELECT *, count(*) OVER w AS n, row_number() OVER (w ORDER BY len_s, key) AS r
               FROM d WINDOW w AS (PARTITION BY lang, unit)),
-        b AS (SELECT *, ((r - 1) * least({LENGTH_BINS}, n // {min_pairs}) // n)::INTEGER
-                        AS bin
+        b AS (SELECT *, ((r - 1) * least({LENGTH_BINS}, n // greatest({min_pairs}, 1))
+                         // n)::INTEGER AS bin
               FROM g WHERE n >= {min_pairs}),
         m AS (SELECT lang, unit, bin, median(x) AS med, count(*) AS nb, min(len_s) AS lo,
                      max(len_s) AS hi FROM b GROUP BY ALL),
@@ -449,7 +450,7 @@ def _length_ratio_outlier(release: "Release", t: dict) -> str:
 
 def _repetition_loop(release: "Release", t: dict) -> str:
     prepare(release)
-    repeats, over = int(t["min_repeats"]), int(t["over_source"])
+    repeats, over = literal(int(t["min_repeats"])), literal(int(t["over_source"]))
     return _query("repetition_loop",
                   f"s.loop_count >= {repeats} AND s.loop_count >= s.source_loop + {over}",
                   "'''' || loop_unit || ''' ' || loop_count || ' times in a row (source: ' || "
@@ -460,15 +461,15 @@ def _repetition_loop(release: "Release", t: dict) -> str:
 def _near_source_copy(release: "Release", t: dict) -> str:
     prepare(release)
     return _query("near_source_copy",
-                  f"s.similarity >= {float(t['similarity'])} AND "
-                  f"s.len_s >= {int(t['min_chars'])}",
+                  f"s.similarity >= {literal(float(t['similarity']))} AND "
+                  f"s.len_s >= {literal(int(t['min_chars']))}",
                   "'similarity ' || printf('%.2f', similarity) || ' to the English source'",
                   "f.category")
 
 
 def _mojibake(release: "Release", t: dict) -> str:
     prepare(release)
-    return _query("mojibake", f"length(s.moji_bad) >= {int(t['min_bad_chars'])}",
+    return _query("mojibake", f"length(s.moji_bad) >= {literal(int(t['min_bad_chars']))}",
                   "moji_codec || ' mojibake: ''' || moji_bad || ''' reads ''' || moji_good || "
                   "'''; repaired: ' || moji_repaired", "moji_codec", "moji_bad")
 
@@ -484,7 +485,7 @@ def _unbalanced_brackets(release: "Release", t: dict) -> str:
 def _terminal_punctuation_mismatch(release: "Release", t: dict) -> str:
     prepare(release)
     return _query("terminal_punctuation_mismatch",
-                  f"s.term_category IS NOT NULL AND s.len_s >= {int(t['min_source_chars'])}",
+                  f"s.term_category IS NOT NULL AND s.len_s >= {literal(int(t['min_source_chars']))}",
                   "'source ends with ' || replace(term_source, '_', ' ') || "
                   "', translation with ' || replace(term_translation, '_', ' ')",
                   "term_category", "term_tail", units=("sentence", "question"))
