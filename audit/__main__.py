@@ -69,6 +69,11 @@ def cmd_checks(args: argparse.Namespace) -> int:
     for check in registry.REGISTRY:
         print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
               f"{','.join(sorted(check.layouts)):16} {check.description}")
+        if check.thresholds:
+            print(f"{'':45} thresholds: " + ", ".join(
+                f"{name} = {str(value).lower() if isinstance(value, bool) else value}"
+                for name, value in check.thresholds) + "  (tune: [thresholds."
+                f"{check.name}] in --policy)")
     return 0
 
 

@@ -57,11 +57,14 @@ class Check:
     # A whole-release check instead of a row expression: prepares what it needs (it may
     # compute slow signals once per distinct text) and returns a SELECT of findings rows
     # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category) and
-    # optionally a ninth column, evidence (the substring a view highlights).
-    query: Callable[["Release"], str] | None = None
+    # optionally a ninth column, evidence (the substring a view highlights). A check with
+    # thresholds is called with the ones in force as a second argument, {name: value}.
+    query: Callable[..., str] | None = None
     # What else decides a query check's findings (its rule's constants): part of the
     # registry fingerprint.
     version: str = ""
+    # Tunable thresholds (name, default): a policy file may override them per check.
+    thresholds: tuple[tuple[str, bool | int | float], ...] = ()
 
     def plan(self, capabilities: frozenset[str]) -> tuple[str | None, str | None, bool]:
         """(row SQL, context SQL, whether they see every case); when they do not, a flag

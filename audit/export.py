@@ -50,6 +50,8 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
                                                  ("source", release.source_paths))
               for p in paths]
     summary = result.summary
+    checks = registry.for_layout(release.layout)
+    thresholds = result.policy.all_thresholds(checks)
     return {
         "scan_id": scan_id,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -63,7 +65,9 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
         "registry_fingerprint": registry.FINGERPRINT,
         "checks": [{"name": c.name, "unit": c.unit, "severity": result.policy.severity(c.name),
                     "origin": c.origin, "description": c.description}
-                   for c in registry.for_layout(release.layout)],
+                   for c in checks],
+        # The thresholds in force (registry defaults, tuned by the policy file).
+        "thresholds": thresholds,
         "tools": _tool_versions(),
         # Same inputs, policy and registry → same fingerprint: two scans are comparable.
         "fingerprint": result.identity,

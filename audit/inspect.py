@@ -111,7 +111,7 @@ def instance(result: ScanResult, row: int) -> dict:
         raise KeyError(f"no release row {row}")
     record = records[0]
     findings = con.sql("""SELECT "check", severity, origin, paragraph_id, sentence_index,
-                          detail, category FROM findings WHERE "row" = ?
+                          detail, category, evidence FROM findings WHERE "row" = ?
                           ORDER BY paragraph_id NULLS FIRST, sentence_index NULLS FIRST""",
                        params=[row]).to_arrow_table().to_pylist()
     status = con.sql('SELECT status, flags FROM status WHERE "row" = ?', params=[row]

@@ -9,10 +9,11 @@ import json
 from . import sqltext
 from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, HIDING_CHECKS, RELEASE_CHECKS,
                      SEVERITIES, V11_CHECKS, V2_CHECKS, Check)
+from .heuristics import HEURISTIC_CHECKS
 from .language_checks import LANGUAGE_CHECKS
 
 REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + HIDING_CHECKS + LANGUAGE_CHECKS
-                               + V2_CHECKS + RELEASE_CHECKS)
+                               + HEURISTIC_CHECKS + V2_CHECKS + RELEASE_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
 
@@ -32,7 +33,7 @@ def declaration(check: Check) -> dict:
             "reference": check.reference, "categories": list(check.categories),
             "category_severity": [list(pair) for pair in check.category_severity],
             "query": inspect.getsource(check.query) if check.query else None,
-            "version": check.version}
+            "version": check.version, "thresholds": [list(t) for t in check.thresholds]}
 
 
 def fingerprint(checks: tuple[Check, ...]) -> str:

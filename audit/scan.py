@@ -139,11 +139,12 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
             FROM row_checks WHERE {" AND ".join(found + [""])}
                                   list_contains(shipped_flags, {literal(name)})""")
     # A whole-release query yields the first eight columns in order, and may add a ninth,
-    # `evidence` (the substring a view highlights).
+    # `evidence` (the substring a view highlights); one with thresholds gets those in force.
     for check in active:
         if check.query is not None and check.needs <= release.capabilities:
             clock = time.perf_counter()
-            parts.append(f"SELECT * FROM ({check.query(release)}) q({_QUERY_COLUMNS})")
+            parts.append(f"SELECT * FROM ({_release_query(check, release, policy)}) "
+                         f"q({_QUERY_COLUMNS})")
             say(f"{check.name} prepared in {time.perf_counter() - clock:.1f} s")
     query_seconds = time.perf_counter() - started - check_seconds
     say("whole-release checks done; collecting findings and status")
@@ -157,6 +158,12 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
                        time.perf_counter() - started)
     say(f"scan done in {summary['seconds']['total']:.1f} s")
     return ScanResult(release, policy, summary)
+
+
+def _release_query(check: Check, release: Release, policy: Policy) -> str:
+    if check.thresholds:
+        return check.query(release, policy.thresholds(check.name))
+    return check.query(release)
 
 
 def _consistency(release: Release, active: tuple[Check, ...]) -> None:

@@ -45,6 +45,17 @@ st.query_params["row"] = str(row)
 item = inspect.instance(result, row)
 
 
+def evidence(findings: list[dict]) -> str | None:
+    """What the first of these findings points at in its text (a changed number, a loop, a
+    mangled stretch): highlighted where it occurs."""
+    return next((f["evidence"] for f in findings if f["evidence"]), None)
+
+
+def unit_findings(unit: str) -> list[dict]:
+    """The row's findings about its question or answer (their detail names the unit)."""
+    return [f for f in item["row_findings"] if f["detail"].startswith(f"{unit}:")]
+
+
 def findings_html(findings: list[dict]) -> str:
     return "".join(render.badge(f"{f['check']}: {f['detail']}", f["severity"])
                    for f in findings)
@@ -57,9 +68,11 @@ html(render.badge(item["status"], STATUS_KIND.get(item["status"], "info")),
 left, right = st.columns(2)
 with left:
     html(render.strong("Question "), render.badge(item["question_language"]),
-         render.paragraph(item["question"], item["question_language"]))
+         render.paragraph(item["question"], item["question_language"],
+                          evidence=evidence(unit_findings("question"))))
     html(render.strong("Answer "), render.badge(item["answer_language"]),
-         render.paragraph(item["answer"], item["answer_language"]))
+         render.paragraph(item["answer"], item["answer_language"],
+                          evidence=evidence(unit_findings("answer"))))
 with right:
     html(render.strong("English question "), render.badge("en"),
          render.paragraph(item["source_question"], "en"))
@@ -77,7 +90,8 @@ for cand in item["candidates"]:
          render.badge(cand["script"]), render.badge("gold", "gold") if cand["gold"] else "")
     title_l, title_r = st.columns(2)
     with title_l:
-        html(render.paragraph(cand["title"], cand["language_code"], css="xt xt-title"))
+        html(render.paragraph(cand["title"], cand["language_code"], css="xt xt-title",
+                              evidence=evidence(cand["findings"])))
     with title_r:
         html(render.paragraph(cand["source_title"], "en", css="xt xt-title"))
     if cand["findings"]:
@@ -88,7 +102,8 @@ for cand in item["candidates"]:
                             + (" ★ support" if line["support"] else ""),
                             "gold" if line["support"] else "")
         with left:
-            html(mark, render.paragraph(line["text"], cand["language_code"]),
+            html(mark, render.paragraph(line["text"], cand["language_code"],
+                                        evidence=evidence(line["findings"])),
                  findings_html(line["findings"]))
         with right:
             html(render.paragraph(line["source"], "en"))

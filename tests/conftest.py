@@ -36,10 +36,11 @@ def source(**changes) -> dict:
 
 def view(src: dict, languages=("German", "French", "Spanish")) -> list:
     """A clean translated context: every paragraph in the given languages, same counts.
-    Each sentence is a placeholder made of names and a number ("German 0: Danube"), which
+    Each sentence is a placeholder made of names and a number ("German 0: Danube."), which
     no language check can fault: names carry no language (tests/test_language_checks.py
-    writes real text)."""
-    return [[f"{title} ({language[:2]})", [f"{language} {i}: {title}"
+    writes real text); it ends with a full stop like its source, so no translation-quality
+    heuristic faults it either (tests/test_heuristics.py writes real pairs)."""
+    return [[f"{title} ({language[:2]})", [f"{language} {i}: {title}."
                                           for i, _ in enumerate(sentences)], language]
             for (title, sentences), language in zip(src["context"], languages)]
 
@@ -75,15 +76,16 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _language_cache(tmp_path_factory):
-    """The language signals' cache of a test session lives in a temporary directory, not in
-    the workspace (data/cache): in this process and in every CLI or app it starts."""
-    from audit import langid
-    saved, saved_env = langid.CACHE_DIR, os.environ.get("AUDIT_CACHE_DIR")
+    """The signal caches of a test session live in a temporary directory, not in the
+    workspace (data/cache): in this process and in every CLI or app it starts."""
+    from audit import heuristics, langid
+    saved = langid.CACHE_DIR, heuristics.CACHE_DIR
+    saved_env = os.environ.get("AUDIT_CACHE_DIR")
     root = tmp_path_factory.mktemp("cache")
     os.environ["AUDIT_CACHE_DIR"] = str(root)
-    langid.CACHE_DIR = root / "langid"
+    langid.CACHE_DIR, heuristics.CACHE_DIR = root / "langid", root / "heuristics"
     yield langid.CACHE_DIR
-    langid.CACHE_DIR = saved
+    langid.CACHE_DIR, heuristics.CACHE_DIR = saved
     if saved_env is None:
         os.environ.pop("AUDIT_CACHE_DIR", None)
     else:

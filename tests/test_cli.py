@@ -40,8 +40,11 @@ def test_scan_writes_the_three_outputs(tmp_path):
     summary = json.loads((tmp_path / "scan" / "summary.json").read_text())
     assert summary["rows"] == 2
     assert summary["status_counts"] == {"quarantined": 1, "review_required": 1}
+    # The formula stands in for a sentence ending in a full stop: an info-level finding
+    # (no effect on status) of the translation-quality heuristics.
     assert summary["check_counts"] == {"blank_sentence": 1,
-                                       "duplicate_normalized_translated_title": 1}
+                                       "duplicate_normalized_translated_title": 1,
+                                       "terminal_punctuation_mismatch": 1}
 
 
 def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):

@@ -252,3 +252,18 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     queue = at.dataframe[-1].value
     assert list(queue["item_id"]) == ["i03", "i07", "i09"]
     assert set(queue["state"]) == {"open"}
+
+
+def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    from audit import synth
+    from conftest import record, source
+    src = source(context=[["Lake", ["The lake is 1,642 metres deep."]]],
+                 supporting_facts=[["Lake", 0]])
+    row = record(src, context=[["See", ["Der See ist 1.624 Meter tief."], "German"]])
+    synth.write_release([row], tmp_path / "release")
+    at = page("2_Instance", release=str(tmp_path / "release"), row="0")
+    assert not at.exception
+    line = findings_at(at, "p00 · 0")
+    assert '<mark class="ev">1.624</mark>' in line
+    assert "number_mismatch: sentence: source 1,642 → translation 1.624" in line

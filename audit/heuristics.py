@@ -1,0 +1,523 @@
+"""Translation-quality heuristics: the damage machine translation does without breaking
+structure (issue 12). Seven whole-release checks, review level by default:
+
+number_mismatch            a numeral of the source changed in the translation (by value, any
+                           digit system; `textsignals.number_mismatch`)
+length_ratio_outlier       log(len translation / len source) a robust outlier within its
+                           language and unit, calibrated from the release itself
+repetition_loop            a unit repeated in a row more often than in the source
+near_source_copy           a translation within a similarity of its English source, not equal
+mojibake                   text ftfy repairs (UTF-8 read in a single-byte codec)
+unbalanced_brackets        brackets or quotes balanced in the source, not in the translation
+terminal_punctuation_mismatch  a question that no longer ends as one, a dropped final mark…
+
+Units: every non-English sentence (paragraph_id, k), title (paragraph_id, NULL), question
+and answer (NULL, NULL) with a non-blank English source that it does not equal byte for byte
+(an equal one is exact_source_copy's). Terminal punctuation judges sentences and questions
+only: titles and answers are names and phrases.
+
+Speed: XHotpotQA+ has 24 views per source sharing one context, so the contexts are grouped
+first (the rows of a source with equal candidate lists share one set of units), and every
+signal is computed once per DISTINCT (language, source, translation) pair, in Python only for
+the pairs the cache lacks and only the signals SQL has not ruled out, and cached by the
+sha256 of the pair (`<cache>/heuristics/signals/<version>/`, audit.langid's SignalCache).
+The release's units (keys, no text) are cached by the sha256 of its files, so a warm rescan
+reads no candidate list. Thresholds are applied in SQL, so a policy that tunes them reuses
+the cache. Length calibration is set-based SQL over the distinct pairs. Measured by
+`bench/heuristics.py --speed`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+import unicodedata
+import weakref
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+
+from . import langid, readers, textsignals
+from .checks import ALL, COPY_CATEGORIES, Check
+from .languages import CODES
+from .outputs import REPO
+from .sqlsafe import literal
+
+if TYPE_CHECKING:
+    from .readers import Release
+
+CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "heuristics"
+TARGETS = tuple(code for code in CODES if code != "en")
+UNITS = ("sentence", "title", "question", "answer")
+# Similarities below this are not kept (a near copy threshold must be at least this).
+MIN_KEPT_SIMILARITY = 0.5
+LENGTH_BINS = 4            # source-length quantile bins per language and unit
+PARALLEL_FROM = 20_000     # pairs: compute misses in two processes from this many on
+BATCH = 250_000            # pairs computed and cached at a time
+SIGNALS_VERSION = "heur-2"
+
+# ------------------------------------------------------------------ the signals per pair
+
+SIGNAL_SCHEMA = pa.schema([
+    ("key", pa.string()), ("len_s", pa.int32()), ("len_t", pa.int32()),
+    ("category", pa.string()),
+    ("num_missing", pa.string()), ("num_extra", pa.string()), ("num_evidence", pa.string()),
+    ("num_changed", pa.int16()),
+    ("loop_unit", pa.string()), ("loop_count", pa.int16()), ("loop_span", pa.string()),
+    ("source_loop", pa.int16()),
+    ("similarity", pa.float64()),
+    ("moji_codec", pa.string()), ("moji_bad", pa.string()), ("moji_good", pa.string()),
+    ("moji_repaired", pa.string()),
+    ("br_kind", pa.string()), ("br_mark", pa.string()), ("br_evidence", pa.string()),
+    ("term_category", pa.string()), ("term_source", pa.string()),
+    ("term_translation", pa.string()), ("term_tail", pa.string()),
+])
+
+
+GATES = ("g_numbers", "g_loop", "g_similarity", "g_mojibake", "g_brackets", "g_terminal")
+
+
+def pair_signals(lang: str, source: str, translation: str, gates: dict | None = None) -> dict:
+    """Every signal of one pair (the row the cache holds). `gates` (see `_gates_sql`) skips
+    the signals SQL has ruled out; without it every signal is computed."""
+    gate = (lambda name: gates[name]) if gates is not None else (lambda name: True)
+    row: dict = {"len_s": len(source), "len_t": len(translation)}
+    numbers = gate("g_numbers") and textsignals.number_mismatch(source, translation, lang)
+    if numbers:
+        row.update(num_missing=", ".join(numbers.missing), num_extra=", ".join(numbers.extra),
+                   num_evidence=numbers.evidence, num_changed=len(numbers.missing))
+    if gate("g_loop") and textsignals.may_loop(translation, lang):
+        loop = textsignals.longest_loop(translation, lang)
+        if loop:
+            ours = textsignals.longest_loop(source, "en")
+            row.update(loop_unit=loop.unit, loop_count=loop.count, loop_span=loop.span,
+                       source_loop=ours.count if ours else 1)
+    if gate("g_similarity") and textsignals.similarity_bound(
+            source, translation) >= MIN_KEPT_SIMILARITY:
+        similarity = textsignals.similarity(source, translation)
+        if similarity >= MIN_KEPT_SIMILARITY:
+            row["similarity"] = similarity
+    broken = gate("g_mojibake") and textsignals.mojibake(translation, lang)
+    if broken:
+        row.update(moji_codec=broken.codec, moji_bad=broken.bad, moji_good=broken.good,
+                   moji_repaired=broken.repaired)
+    brackets = gate("g_brackets") and textsignals.unbalanced(source, translation)
+    if brackets:
+        row.update(br_kind=brackets.kind, br_mark=brackets.mark,
+                   br_evidence=brackets.evidence)
+    ending = gate("g_terminal") and textsignals.terminal_mismatch(source, translation, lang)
+    if ending:
+        stripped = translation.rstrip(textsignals.CLOSING)
+        row.update(term_category=ending[0], term_source=ending[1], term_translation=ending[2],
+                   term_tail=translation[max(0, len(stripped) - 12):] or None)
+    return row
+
+
+COLUMNS = ("key", "lang", "src", "tgt", "category") + GATES
+
+
+def signal_table(columns: dict[str, list]) -> pa.Table:
+    """Signal rows for pairs given as columns (COLUMNS: key, lang, src, tgt, category and
+    the gates)."""
+    rows = [pair_signals(lang, src, tgt, dict(zip(GATES, gates)))
+            for lang, src, tgt, *gates in zip(columns["lang"], columns["src"], columns["tgt"],
+                                                *(columns[g] for g in GATES))]
+    values = {f.name: pa.array([r.get(f.name) for r in rows], f.type)
+              for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    return pa.table({"key": pa.array(columns["key"], pa.string()),
+                     "category": pa.array(columns["category"], pa.string()), **values},
+                    schema=SIGNAL_SCHEMA)
+
+
+def compute(columns: dict[str, list]) -> pa.Table:
+    """The signals of many pairs; large batches are spread over two processes."""
+    count = len(columns["key"])
+    if count < PARALLEL_FROM:
+        return signal_table(columns)
+    half = (count + 1) // 2
+    halves = [{k: v[:half] for k, v in columns.items()}, {k: v[half:] for k, v in columns.items()}]
+    with ProcessPoolExecutor(2) as pool:
+        return pa.concat_tables(pool.map(signal_table, halves))
+
+
+@lru_cache(maxsize=1)
+def cache_version() -> str:
+    """The rules' code, the cached columns and what they depend on: a change to any of them
+    never reads stale rows."""
+    import inspect
+    from importlib.metadata import version
+    rules = hashlib.sha256(Path(textsignals.__file__).read_bytes()
+                           + inspect.getsource(pair_signals).encode("utf-8")
+                           + str(SIGNAL_SCHEMA).encode("utf-8")).hexdigest()[:12]
+    return (f"{SIGNALS_VERSION}-{rules}-ftfy{version('ftfy')}-rapidfuzz{version('rapidfuzz')}"
+            f"-unicode{unicodedata.unidata_version}-icu{langid._unicode_version()}")
+
+
+# ---------------------------------------------------------------------- the mojibake gate
+
+@lru_cache(maxsize=1)
+def mojibake_gate() -> str:
+    """An RE2 class pair that every single-byte mis-decoding of UTF-8 leaves behind: a
+    character standing for a lead byte (0xC2–0xF4) followed by one standing for a
+    continuation byte (0x80–0xBF), in one of ftfy's codecs. Text without such a pair
+    cannot be the mojibake ftfy repairs, and skips it (most text: CJK, Indic, Thai,
+    Hangul, plain ASCII)."""
+    import ftfy.bad_codecs  # noqa: F401
+    from ftfy.chardata import CHARMAP_ENCODINGS
+    alternatives = []
+    for codec in CHARMAP_ENCODINGS:
+        leads = bytes(range(0xC2, 0xF5)).decode(codec)
+        follows = bytes(range(0x80, 0xC0)).decode(codec)
+        alternatives.append(f"[{_re2_class(leads)}][{_re2_class(follows)}]")
+    return "|".join(alternatives)
+
+
+def _re2_class(chars: str) -> str:
+    return "".join(f"\\x{{{ord(ch):x}}}" for ch in sorted(set(chars)))
+
+
+# ------------------------------------------------------------ units of a whole release
+
+_CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
+# A translation without a letter or digit (a placeholder, a zero-width space) is for the
+# blank, placeholder and Unicode checks; an equal one is exact_source_copy's.
+_JUDGED = (f"lang IN {_CODES} AND NOT is_blank(src) AND src <> tgt AND "
+           r"regexp_matches(tgt, '[\p{L}\p{N}]')")
+
+# The views of one source share its context (readers.CONTEXT_NUMBERING): titles and
+# sentences are units of a context (owner: its number), questions and answers of a row.
+_ROWS = """
+CREATE OR REPLACE TEMP TABLE heur_rows AS SELECT rid, ctx AS rep, id, source_split FROM views
+"""
+_TEXT_UNITS = f"""
+CREATE OR REPLACE TEMP TABLE heur_text_units AS
+WITH c AS (SELECT ctx AS owner, unnest(candidates) AS c FROM contexts),
+u AS (
+    SELECT owner, TRUE AS shared, c.paragraph_id, NULL::INTEGER AS sentence_index,
+           'title' AS unit, c.language_code AS lang, c.source_title AS src, c.title AS tgt
+    FROM c
+    UNION ALL
+    SELECT owner, TRUE, c.paragraph_id, (k - 1)::INTEGER, 'sentence', c.language_code,
+           c.source_sentences[k], c.sentences[k]
+    FROM (SELECT owner, c, unnest(range(1, least(len(c.sentences),
+                                                 len(c.source_sentences)) + 1)) AS k FROM c)
+    UNION ALL
+    SELECT rid, FALSE, NULL, NULL, 'question', question_language, source_question, question
+    FROM views
+    UNION ALL
+    SELECT rid, FALSE, NULL, NULL, 'answer', answer_language, source_answer, answer
+    FROM views)
+SELECT *, sha256(lang || chr(31) || src || chr(31) || tgt) AS key FROM u WHERE {_JUDGED}
+"""
+UNIT_COLUMNS = "owner, shared, paragraph_id, sentence_index, unit, lang, key"
+INDEXES_KEPT = 8
+
+
+def _index(release: "Release", root: Path) -> bool:
+    """Tables heur_units (every judged unit and its pair key, no text) and heur_rows (rid →
+    representative row of its context, id, split), cached under `<root>/units/` by the
+    sha256 of the release files and of the SQL reading them: a warm rescan reads no
+    candidate list. Returns True when the units were built now (heur_text_units exists)."""
+    con = release.con
+    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
+                    "('views', 'contexts') ORDER BY 1").fetchall()
+    digest = hashlib.sha256((_ROWS + _TEXT_UNITS + UNIT_COLUMNS + repr(views)
+                             + readers.CONTEXT_NUMBERING).encode())
+    for path in release.paths:
+        digest.update(release.digests[str(path)].encode("ascii"))
+    stem = root / "units" / digest.hexdigest()
+    units, rows = Path(f"{stem}-units.parquet"), Path(f"{stem}-rows.parquet")
+    if units.is_file() and rows.is_file():
+        try:
+            con.execute(f"""
+                CREATE OR REPLACE TEMP TABLE heur_units AS
+                    SELECT * FROM read_parquet({literal(str(units))});
+                CREATE OR REPLACE TEMP TABLE heur_rows AS
+                    SELECT * FROM read_parquet({literal(str(rows))})""")
+            os.utime(units)
+            return False
+        except duckdb.Error:
+            units.unlink(missing_ok=True)
+    _text_units(con)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE heur_units AS SELECT {UNIT_COLUMNS} "
+                "FROM heur_text_units")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    for table, path in (("heur_units", units), ("heur_rows", rows)):
+        handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=stem.parent)
+        os.close(handle)
+        try:
+            con.execute(f"COPY {table} TO {literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
+            os.replace(tmp, path)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+    for old in sorted(stem.parent.glob("*-units.parquet"),
+                      key=lambda p: p.stat().st_mtime)[:-INDEXES_KEPT]:
+        old.unlink(missing_ok=True)
+        Path(str(old).replace("-units.parquet", "-rows.parquet")).unlink(missing_ok=True)
+    return True
+
+
+def _text_units(con) -> None:
+    con.execute(_ROWS)
+    con.execute(_TEXT_UNITS)
+
+
+# What each signal needs, decided in SQL so Python computes only the signals that can exist:
+# digits on both sides, a word repeated (any text written without spaces), enough
+# ASCII for a similarity of MIN_KEPT_SIMILARITY to an ASCII source, the mojibake gate, a
+# bracket or quote, final characters that differ (or an ellipsis).
+def _gates_sql() -> str:
+    unspaced = "(" + ", ".join(literal(c) for c in sorted(textsignals.UNSPACED)) + ")"
+    marks = literal("[" + _re2_class("".join(o + c for o, c in textsignals.BRACKETS
+                                             + textsignals.QUOTES)
+                                     + "".join(textsignals.COUNTED_QUOTES)
+                                     + textsignals.SYMMETRIC_QUOTES) + "]")
+    closing = literal(textsignals.CLOSING)
+    return rf"""
+        (regexp_matches(src, '\p{{Nd}}') AND regexp_matches(tgt, '\p{{Nd}}')) AS g_numbers,
+        (lang IN {unspaced} OR len(string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+')) -
+            len(list_distinct(string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+'))) >= 2)
+            AS g_loop,
+        (NOT regexp_full_match(src, '[\x00-\x7f]*') OR
+            length(regexp_replace(tgt, '[^\x00-\x7f]', '', 'g'))
+              >= {MIN_KEPT_SIMILARITY} * greatest(length(src), length(tgt))) AS g_similarity,
+        regexp_matches(tgt, {literal(mojibake_gate())}) AS g_mojibake,
+        (regexp_matches(src, {marks}) OR regexp_matches(tgt, {marks})) AS g_brackets,
+        (right(rtrim(src, {closing}), 1) <> right(rtrim(tgt, {closing}), 1)
+            OR suffix(rtrim(tgt, {closing}), '..')) AS g_terminal"""
+
+
+@dataclass
+class Prepared:
+    """What `prepare` did: distinct pairs, how many were computed now, seconds per phase."""
+    units: int = 0
+    pairs: int = 0
+    computed: int = 0
+    seconds: dict = field(default_factory=dict)
+
+
+_PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+# A pair has a finding of some check only where one of these is set (length aside).
+_ANY_SIGNAL = ("s.num_changed IS NOT NULL OR s.loop_count IS NOT NULL OR s.similarity IS NOT "
+               "NULL OR s.moji_bad IS NOT NULL OR s.br_kind IS NOT NULL OR "
+               "s.term_category IS NOT NULL")
+
+
+def prepare(release: "Release", cache_dir: Path | None = None,
+            force: bool = False) -> Prepared:
+    """Tables heur_rows, heur_units (see `_index`), heur_signals (the signals of every
+    distinct pair) and heur_found (the units with some signal) on the release's connection,
+    once per connection unless `force`."""
+    con = release.con
+    if con in _PREPARED and not force:
+        return _PREPARED[con]
+    done = Prepared()
+    root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    clock = time.perf_counter()
+    texts = _index(release, root)
+    done.seconds["units"] = time.perf_counter() - clock
+    cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
+    with langid._locked(root):
+        clock = time.perf_counter()
+        done.pairs, done.computed = langid._cached(
+            con, cache, "heur_signals", "SELECT DISTINCT key FROM heur_units", "heur_missing")
+        done.seconds["lookup"] = time.perf_counter() - clock
+        if done.computed:
+            clock = time.perf_counter()
+            if not texts:      # the index was cached but some signals are not
+                _text_units(con)
+            con.execute(f"""CREATE OR REPLACE TEMP TABLE heur_todo AS
+                SELECT DISTINCT ON (key) key, lang, src, tgt, copy_category(tgt) AS category,
+                       {_gates_sql()}
+                FROM heur_text_units SEMI JOIN heur_missing USING (key)""")
+            done.seconds["texts"] = time.perf_counter() - clock
+            clock = time.perf_counter()
+            # In batches: a cold scan of millions of pairs never holds all their texts in
+            # Python at once, and each batch is cached as soon as it is computed.
+            for start in range(0, done.computed, BATCH):
+                batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
+                                params=[start, start + BATCH]).to_arrow_table()
+                new = compute({name: batch.column(name).to_pylist() for name in COLUMNS})
+                cache.append(new)
+                con.register("heur_new_signals", new)
+                con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
+                con.unregister("heur_new_signals")
+            con.execute("DROP TABLE heur_todo")
+            done.seconds["compute"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    con.execute(f"""DROP TABLE IF EXISTS heur_missing; DROP TABLE IF EXISTS heur_text_units;
+        CREATE OR REPLACE TEMP TABLE heur_found AS
+        SELECT u.*, s.* EXCLUDE (key) FROM heur_units u JOIN heur_signals s USING (key)
+        WHERE {_ANY_SIGNAL}""")
+    done.seconds["found"] = time.perf_counter() - clock
+    done.units = con.sql("SELECT count(*) FROM heur_units").fetchall()[0][0]
+    done.seconds["total"] = sum(done.seconds.values())
+    _PREPARED[con] = done
+    return done
+
+
+# ------------------------------------------------------------------------ the checks
+
+def _located(found: str, detail: str, category: str, evidence: str) -> str:
+    """Findings rows from `found` (units with their signals, alias f): a context unit goes
+    to every row sharing the context, a question or answer to its own row."""
+    columns = (f"r.rid, r.id, r.source_split, f.paragraph_id, f.sentence_index, "
+               f"{detail} AS detail, {category} AS category, {evidence} AS evidence")
+    return f"""SELECT {columns} FROM ({found}) f JOIN heur_rows r ON r.rep = f.owner
+               WHERE f.shared
+               UNION ALL
+               SELECT {columns} FROM ({found}) f JOIN heur_rows r ON r.rid = f.owner
+               WHERE NOT f.shared"""
+
+
+def _query(name: str, condition: str, detail: str, category: str = "NULL",
+           evidence: str = "NULL", units: tuple[str, ...] = UNITS) -> str:
+    found = f"SELECT * FROM heur_found s WHERE s.unit IN {_tuple(units)} AND {condition}"
+    located = _located(found, f"f.unit || ': ' || {detail}", category, evidence)
+    return f"""SELECT rid, id, source_split, {literal(name)} AS "check", paragraph_id,
+                      sentence_index, detail, category::VARCHAR AS category,
+                      evidence::VARCHAR AS evidence
+               FROM ({located})"""
+
+
+def _tuple(values: tuple[str, ...]) -> str:
+    return "(" + ", ".join(literal(v) for v in values) + ")"
+
+
+def _number_mismatch(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("number_mismatch", f"s.num_changed >= {literal(int(t['min_changed']))}",
+                  "'source ' || num_missing || ' → translation ' || num_extra",
+                  "'changed'", "num_evidence")
+
+
+def _length_ratio_outlier(release: "Release", t: dict) -> str:
+    prepare(release)
+    # Thresholds are validated numbers; as SQL they go through sqlsafe like any value.
+    min_pairs, min_chars = literal(int(t["min_pairs"])), literal(int(t["min_source_chars"]))
+    short_z, long_z = literal(float(t["short_z"])), literal(float(t["long_z"]))
+    # Per language and unit, LENGTH_BINS quantile bins of source length (fewer when the
+    # group is small), each with its own median and MAD of x = ln(len_t / len_s): the
+    # spread of a short sentence's ratio is twice a long one's.
+    calibrated = f"""
+        WITH d AS (SELECT DISTINCT u.lang, u.unit, u.key, s.len_s, s.len_t,
+                          ln(s.len_t / s.len_s) AS x
+                   FROM heur_units u JOIN heur_signals s USING (key)
+                   WHERE s.len_s >= {min_chars} AND s.len_t > 0),
+        g AS (SELECT *, count(*) OVER w AS n, row_number() OVER (w ORDER BY len_s, key) AS r
+              FROM d WINDOW w AS (PARTITION BY lang, unit)),
+        b AS (SELECT *, ((r - 1) * least({LENGTH_BINS}, n // greatest({min_pairs}, 1))
+                         // n)::INTEGER AS bin
+              FROM g WHERE n >= {min_pairs}),
+        m AS (SELECT lang, unit, bin, median(x) AS med, count(*) AS nb, min(len_s) AS lo,
+                     max(len_s) AS hi FROM b GROUP BY ALL),
+        bm AS (SELECT b.*, m.med, m.nb, m.lo, m.hi FROM b JOIN m USING (lang, unit, bin)),
+        sd AS (SELECT lang, unit, bin, 1.4826 * median(abs(x - med)) AS sd FROM bm
+               GROUP BY ALL)
+        SELECT key, unit, (x - med) / sd AS z, exp(x) AS ratio, exp(med) AS median, nb,
+               lo, hi
+        FROM bm JOIN sd USING (lang, unit, bin)
+        WHERE sd > 0 AND ((x - med) / sd <= -{short_z} OR (x - med) / sd >= {long_z})"""
+    found = f"""SELECT u.*, c.z, c.ratio, c.median, c.nb, c.lo, c.hi
+                FROM heur_units u JOIN ({calibrated}) c USING (key, unit)"""
+    detail = ("f.unit || ': translation ' || printf('%.2f', f.ratio) || '× the source length "
+              "(z ' || printf('%+.1f', f.z) || '; ' || f.lang || ' ' || f.unit || "
+              "'s of ' || f.lo || '–' || f.hi || ' source characters: median ' || "
+              "printf('%.2f', f.median) || '×, ' || f.nb || ' pairs)'")
+    located = _located(found, detail, "CASE WHEN f.z < 0 THEN 'short' ELSE 'long' END",
+                       "NULL")
+    return f"""SELECT rid, id, source_split, 'length_ratio_outlier' AS "check", paragraph_id,
+                      sentence_index, detail, category, evidence::VARCHAR AS evidence
+               FROM ({located})"""
+
+
+def _repetition_loop(release: "Release", t: dict) -> str:
+    prepare(release)
+    repeats, over = literal(int(t["min_repeats"])), literal(int(t["over_source"]))
+    return _query("repetition_loop",
+                  f"s.loop_count >= {repeats} AND s.loop_count >= s.source_loop + {over}",
+                  "'''' || loop_unit || ''' ' || loop_count || ' times in a row (source: ' || "
+                  "CASE WHEN source_loop > 1 THEN source_loop || ' times' ELSE 'no loop' END "
+                  "|| ')'", "'loop'", "loop_span")
+
+
+def _near_source_copy(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("near_source_copy",
+                  f"s.similarity >= {literal(float(t['similarity']))} AND "
+                  f"s.len_s >= {literal(int(t['min_chars']))}",
+                  "'similarity ' || printf('%.2f', similarity) || ' to the English source'",
+                  "f.category")
+
+
+def _mojibake(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("mojibake", f"length(s.moji_bad) >= {literal(int(t['min_bad_chars']))}",
+                  "moji_codec || ' mojibake: ''' || moji_bad || ''' reads ''' || moji_good || "
+                  "'''; repaired: ' || moji_repaired", "'mojibake'", "moji_bad")
+
+
+def _unbalanced_brackets(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("unbalanced_brackets", "s.br_kind IS NOT NULL" + (
+        "" if t["quotes"] else " AND s.br_kind <> 'quote'"),
+        "'unmatched ' || br_mark || ' (the source''s ' || br_kind || 's are balanced)'",
+        "br_kind", "br_evidence")
+
+
+def _terminal_punctuation_mismatch(release: "Release", t: dict) -> str:
+    prepare(release)
+    return _query("terminal_punctuation_mismatch",
+                  f"s.term_category IS NOT NULL AND s.len_s >= {literal(int(t['min_source_chars']))}",
+                  "'source ends with ' || replace(term_source, '_', ' ') || "
+                  "', translation with ' || replace(term_translation, '_', ' ')",
+                  "term_category", "term_tail", units=("sentence", "question"))
+
+
+def _check(name: str, description: str, query, thresholds: dict,
+           categories: tuple[str, ...], **kw) -> Check:
+    return Check(name, "sentence", "review", "translation", description, ALL,
+                 query=query, thresholds=tuple(thresholds.items()), categories=categories,
+                 **kw)
+
+
+HEURISTIC_CHECKS = (
+    _check("number_mismatch",
+           "A numeral of the English source is missing from the translation, which has one "
+           "the source does not explain (compared by value across digit systems).",
+           _number_mismatch, {"min_changed": 1}, ("changed",)),
+    _check("length_ratio_outlier",
+           "The translation's length relative to its source is a robust outlier among the "
+           "release's pairs of its language and unit (z of log ratio per source-length bin).",
+           _length_ratio_outlier,
+           {"short_z": 3.5, "long_z": 4.5, "min_source_chars": 20, "min_pairs": 200},
+           ("short", "long")),
+    _check("repetition_loop",
+           "A word or phrase is repeated in a row more often than in the source (a decoding "
+           "loop).", _repetition_loop, {"min_repeats": 3, "over_source": 2}, ("loop",)),
+    _check("near_source_copy",
+           "A non-English unit is within the similarity threshold of its English source "
+           "(normalised Levenshtein) without being equal to it.", _near_source_copy,
+           {"similarity": 0.8, "min_chars": 20}, COPY_CATEGORIES,
+           category_severity=(("number_or_date", "info"), ("punctuation", "info"),
+                              ("name_like", "info"))),
+    _check("mojibake", "The text is mojibake ftfy repairs (UTF-8 read as a single-byte "
+           "encoding); the detail names the codec and shows the repair (nothing is "
+           "changed).", _mojibake, {"min_bad_chars": 2}, ("mojibake",)),
+    _check("unbalanced_brackets",
+           "Brackets or quotes balanced in the source are unbalanced in the translation.",
+           _unbalanced_brackets, {"quotes": True}, ("bracket", "quote")),
+    _check("terminal_punctuation_mismatch",
+           "A sentence or question ends with other punctuation than its source: a question "
+           "that no longer ends as one (review), a dropped or changed final mark (info).",
+           _terminal_punctuation_mismatch, {"min_source_chars": 20},
+           ("question_lost", "question_added", "dropped", "changed"), category_severity=(("dropped", "info"), ("changed", "info"))),
+)
+HEURISTIC_NAMES = tuple(check.name for check in HEURISTIC_CHECKS)
