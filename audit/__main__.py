@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from . import descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
+from .outputs import read_parquet
 from .review import cli as review_cli
 
 
@@ -94,7 +95,7 @@ def _descriptor_table(spec: str, sources: list[str]):
     """A scan directory's descriptors.parquet, else the descriptors of a release."""
     path = Path(spec)
     if path.is_dir() and (path / "descriptors.parquet").is_file():
-        return pq.read_table(path / "descriptors.parquet")
+        return read_parquet(path / "descriptors.parquet")
     return descriptors.descriptors(readers.open_release(spec, sources))
 
 

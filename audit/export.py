@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 
 from . import descriptors, registry
 from .errors import InputError
-from .outputs import SCANS, safe_name, staged_directory, staged_file, write_json
+from .outputs import SCANS, read_parquet, safe_name, staged_directory, staged_file, write_json
 from .policy import Policy
 from .readers import Release
 from .scan import ScanResult
@@ -99,8 +99,8 @@ def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
     if missing:
         raise InputError(scan_dir, f"not a scan directory (missing {', '.join(missing)})",
                          expected="a directory written by `python -m audit scan`")
-    return (pq.read_table(scan_dir / "findings.parquet"),
-            pq.read_table(scan_dir / "status.parquet"),
+    return (read_parquet(scan_dir / "findings.parquet"),
+            read_parquet(scan_dir / "status.parquet"),
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
 
 
@@ -192,7 +192,7 @@ def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanR
     """A saved scan of `release` as a ScanResult whose tables are on the release's
     connection, and its descriptors: nothing the scan saved is computed again."""
     findings, status, summary = load_scan(scan_dir)
-    language = pq.read_table(scan_dir / "descriptors.parquet")
+    language = read_parquet(scan_dir / "descriptors.parquet")
     con = release.con
     for name, table in (("findings", findings), ("status", status)):
         con.register(f"saved_{name}", table)

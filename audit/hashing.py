@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import readers
-from .outputs import cache_dir, staged_file
+from .outputs import cache_dir, read_parquet, staged_file
 from .sqlsafe import identifier
 
 NESTED = ("candidates", "supporting_facts")
@@ -156,7 +156,7 @@ def cached_mismatches(release) -> pa.Table:
     path = cache_dir("hashes") / f"{key}.parquet"
     if path.is_file():
         try:
-            return pq.read_table(path, schema=_VERDICT)
+            return read_parquet(path, _VERDICT)
         except (pa.ArrowInvalid, OSError):
             path.unlink(missing_ok=True)     # unreadable: verify again
     found = mismatches(release.con, release.layout)

@@ -75,7 +75,7 @@ import pyarrow.parquet as pq
 
 from . import readers
 from .languages import BY_CODE, CODES
-from .outputs import REPO
+from .outputs import REPO, read_parquet
 from .sqltext import NAME_CONNECTORS
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "langid"
@@ -598,7 +598,7 @@ class SignalCache:
         parts = self.parts()
         if len(parts) < 2:
             return
-        table = pa.concat_tables(pq.read_table(p, schema=self.schema) for p in parts)
+        table = pa.concat_tables(read_parquet(p, self.schema) for p in parts)
         seen: set[str] = set()
         keep = [i for i, key in enumerate(table.column("key").to_pylist())
                 if not (key in seen or seen.add(key))]

@@ -25,7 +25,8 @@ import pyarrow.parquet as pq
 from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
-from .outputs import cache_dir, file_sha256, staged_directory, staged_file
+from .outputs import (cache_dir, file_sha256, read_parquet, staged_directory,
+                      staged_file)
 from .sqlsafe import literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -492,7 +493,7 @@ def _cached_source(path: Path, digest: str) -> pa.Table:
     cached = cache_dir("sources") / f"{key}.parquet"
     if cached.is_file():
         try:
-            return pq.read_table(cached, schema=_SOURCE_SCHEMA)
+            return read_parquet(cached, _SOURCE_SCHEMA)
         except (pa.ArrowInvalid, OSError):
             cached.unlink(missing_ok=True)
     table = _parse_source(path)

@@ -1,10 +1,14 @@
 """Benchmark releases built from real text, in the XHotpotQA+ shape.
 
 Skeletons are the real HotpotQA dev records in ../shared/realdata (the official dev head and
-the HippoRAG subset: 201 distinct records), reused round-robin under new source ids. Each
-source gets one translated context, its ten paragraphs in independently drawn languages
-filled with consecutive NTREX-128 human translations (English paragraphs copy HotpotQA), and
-24 views that share that context and differ in the question language, as XHotpotQA+ does.
+the HippoRAG subset: 201 distinct records), reused round-robin under new source ids: their
+titles, paragraph and sentence counts, supporting facts and question types. The text is
+NTREX-128, whose files are line-aligned human translations: each paragraph's English
+sentences are consecutive lines of the English source and its translation the same lines in
+the paragraph's independently drawn language; each source's question is one English line,
+translated by the same line in each of the 24 views, which share the context and differ in
+the question language, as XHotpotQA+ does. So sources and translations really correspond:
+the translation-quality heuristics see what they would see on a real release.
 Flags, status and record hashes come from `audit.synth.build_v11_record`, so every row ships
 what the reference builder would. The third-party text is read at build time; only the
 scratch directory under bench/data/ receives copies.
@@ -42,15 +46,36 @@ def skeletons() -> list[dict]:
     return sources["validation"] + sources["train"]
 
 
-def _context(source: dict, ntrex: dict, rng: random.Random, untranslated: int) -> list:
-    """The translated context; `untranslated` sentences of non-English paragraphs keep
-    their English source (exact copies: many findings)."""
+def _aligned(skeleton: dict, source_id: str, english: list[str], rng: random.Random) -> tuple:
+    """The source record with NTREX English text in HotpotQA's shape, and for each
+    paragraph and for the question and answer the NTREX line numbers it was taken from."""
+    context, starts = [], []
+    for title, sentences in skeleton["context"]:
+        start = rng.randrange(len(english) - len(sentences) + 1)
+        starts.append(start)
+        context.append([title, english[start:start + len(sentences)]])
+    question, answer = rng.randrange(len(english)), rng.randrange(len(english))
+    source = {**skeleton, "_id": source_id, "context": context,
+              "question": english[question], "answer": real._prefix(english[answer], "en", 2, 6)}
+    return source, starts, question, answer
+
+
+def _context(source: dict, starts: list[int], ntrex: dict, rng: random.Random,
+             untranslated: int) -> list:
+    """The translated context: each paragraph the same NTREX lines in its drawn language;
+    `untranslated` sentences of non-English paragraphs keep their English (exact copies)."""
     used = {synth.normalize_title(title) for title, _ in source["context"]}
     context = []
-    for entry in source["context"]:
-        paragraph = real._paragraph(entry, rng.choice(VIEW_ORDER), ntrex, rng, used)
-        used.add(synth.normalize_title(paragraph[0]))
-        context.append(paragraph)
+    for (title, sentences), start in zip(source["context"], starts):
+        language = rng.choice(VIEW_ORDER)
+        if language == "English":
+            context.append([title, list(sentences), language])
+            continue
+        code = BY_NAME[language].code
+        translated = real._draw(rng, ntrex, code, lambda line: real._prefix(line, code, 4, 12),
+                                lambda t: synth.normalize_title(t) in used or t == title)
+        used.add(synth.normalize_title(translated))
+        context.append([translated, ntrex[code][start:start + len(sentences)], language])
     places = [(i, k) for i, (title, sentences, language) in enumerate(context)
               if language != "English" for k in range(len(sentences))]
     for i, k in rng.sample(places, min(untranslated, len(places))):
@@ -58,15 +83,13 @@ def _context(source: dict, ntrex: dict, rng: random.Random, untranslated: int) -
     return context
 
 
-def _question(source: dict, language: str, ntrex: dict, rng: random.Random) -> tuple[str, str]:
+def _question(source: dict, language: str, ntrex: dict, question: int,
+              answer: int) -> tuple[str, str]:
+    """The question and answer of one view: the same NTREX lines in its language."""
     if language == "English":
         return source["question"], source["answer"]
     code = BY_NAME[language].code
-    question = real._draw(rng, ntrex, code, lambda line: line,
-                          lambda t: t == source["question"])
-    answer = real._draw(rng, ntrex, code, lambda line: real._prefix(line, code, 2, 6),
-                        lambda t: t == source["answer"])
-    return question, answer
+    return ntrex[code][question], real._prefix(ntrex[code][answer], code, 2, 6)
 
 
 def build(target: Path, sources: int, views: int = 24, untranslated: int = 0) -> dict:
@@ -78,18 +101,22 @@ def build(target: Path, sources: int, views: int = 24, untranslated: int = 0) ->
     started = time.perf_counter()
     target.mkdir(parents=True, exist_ok=True)
     base, ntrex = skeletons(), real.load_ntrex()
+    english = (real.NTREX / "newstest2019-src.eng.txt").read_bytes().decode("utf-8").split(
+        "\r\n")[:-1]
+    assert len(english) == len(ntrex["de"]), "NTREX files must be line-aligned"
     rng = random.Random(SEED)
     schema = layouts.V11
     writer = pq.ParquetWriter(target / "validation-00000.parquet", schema, compression="zstd")
     records, source_records, position = [], [], 0
     for s in range(sources):
         skeleton = base[s % len(base)]
-        source = {**skeleton, "_id": f"{skeleton['_id']}-{s:05d}"}
+        source, starts, q_line, a_line = _aligned(skeleton, f"{skeleton['_id']}-{s:05d}",
+                                                  english, rng)
         source_records.append(source)
-        context = _context(source, ntrex, rng, untranslated)
+        context = _context(source, starts, ntrex, rng, untranslated)
         for view in range(views):
             language = VIEW_ORDER[view % len(VIEW_ORDER)]
-            question, answer = _question(source, language, ntrex, rng)
+            question, answer = _question(source, language, ntrex, q_line, a_line)
             row = synth.build_v11_record(source, context, question, answer, language,
                                          split="validation", source_position=s,
                                          release_position=position, view_index=0)
