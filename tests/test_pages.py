@@ -267,3 +267,26 @@ def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, monke
     line = findings_at(at, "p00 · 0")
     assert '<mark class="ev">1.624</mark>' in line
     assert "number_mismatch: sentence: source 1,642 → translation 1.624" in line
+
+
+def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_path,
+                                                                            monkeypatch):
+    """Without a source the Overview says which checks fall back; with the source in the
+    view they run, and the scope line names it."""
+    import shutil
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    release = tmp_path / "other"
+    shutil.copytree(ROOT / "data" / "demo" / "release", release)
+    for split in ("train", "validation"):
+        shutil.copy(ROOT / "data" / "demo" / f"hotpot_source_{split}.json", tmp_path)
+    bare = page("app", release=str(release))
+    assert "No HotpotQA source is attached: ` 8 ` checks need it" in "\n".join(
+        i.value for i in bare.info)
+    attached = page("app", release=str(release),
+                    source_train=str(tmp_path / "hotpot_source_train.json"),
+                    source_validation=str(tmp_path / "hotpot_source_validation.json"))
+    assert not attached.info or "No HotpotQA source" not in attached.info[0].value
+    assert "HotpotQA source: hotpot_source_train.json, hotpot_source_validation.json" in \
+        markdown_text(attached)
+    assert {m.label: m.value for m in attached.metric} == {
+        m.label: m.value for m in page("app").metric}      # = the demo with its sources
