@@ -11,6 +11,7 @@ releases the GIL on large pieces, so two threads share the work.
 from __future__ import annotations
 
 import hashlib
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
@@ -88,7 +89,7 @@ def _pieces(segments: list) -> list[Piece]:
 
 
 def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
-               contexts: dict[str, list[bytes]], ctx: list[int]) -> list[str]:
+               contexts: dict[str, dict[int, bytes]], ctx: list[int]) -> list[str]:
     out = []
     for row, context in enumerate(ctx):
         digest = hashlib.sha256()
@@ -106,12 +107,21 @@ def mismatches(con, layout: str) -> pa.Table:
     segments = _segments(schema, layout)
     pieces = _pieces(segments)
     nested = {f.name: f.type for f in schema if f.name in NESTED}
-    table = con.sql(f"""
-        SELECT {", ".join(f"{python_escapes(f'to_json({json_value_sql(identifier(n), t)})')} "
-                          f"AS {identifier(n)}" for n, t in nested.items())}
-        FROM raw_contexts ORDER BY ctx""").to_arrow_table()
-    contexts = {name: [v.encode("utf-8") for v in table.column(name).to_pylist()]
+    context_sql = f"""
+        SELECT ctx, {", ".join(f"{python_escapes(f'to_json({json_value_sql(identifier(n), t)})')} "
+                               f"AS {identifier(n)}" for n, t in nested.items())}
+        FROM raw_contexts WHERE list_contains(?::INTEGER[], ctx)"""
+    side = con.cursor()       # the views' reader keeps the connection busy
+
+    def contexts_of(batch) -> dict[str, dict[int, bytes]]:
+        """The context JSON of the contexts one batch of views needs: no more is held at
+        once (24 views of a source are neighbours, so a batch needs few)."""
+        numbers = sorted(set(batch.column("ctx").to_pylist()))
+        table = side.sql(context_sql, params=[numbers]).to_arrow_table()
+        ids = table.column("ctx").to_pylist()
+        return {name: dict(zip(ids, (v.encode("utf-8") for v in table.column(name).to_pylist())))
                 for name in nested}
+
     row_segments = {f"seg{i}": seg for i, seg in enumerate(segments) if isinstance(seg, list)}
     reader = con.sql(f"""
         SELECT rid, ctx, shipped, {", ".join(
@@ -119,23 +129,29 @@ def mismatches(con, layout: str) -> pa.Table:
             for name in row_segments)}
         FROM (SELECT rid, ctx, {identifier(shipped)} AS shipped, {", ".join(
             f"{_segment_sql(seg)} AS {name}" for name, seg in row_segments.items())}
-              FROM raw_views v)
-        ORDER BY rid""").to_arrow_reader(CHUNK)
+              FROM raw_views v)""").to_arrow_reader(CHUNK)
     found: dict[str, list] = {"rid": [], "shipped": [], "computed": []}
+
+    def collect(batch, job) -> None:
+        for rid, ship, computed in zip(batch.column("rid").to_pylist(),
+                                       batch.column("shipped").to_pylist(), job.result()):
+            if ship != computed:
+                found["rid"].append(rid)
+                found["shipped"].append(ship)
+                found["computed"].append(computed)
+
+    # At most two batches in flight, so a release's row texts are never all held at once.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = []
+        pending: deque = deque()
         for batch in reader:
             rows = {name: [v.encode("utf-8") for v in batch.column(name).to_pylist()]
                     for name in row_segments}
-            jobs.append((batch, pool.submit(_hash_rows, pieces, rows, contexts,
-                                            batch.column("ctx").to_pylist())))
-        for batch, job in jobs:
-            for rid, ship, computed in zip(batch.column("rid").to_pylist(),
-                                           batch.column("shipped").to_pylist(), job.result()):
-                if ship != computed:
-                    found["rid"].append(rid)
-                    found["shipped"].append(ship)
-                    found["computed"].append(computed)
+            pending.append((batch, pool.submit(_hash_rows, pieces, rows, contexts_of(batch),
+                                               batch.column("ctx").to_pylist())))
+            if len(pending) > 2:
+                collect(*pending.popleft())
+        while pending:
+            collect(*pending.popleft())
     return pa.table({"rid": pa.array(found["rid"], pa.int64()),
                      "shipped": pa.array(found["shipped"], pa.string()),
                      "computed": pa.array(found["computed"], pa.string())})
