@@ -258,3 +258,13 @@ def test_clean_human_translations_raise_no_review_level_control(realdata):
             zwnj_persian += line.count("\u200c") if code == "fa" else 0
     assert "review" not in kinds
     assert zwnj_persian >= 1800
+
+
+def test_only_the_rendering_boundary_shows_html():
+    """Pages show HTML only through pages.html (fragments from audit.render)."""
+    root = Path(__file__).resolve().parent.parent
+    for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
+        if path.name != "__init__.py":
+            assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
+    assert (root / "pages" / "__init__.py").read_text(encoding="utf-8").count(
+        "unsafe_allow_html=True") == 2      # the stylesheet and pages.html
