@@ -118,13 +118,16 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     check_seconds = time.perf_counter() - started
     say(f"row and context checks done in {check_seconds:.1f} s")
 
-    # Context findings reach every view of their context.
-    parts = [f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (rid)
-                 FROM ({_finding_rows(name, 'row_checks', 'rid')}) f
-                 JOIN row_checks k USING (rid)""" for name in rows]
-    parts += [f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (ctx)
-                  FROM ({_finding_rows(name, 'context_checks', 'ctx')}) f
-                  JOIN row_checks k USING (ctx)""" for name in contexts]
+    # Each kind's findings are collected first and joined to the views once: a context's
+    # findings reach every view of that context.
+    parts = []
+    for kind, plans, key in (("row", rows, "rid"), ("context", contexts, "ctx")):
+        if plans:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {kind}_findings AS "
+                        + " UNION ALL ".join(_finding_rows(name, f"{kind}_checks", key)
+                                             for name in plans))
+            parts.append(f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE ({key})
+                             FROM {kind}_findings f JOIN row_checks k USING ({key})""")
     for name in sorted(partial):
         found = []
         if name in rows:
