@@ -82,8 +82,11 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     scan_id = f"{stamp}-{draft['fingerprint'][:8]}"
     target = out if out is not None else SCANS / safe_name(result.release.name) / scan_id
     with staged_directory(Path(target)) as staging:
-        pq.write_table(result.findings, staging / "findings.parquet")
-        pq.write_table(result.status, staging / "status.parquet")
+        # Straight from DuckDB: millions of findings never become Python-side Arrow.
+        cursor = result.release.con.cursor()
+        for name in ("findings", "status"):
+            cursor.table(name).write_parquet(str(staging / f"{name}.parquet"),
+                                             compression="zstd")
         language = descriptors.descriptors(result.release)
         pq.write_table(language, staging / "descriptors.parquet", compression="zstd")
         write_json(staging / "summary.json", {**result.summary, "scan_id": scan_id,
