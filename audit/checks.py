@@ -1,10 +1,13 @@
 """Check declarations: every check is declared once, with its metadata and the set-based SQL
 that yields its findings (`audit.registry` assembles them; everything else reads that).
 
-A row check's SQL is an expression over one release row `r` (and, when a HotpotQA source is
-attached, its source row `s`) that evaluates to a list of findings
-`STRUCT(p paragraph_id, s sentence_index, d detail, c category, e evidence)`; all row checks run in one
-pass over the release, with DuckDB list lambdas instead of unnesting the nested columns.
+A check's SQL is an expression that evaluates to a list of findings
+`STRUCT(p paragraph_id, s sentence_index, d detail, c category, e evidence)`, either over one
+release row `r` (its own fields: question, answer, languages…) or over one distinct context
+`r` (its candidates, supporting facts and title keys, and the HotpotQA source row `s` when one
+is attached; see `level`). All row checks run in one pass over the views and all context
+checks in one pass over the contexts, with DuckDB list lambdas instead of unnesting the
+nested columns; a context's findings then reach each of its views.
 """
 
 from __future__ import annotations
@@ -330,8 +333,9 @@ FROM (SELECT ctx, c, unnest(range(1, len(c.sentences) + 1)) AS k
 WHERE regexp_matches(c.sentences[k], $p)
 """
 _HIDING_SCHEMA = pa.schema([("rid", pa.int64()), ("ctx", pa.int32()),
-                            ("paragraph_id", pa.string()), ("sentence_index", pa.int32()), ("detail", pa.string()),
-                            ("category", pa.string()), ("evidence", pa.string())])
+                            ("paragraph_id", pa.string()), ("sentence_index", pa.int32()),
+                            ("detail", pa.string()), ("category", pa.string()),
+                            ("evidence", pa.string())])
 
 
 def hiding_characters(text: str) -> list[tuple[int, str]]:

@@ -324,9 +324,9 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     texts = _index(release, root)
     done.seconds["units"] = time.perf_counter() - clock
     cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
-    with langid._locked(root):
+    with langid.cache_lock(root):
         clock = time.perf_counter()
-        done.pairs, done.computed = langid._cached(
+        done.pairs, done.computed = langid.cached_signals(
             con, cache, "heur_signals", "SELECT DISTINCT key FROM heur_units", "heur_missing")
         done.seconds["lookup"] = time.perf_counter() - clock
         if done.computed:

@@ -673,7 +673,7 @@ def _duck(arrow_type: pa.DataType) -> str:
 
 
 @contextmanager
-def _locked(root: Path):
+def cache_lock(root: Path):
     """One process at a time looks up, computes and appends (so no key is cached twice)."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "a") as handle:
@@ -684,7 +684,8 @@ def _locked(root: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _cached(con, cache: SignalCache, table: str, units: str, missing: str) -> tuple[int, int]:
+def cached_signals(con, cache: SignalCache, table: str, units: str,
+                   missing: str) -> tuple[int, int]:
     """Fill table `table` with the cached signal of every distinct key of `units`, and
     table `missing` with the keys the cache lacks; returns (distinct keys, misses)."""
     source = cache.sql()
@@ -814,11 +815,11 @@ def prepare(release, cache_dir: Path | None = None,
     scripts = SignalCache(root, "script", f"{SCRIPT_VERSION}-unicode{_unicode_version()}",
                           SCRIPT_SCHEMA)
     languages = SignalCache(root, "lang", identifier.version, LANG_SCHEMA)
-    with _locked(root):
+    with cache_lock(root):
         clock = time.perf_counter()
-        done.script_texts, done.script_misses = _cached(
+        done.script_texts, done.script_misses = cached_signals(
             con, scripts, "lang_script", "SELECT key FROM lang_units", "lang_missing_script")
-        done.lang_texts, done.lang_misses = _cached(
+        done.lang_texts, done.lang_misses = cached_signals(
             con, languages, "lang_detect", "SELECT key FROM lang_units WHERE unit <> 'title'",
             "lang_missing_lang")
         done.seconds["lookup"] = time.perf_counter() - clock

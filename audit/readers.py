@@ -252,7 +252,8 @@ SELECT rid, ctx, 'jsonl' AS layout, id, source_id, source_split,
        NULL::VARCHAR AS shipped_hash
 FROM raw_views
 """
-_SAME_CONTEXTS = "SELECT ctx, source_id, source_split, candidates, supporting_facts FROM raw_contexts"
+_SAME_CONTEXTS = ("SELECT ctx, source_id, source_split, candidates, supporting_facts "
+                  "FROM raw_contexts")
 _V2_CONTEXTS = """
 SELECT ctx, source_id, source_split,
        list_transform(candidates, lambda c: struct_pack(
