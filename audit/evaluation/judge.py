@@ -49,6 +49,7 @@ import pyarrow.parquet as pq
 from .. import stats
 from ..errors import InputError
 from ..languages import BY_CODE, LANGUAGES
+from ..sqlsafe import identifier
 
 UNITS = ("paragraph", "question", "answer")
 DESIGN = {"paragraph": 80, "question": 20, "answer": 20}
@@ -142,7 +143,7 @@ def read_judge(path: str | Path) -> JudgeFile:
 # ------------------------------------------------------------------------- validation
 
 def _column(table: pa.Table, name: str):
-    return f'"{name}"' if name in table.column_names else "NULL"
+    return identifier(name) if name in table.column_names else "NULL"
 
 
 def validate(judge: JudgeFile, release=None, copies: pa.Table | None = None) -> pa.Table:

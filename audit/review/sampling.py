@@ -72,6 +72,7 @@ from ..languages import BY_CODE, LANGUAGES
 from ..outputs import staged_file, write_json
 from ..readers import Release
 from ..scan import ScanResult
+from ..sqlsafe import identifier
 
 UNITS = ("paragraph", "question", "answer", "instance")
 SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")
@@ -383,9 +384,9 @@ def _predicate(where: Where, levels: dict[str, tuple]) -> tuple[str, list]:
 
 def _in_clause(column: str, values: list) -> str:
     present = [v for v in values if v is not None]
-    tests = [f'"{column}" IN ({", ".join("?" for _ in present)})'] if present else []
+    tests = [f'{identifier(column)} IN ({", ".join("?" for _ in present)})'] if present else []
     if len(present) < len(values):
-        tests.append(f'"{column}" IS NULL')
+        tests.append(f'{identifier(column)} IS NULL')
     return "(" + (" OR ".join(tests) or "FALSE") + ")"
 
 
@@ -393,7 +394,7 @@ def _strata(con: duckdb.DuckDBPyConnection, by: tuple[str, ...],
             levels: dict[str, tuple]) -> list[tuple[tuple, int]]:
     """(stratum key, available units), sorted: leveled dimensions in level order, the others
     by value. Leveled dimensions take every level, observed or not."""
-    columns = ", ".join(f'"{dim}"' for dim in by)
+    columns = ", ".join(identifier(dim) for dim in by)
     sql = (f"SELECT {columns}, count(*) FROM pool GROUP BY ALL" if by
            else "SELECT count(*) FROM pool")
     observed = {tuple(row[:-1]): row[-1] for row in con.sql(sql).fetchall()}
@@ -460,8 +461,9 @@ def _draw(con: duckdb.DuckDBPyConnection, schema: pa.Schema, by: tuple[str, ...]
               for i, dim in enumerate(by)}
     quotas["target"] = pa.array(targets, pa.int64())
     con.register("quotas", pa.table(quotas))
-    partition = f"PARTITION BY {', '.join(chr(34) + d + chr(34) for d in by)}" if by else ""
-    join = " AND ".join(f'p."{d}" IS NOT DISTINCT FROM q."{d}"' for d in by) or "TRUE"
+    partition = f"PARTITION BY {', '.join(identifier(d) for d in by)}" if by else ""
+    join = " AND ".join(f"p.{identifier(d)} IS NOT DISTINCT FROM q.{identifier(d)}"
+                        for d in by) or "TRUE"
     return con.sql(f"""
         SELECT p.* EXCLUDE (draw, k)
         FROM (SELECT *, row_number() OVER ({partition} ORDER BY draw, item_id) AS k
