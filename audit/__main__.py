@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from . import descriptors, evaluation_cli, export, policy, readers, registry, scan
+from . import compare_cli, descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
 from .outputs import read_parquet
 from .review import cli as review_cli
@@ -159,6 +159,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="regenerate the bundled demo release")
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data/demo"))
     p.set_defaults(func=cmd_demo)
+    compare_cli.add_parsers(sub)
     evaluation_cli.add_parsers(sub)
     review_cli.add_parser(sub)
     return top

@@ -230,6 +230,16 @@ class ClusterBootstrap:
             counts = (counts > 0).astype(float)
         elif per != "item":
             raise ValueError(f"per must be 'item' or 'cluster', not {per!r}")
+        return self.ratio(sums, counts)
+
+    def ratio(self, sums: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Σ cluster sums / Σ cluster counts per group, from per-cluster tables in cluster
+        order (sorted cluster ids): sums (C, G) or (C, G, m), counts (C, G). Returns the
+        estimate (G[, m]) and its replicates (n_boot, G[, m]); NaN where a group is empty."""
+        sums = np.asarray(sums, dtype=float)
+        counts = np.asarray(counts, dtype=float)
+        vector = sums.ndim == 2
+        sums = sums[..., None] if vector else sums
         flat_sums = sums.reshape(self.n_clusters, -1)
         shape = sums.shape[1:]
         with np.errstate(all="ignore"):
@@ -237,6 +247,8 @@ class ClusterBootstrap:
             replicates = np.concatenate(
                 [(w @ flat_sums).reshape(len(w), *shape) / (w @ counts)[..., None]
                  for w in self._weight_chunks()]) if self.n_boot else np.zeros((0, *shape))
+        if vector:
+            return estimate[..., 0], replicates[..., 0]
         return estimate, replicates
 
 
