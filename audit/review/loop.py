@@ -70,6 +70,7 @@ Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
     routing.json         pairs, the units left out with reasons, the shortfall per language
     manifest.json        translation batches: the sampling manifest
     assignments.jsonl    realism batches: the blinding key (maple.write_assignments)
+    pairs.jsonl          paired OLD/NEW batches: the version key (paired.py), never in tasks
     annotations.parquet  ANNOTATION_SCHEMA: agreement.py's long table + project_id, task_id
     final_labels.parquet agreement.final_labels of the pulled table
     refusals.jsonl       every refused annotation or draft, appended
@@ -187,6 +188,7 @@ class ReviewBatch:
     tasks: list[dict]                # task data (configs.task_payload), item_id first
     manifest: dict | None = None     # translation: the sampling manifest
     assignments: list[maple.RealismItem] | None = None   # realism: the blinding key
+    pairs: list[dict] | None = None  # paired versions (paired.py): the version key
 
     @property
     def kind(self) -> str:
@@ -325,6 +327,10 @@ def _record_batch(batch: ReviewBatch, workspace: Path) -> tuple[Path, dict]:
             sampling.write_manifest(folder / "manifest.json", batch.manifest)
         if batch.assignments is not None:
             maple.write_assignments(folder / "assignments.jsonl", batch.assignments)
+        if batch.pairs is not None:
+            with staged_file(folder / "pairs.jsonl") as staging:
+                staging.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n"
+                                           for p in batch.pairs), encoding="utf-8")
         with staged_file(items_path) as staging:   # last: its presence means "recorded"
             pq.write_table(batch.items.cast(ITEM_SCHEMA), staging)
     ledger_path = folder / "ledger.json"
