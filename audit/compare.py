@@ -126,6 +126,7 @@ class Version:
     layout: str
     rows: int
     identity: str
+    content: list[str]   # the release files' SHA-256s (Release.content)
     units: pa.Table      # source_id, view, unit, paragraph_id, sentence_index, language, …
     findings: pa.Table   # source_id, check, blocking, view, unit, paragraph_id, sentence_index
     status: pa.Table     # source_id, view, status
@@ -142,7 +143,7 @@ def version_of(result: scan.ScanResult) -> Version:
     finally:
         con.execute("DROP TABLE IF EXISTS cmp_views")
     return Version(result.release.name, result.release.layout, result.release.rows,
-                   result.identity, units, findings, status)
+                   result.identity, result.release.content, units, findings, status)
 
 
 def scanned(spec: str | Path, sources: list[str] | None = None, policy: Policy = DEFAULT,
@@ -184,6 +185,7 @@ class Comparison:
     delta_r_ci: tuple[float, float]
     n_boot: int
     seed: int
+    quarantined: dict       # per version, over all its rows: {"rows": n, "sources": n}
     changes: dict           # units per change kind, and per unit kind
     findings: dict          # fixed / introduced / kept over matched units
     structural: pa.Table    # by, group, n, old, new, delta, ci_low, ci_high
@@ -196,6 +198,7 @@ class Comparison:
             "key_equality": self.key_equality, "sources": self.sources,
             "r_struct": self.r_struct, "delta_r": self.delta_r,
             "delta_r_ci": list(self.delta_r_ci), "n_boot": self.n_boot, "seed": self.seed,
+            "quarantined": self.quarantined,
             "changes": self.changes, "findings": self.findings,
             "transitions": self.transitions.to_pylist(),
             "structural": self.structural.to_pylist(),
@@ -289,6 +292,9 @@ def compare(old: Version, new: Version, n_boot: int = N_BOOT, seed: int = SEED,
         structure = _structural(con, n_boot, seed)
         transitions = con.sql(_TRANSITIONS).to_arrow_table()
         changes, findings = _change_counts(con)
+        quarantined = {side: dict(zip(("rows", "sources"), con.sql(
+            f"SELECT count(*), count(DISTINCT source_id) FROM {side}_status "
+            "WHERE status = 'quarantined'").fetchall()[0])) for side in ("old", "new")}
     finally:
         con.close()
     differences = keys.column("difference").to_pylist()
@@ -300,13 +306,14 @@ def compare(old: Version, new: Version, n_boot: int = N_BOOT, seed: int = SEED,
         keys=keys, sources=structure.sources,
         r_struct={"old": overall["old"], "new": overall["new"]},
         delta_r=overall["delta"], delta_r_ci=(overall["ci_low"], overall["ci_high"]),
-        n_boot=n_boot, seed=seed, changes=changes, findings=findings,
+        n_boot=n_boot, seed=seed, quarantined=quarantined, changes=changes,
+        findings=findings,
         structural=structure.table, transitions=transitions, units=units)
 
 
 def _describe(version: Version) -> dict:
     return {"release": version.name, "layout": version.layout, "rows": version.rows,
-            "identity": version.identity}
+            "identity": version.identity, "content": version.content}
 
 
 _TRANSITIONS = """
@@ -448,12 +455,20 @@ def write(comparison: Comparison, out: Path) -> Path:
         raise InputError(out, "already exists; a comparison never overwrites an earlier one",
                          expected="a new --out directory")
     with staged_directory(out) as staging:
-        write_json(staging / "compare.json", comparison.as_json())
-        for name, table in (("units", comparison.units), ("keys", comparison.keys),
-                            ("structural", comparison.structural),
-                            ("transitions", comparison.transitions)):
-            pq.write_table(table, staging / f"{name}.parquet")
+        write_files(comparison, staging)
     return out
+
+
+def write_files(comparison: Comparison, folder: Path) -> list[str]:
+    """The comparison's files into `folder` (a staging directory)."""
+    write_json(folder / "compare.json", comparison.as_json())
+    names = ["compare.json"]
+    for name, table in (("units", comparison.units), ("keys", comparison.keys),
+                        ("structural", comparison.structural),
+                        ("transitions", comparison.transitions)):
+        pq.write_table(table, folder / f"{name}.parquet")
+        names.append(f"{name}.parquet")
+    return names
 
 
 def read(out: Path) -> dict:

@@ -8,8 +8,9 @@ import sys
 import time
 from pathlib import Path
 
-from . import compare, policy
+from . import acceptance, compare, policy
 from .errors import InputError
+from .outputs import staged_directory, write_json
 
 
 def _progress(started: float):
@@ -24,8 +25,8 @@ def _refuse_existing(out: str | None) -> None:
                          expected="a new --out directory")
 
 
-def versions(args: argparse.Namespace, say) -> tuple[compare.Version, compare.Version]:
-    rules = policy.load(args.policy)
+def versions(args: argparse.Namespace, rules: policy.Policy, say
+             ) -> tuple[compare.Version, compare.Version]:
     return compare.release_versions(args.old, args.new, old_sources=args.old_source,
                                     new_sources=args.new_source, policy=rules, progress=say)
 
@@ -33,7 +34,7 @@ def versions(args: argparse.Namespace, say) -> tuple[compare.Version, compare.Ve
 def cmd_compare(args: argparse.Namespace) -> int:
     say = _progress(time.perf_counter())
     _refuse_existing(args.out)
-    old, new = versions(args, say)
+    old, new = versions(args, policy.load(args.policy), say)
     result = compare.compare(old, new, n_boot=args.n_boot, seed=args.seed, progress=say)
     summary = result.as_json()
     if args.out:
@@ -45,6 +46,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
                    if k in summary}
     print(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0
+
+
+def cmd_accept(args: argparse.Namespace) -> int:
+    from .review import loop, paired   # the review stack: only when a gate is asked for
+    say = _progress(time.perf_counter())
+    _refuse_existing(args.out)
+    rules = policy.load(args.policy)
+    workspace = Path(args.workspace) if args.workspace else loop.REVIEWS
+    if args.reviews:
+        paired.read_pairs(args.reviews, workspace)   # a missing batch fails before scanning
+    old, new = versions(args, rules, say)
+    comparison = compare.compare(old, new, n_boot=args.n_boot, seed=args.seed, progress=say)
+    evidence = None
+    if args.reviews:
+        say(f"paired review evidence of batch {args.reviews}")
+        evidence = paired.evidence(args.reviews, workspace, n_boot=args.n_boot, seed=args.seed)
+        _check_reviewed(args.reviews, evidence, comparison)
+    decision = acceptance.decide(comparison.as_json(), evidence, rules.acceptance())
+    if args.out:
+        with staged_directory(Path(args.out)) as staging:
+            write_json(staging / "acceptance.json", {**decision, "evidence": evidence})
+            (staging / "report.html").write_text(
+                acceptance.report_html(decision, comparison, evidence), encoding="utf-8")
+            compare.write_files(comparison, staging)
+    for c in decision["criteria"]:
+        print(f"{c['criterion']}. {c['name']:13} {c['verdict'].upper():13} {c['reason']}")
+    print(f"verdict: {decision['verdict'].upper()}" + (f" (written to {args.out})"
+                                                       if args.out else ""))
+    return decision["exit_code"]
+
+
+def _check_reviewed(batch: str, evidence: dict, comparison: compare.Comparison) -> None:
+    """The batch must have been drawn from these very releases (by content)."""
+    for version, described in (("old", comparison.old), ("new", comparison.new)):
+        reviewed = (evidence["releases"].get(version) or {}).get("content")
+        if reviewed != described["content"]:
+            raise InputError(f"--reviews {batch}", f"the batch's {version.upper()} release is "
+                             "not the one given (its files' SHA-256s differ)",
+                             expected="the releases the batch was pushed from, as OLD and NEW")
 
 
 def _release_arguments(p: argparse.ArgumentParser) -> None:
@@ -69,3 +109,14 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help="print all of compare.json (per-slice ΔR and transitions too)")
     p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("accept", help="the acceptance gate (paper C.4): key equality, "
+                                      "structure, adequacy ΔH, preservation; exit 0 pass, "
+                                      "1 fail, 3 insufficient evidence")
+    _release_arguments(p)
+    p.add_argument("--reviews", metavar="BATCH",
+                   help="a pulled paired review batch (review push-paired); without it "
+                        "criteria 3 and 4 have insufficient evidence")
+    p.add_argument("--workspace", help="review workspace (default data/reviews)")
+    p.add_argument("--out", help="new directory for acceptance.json, report.html and the "
+                                 "comparison")
+    p.set_defaults(func=cmd_accept)

@@ -16,7 +16,8 @@ from typing import Iterator
 from .errors import InputError
 
 REPO = Path(__file__).resolve().parent.parent
-SCANS = REPO / "data" / "scans"
+# AUDIT_SCANS moves saved scans (benchmarks, a second workbench on one machine).
+SCANS = Path(os.environ.get("AUDIT_SCANS") or REPO / "data" / "scans")
 
 
 def cache_dir(kind: str) -> Path:

@@ -7,6 +7,8 @@ policy file can promote or demote any check and tune any threshold:
     near_source_copy = "info"
     [thresholds.near_source_copy]
     similarity = 0.92
+    [acceptance]                  # the release-acceptance gate (`python -m audit accept`)
+    max_preservation_regression = 0.01
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ class Policy:
     sha256: str | None = None
     # {check: {threshold: value}}: only what the file sets.
     threshold_overrides: dict[str, dict] = field(default_factory=dict)
+    # The acceptance gate's thresholds the file sets (ACCEPTANCE holds the defaults).
+    acceptance_overrides: dict[str, float] = field(default_factory=dict)
 
     def severity(self, check: str, category: str | None = None) -> str:
         """Most specific first: `check:category` in the policy, then `check`, then the
@@ -54,6 +58,10 @@ class Policy:
         """{check: thresholds in force} for the checks that have any."""
         return {c.name: self.thresholds(c.name) for c in checks if c.thresholds}
 
+    def acceptance(self) -> dict[str, float]:
+        """The acceptance gate's thresholds in force: the defaults, then the file's."""
+        return {**ACCEPTANCE, **self.acceptance_overrides}
+
     def as_record(self) -> dict:
         return {"name": self.name, "sha256": self.sha256, "overrides": dict(self.overrides),
                 "thresholds": {k: dict(v) for k, v in self.threshold_overrides.items()}}
@@ -61,9 +69,23 @@ class Policy:
 
 DEFAULT = Policy("default", {})
 
+# The acceptance gate (audit.acceptance; paper C.4): criterion 1 tolerates this many key
+# differences, criterion 2 this many sources with a release-blocking defect in NEW,
+# criterion 3 needs ΔH's interval above `delta_h_lower_bound` from at least
+# `min_review_sources` sources, criterion 4 tolerates a preservation drop of at most
+# `max_preservation_regression` (a share) and tests languages at `alpha` (Holm).
+ACCEPTANCE: dict[str, float] = {
+    "max_only_old": 0, "max_only_new": 0, "max_unit_set_differs": 0,
+    "max_language_changed": 0, "max_blocking_sources": 0,
+    "delta_h_lower_bound": 0.0, "min_review_sources": 20,
+    "max_preservation_regression": 0.02, "alpha": 0.05,
+}
+_ACCEPTANCE_RANGES = {"delta_h_lower_bound": (-4.0, 4.0), "max_preservation_regression": (0.0, 1.0),
+                      "alpha": (0.0, 1.0)}
 
+_TABLES = ("severity", "thresholds", "acceptance")
 _FORM = ('{"severity": {"check": "blocking|review|info"}, '
-         '"thresholds": {"check": {"name": value}}}')
+         '"thresholds": {"check": {"name": value}}, "acceptance": {"name": value}}')
 
 
 def load(path: str | Path | None) -> Policy:
@@ -80,9 +102,10 @@ def load(path: str | Path | None) -> Policy:
                   else json.loads(data))
     except (UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as error:
         raise InputError(path, f"cannot parse the policy ({error})", expected=_FORM) from None
-    if not isinstance(parsed, dict) or not ({"severity", "thresholds"} & set(parsed)):
-        raise InputError(path, "no 'severity' or 'thresholds' table", expected=_FORM)
-    unknown = sorted(set(parsed) - {"severity", "thresholds"})
+    if not isinstance(parsed, dict) or not (set(_TABLES) & set(parsed)):
+        raise InputError(path, "no 'severity', 'thresholds' or 'acceptance' table",
+                         expected=_FORM)
+    unknown = sorted(set(parsed) - set(_TABLES))
     if unknown:
         raise InputError(path, f"unknown table '{unknown[0]}'", expected=_FORM)
     severities = parsed.get("severity", {})
@@ -102,7 +125,31 @@ def load(path: str | Path | None) -> Policy:
             raise InputError(path, f"severity {severity!r} for {check!r}", where="severity",
                              expected=" / ".join(SEVERITIES))
     return Policy(str(path), dict(severities), hashlib.sha256(data).hexdigest(),
-                  _thresholds(path, parsed.get("thresholds", {})))
+                  _thresholds(path, parsed.get("thresholds", {})),
+                  _acceptance(path, parsed.get("acceptance", {})))
+
+
+def _acceptance(path: Path, table: object) -> dict[str, float]:
+    """Validate `acceptance.<name> = value`: a known name; counts are whole numbers ≥ 0,
+    shares and alpha within their range."""
+    if not isinstance(table, dict):
+        raise InputError(path, "'acceptance' is not a table", where="acceptance",
+                         expected=_FORM)
+    for name, value in table.items():
+        where = f"acceptance.{name}"
+        if name not in ACCEPTANCE:
+            raise InputError(path, f"unknown threshold '{name}'", where=where,
+                             expected=" / ".join(ACCEPTANCE))
+        whole = isinstance(ACCEPTANCE[name], int)
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)):
+            kind = "whole number" if whole else "number"
+            raise InputError(path, f"{value!r} is not a {kind}", where=where,
+                             expected=f"a {kind} like the default {ACCEPTANCE[name]!r}")
+        low, high = _ACCEPTANCE_RANGES.get(name, (0, math.inf))
+        if not math.isfinite(value) or not low <= value <= high:
+            raise InputError(path, f"{value!r} is out of range", where=where,
+                             expected=f"a number from {low} to {high}")
+    return dict(table)
 
 
 def _thresholds(path: Path, table: object) -> dict[str, dict]:

@@ -55,6 +55,13 @@ class Release:
         return {str(p): self.known_digests[str(p)] for p in [*self.paths, *self.source_paths]}
 
     @property
+    def content(self) -> list[str]:
+        """The SHA-256s of the release's own files, sorted: what it holds, whatever the file
+        names, sources or policy (a review batch names the releases it was drawn from)."""
+        digests = self.digests
+        return sorted(digests[str(p)] for p in self.paths)
+
+    @property
     def name(self) -> str:
         """A short label: the directory of a sharded release, else the file's stem."""
         first = self.paths[0]

@@ -14,6 +14,8 @@ import math
 import os
 import re
 import shutil
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -538,6 +540,66 @@ def test_evidence_gives_the_hand_computed_delta_h_and_flags(round_trip, batch):
     assert (rows["entities", "de"]["c"], rows["entities", "de"]["p_value"]) == (2, 0.5)
     assert rows["entities", "de"]["p_holm"] == 1.0        # min(1, 2 · 0.5)
     assert (rows["answer", "fr"]["b"], rows["answer", "de"]["b"]) == (1, 0)
+
+
+def gate(releases, work, batch_id, out, rules: str, *swap) -> subprocess.CompletedProcess:
+    old, new = (str(r.release.paths[0]) for r in releases)
+    if swap:
+        new = old
+    policy = out.parent / f"{out.name}.toml"
+    policy.write_text(rules)
+    return subprocess.run(
+        [sys.executable, "-m", "audit", "accept", old, new, "--reviews", batch_id,
+         "--workspace", str(work), "--out", str(out), "--policy", str(policy),
+         "--n-boot", "500"], cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True, text=True)
+
+
+# OLD → NEW of the round trip: 5a04 only in OLD, 5a02 lost p3, 5a03's p1 (and its sentence)
+# changed language, and 5a01's English p3 differs from its source in both versions (a
+# blocking english_identity_mismatch); the gate tolerates exactly that, and 3 reviewed
+# sources.
+KEYS_AS_BUILT = ("[acceptance]\nmax_only_old = 1\nmax_unit_set_differs = 1\n"
+                 "max_language_changed = 2\nmax_blocking_sources = 1\n"
+                 "min_review_sources = 3\n")
+
+
+def test_the_gate_reads_the_pulled_batch(round_trip, batch, releases, tmp_path):
+    work = round_trip[0]
+    # NEW loses the answer of one unit in ten (5a02): beyond a 2-point tolerance.
+    done = gate(releases, work, batch.batch_id, tmp_path / "strict", KEYS_AS_BUILT)
+    assert done.returncode == 1, done.stderr
+    decision = json.loads((tmp_path / "strict" / "acceptance.json").read_text())
+    assert [c["verdict"] for c in decision["criteria"]] == ["pass", "pass", "pass", "fail"]
+    assert decision["criteria"][1]["numbers"]["blocking_sources_new"] == 1
+    assert decision["criteria"][2]["numbers"]["delta_h"] == pytest.approx(DELTA_H)
+    assert decision["criteria"][3]["reason"] == (
+        "regression beyond 0.02: answer -0.100 (McNemar p 1)")
+    assert decision["evidence"]["delta_h"]["estimate"] == pytest.approx(DELTA_H)
+    # Tolerating 10 points: the estimate is within it, but its interval is not.
+    done = gate(releases, work, batch.batch_id, tmp_path / "tolerant",
+                KEYS_AS_BUILT + "max_preservation_regression = 0.1\n")
+    assert done.returncode == 3, done.stderr
+    assert "4. preservation  INSUFFICIENT  the interval of answer reaches below" in done.stdout
+    done = gate(releases, work, batch.batch_id, tmp_path / "lenient",
+                KEYS_AS_BUILT + "max_preservation_regression = 0.5\n")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: PASS" in done.stdout
+    # The same evidence, headless.
+    shown = subprocess.run(
+        [sys.executable, "-m", "audit", "review", "--workspace", str(work), "evidence",
+         batch.batch_id, "--out", str(tmp_path / "evidence.json"), "--n-boot", "500"],
+        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert "10 of 10 pairs rated on both versions, 3 sources" in shown.stdout
+    assert "ΔH (Eq. 37) +0.625 [" in shown.stdout
+    written = json.loads((tmp_path / "evidence.json").read_text())
+    assert written["delta_h"]["estimate"] == pytest.approx(DELTA_H)
+    # Reviews of other releases are refused, nothing written.
+    done = gate(releases, work, batch.batch_id, tmp_path / "swapped", KEYS_AS_BUILT, "swap")
+    assert done.returncode == 2
+    assert "the batch's NEW release is not the one given" in done.stderr
+    assert not (tmp_path / "swapped").exists()
 
 
 def test_evidence_before_any_pull_is_insufficient(batch, tmp_path):

@@ -43,6 +43,10 @@ def write(path: Path, text: str) -> Path:
      "unknown language code(s) xx"),
     ('{"annotators": ["a@example.org:de"], "design": "huge"}', "design: 'huge'"),
     ('{"kind": "realism", "annotators": ["a@example.org"]}', "pairs: missing"),
+    ('{"kind": "paired", "release": "data/demo/release", "annotators": ["a@example.org:de"]}',
+     "new_release: missing"),
+    ('{"new_release": "data/demo/release", "annotators": ["a@example.org:de"]}',
+     "new_release: given for a translation batch"),
     ('{"annotators": {"annotator 1": ["a@example.org"], "annotator 2": ["b@example.org"]}}',
      "annotators per side need one server per side"),
 ])

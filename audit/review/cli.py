@@ -46,6 +46,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--adjudicator", action="append", default=[], metavar="EMAIL:LANGS",
                    help="repeatable; default: the spec's adjudicators")
     p.set_defaults(func=cmd_adjudicate)
+    p = commands.add_parser("evidence", help="a paired batch's ΔH (Eq. 37) and preservation "
+                                             "flags, as the acceptance gate reads them")
+    p.add_argument("batch")
+    p.add_argument("--out", help="write the JSON to this file (replaced atomically)")
+    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.set_defaults(func=cmd_evidence)
     p = commands.add_parser("report", help="write every report as CSV and Plotly HTML")
     p.add_argument("batch")
     p.add_argument("--out", required=True, help="a new directory")
@@ -237,6 +244,31 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
 
 
 # ------------------------------------------------------------------------- report
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    from ..outputs import staged_file, write_json
+    from . import paired
+    found = paired.evidence(args.batch, _workspace(args), n_boot=args.n_boot, seed=args.seed)
+    if args.out:
+        with staged_file(Path(args.out)) as staging:
+            write_json(staging, found)
+    h = found["delta_h"]
+    print(f"batch {found['batch_id']}: {found['complete_pairs']:,} of {found['pairs']:,} pairs "
+          f"rated on both versions, {found['sources']:,} sources")
+    if not found["sufficient"]:
+        print("insufficient: " + "; ".join(found["insufficient"]))
+        return 0
+    print(f"ΔH (Eq. 37) {h['estimate']:+.3f} [{h['ci'][0]:+.3f}, {h['ci'][1]:+.3f}]")
+    print(_table([{"flag": flag, "units": row["units"], "old": _rate(row["old_rate"]),
+                   "new": _rate(row["new_rate"]), "new - old": _rate(row["difference"]),
+                   "b": row["b"], "c": row["c"], "McNemar p": _rate(row["p_value"])}
+                  for flag, row in found["preservation"].items()]), end="")
+    return 0
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from . import loop

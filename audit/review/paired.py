@@ -207,7 +207,7 @@ def _old_is_y(seed: int | str, pair_id: str) -> bool:
 
 def _release_note(result: ScanResult) -> dict:
     return {"name": result.release.name, "layout": result.release.layout,
-            "identity": result.identity}
+            "identity": result.identity, "content": result.release.content}
 
 
 # ------------------------------------------------------------------------- the key
@@ -421,6 +421,7 @@ def evidence(batch_id: str, workspace: Path = loop.REVIEWS, n_boot: int = 2000,
         "reviewers": {"distinct": frame["reviewer"].n_unique(), "ratings": frame.height,
                       "per_pair": {str(n): int(count) for n, count in per_pair.iter_rows()}},
         "excluded": manifest.get("excluded", {}),
+        "releases": {version: manifest.get(version) for version in VERSIONS},
         "sufficient": not insufficient, "insufficient": insufficient,
         "delta_h": h["overall"], "delta_h_by_language": h["by_language"],
         "preservation": kept["overall"], "preservation_by_language": kept["by_language"],

@@ -1,9 +1,11 @@
 """A review batch spec: what `python -m audit review push SPEC` reads (JSON or TOML).
 
-    kind = "translation"                 # translation | realism | relevance
+    kind = "translation"                 # translation | paired | realism | relevance
     batch = "pilot-ar-fa"                # optional; default: the sample's / pairs' own id
     release = "data/demo/release"        # translation: a release (default: the demo)
     sources = ["train=…json"]            # optional HotpotQA sources of the release
+    new_release = "corrected/release"    # paired: the corrected release (release = OLD)
+    new_sources = ["train=…json"]        # paired: optional HotpotQA sources of NEW
     design = "default"                   # translation: "default" | "paper" | a table:
                                          #   {by = [...], per_stratum = 2 or {paragraph = 4},
                                          #    size = N, allocation = "equal"}
@@ -18,7 +20,9 @@
 
 Translation designs keep to non-English target languages (sampling.target_languages_only):
 "default" is 4 paragraphs + 1 question + 1 answer per language (the paper's 80:20:20 in
-miniature), "paper" the paper's 80 + 20 + 20. Every problem is an InputError naming the
+miniature), "paper" the paper's 80 + 20 + 20. A paired batch samples OLD with the design and
+sends the OLD and NEW version of each matched unit, blind, to the same annotators
+(paired.py: the evidence for the acceptance gate's criteria 3 and 4). Every problem is an InputError naming the
 spec file and the field.
 """
 
@@ -32,9 +36,9 @@ from typing import Any
 
 from ..errors import InputError
 
-KINDS = ("translation", "realism", "relevance")
+KINDS = ("translation", "paired", "realism", "relevance")
 KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
-        "adjudicators", "server", "servers"}
+        "adjudicators", "server", "servers", "new_release", "new_sources"}
 DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
 
 
@@ -52,6 +56,8 @@ class Spec:
     adjudicators: list[str] = field(default_factory=list)
     server: str | None = None
     servers: dict[str, str] | None = None
+    new_release: str | None = None
+    new_sources: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "path"}
@@ -79,7 +85,7 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
                          expected=", ".join(sorted(KEYS)))
     kind = raw.get("kind", "translation")
     _check(kind in KINDS, path, "kind", f"{kind!r}", f"one of {', '.join(KINDS)}")
-    for key in ("batch", "release", "pairs", "server"):
+    for key in ("batch", "release", "pairs", "server", "new_release"):
         _check(raw.get(key) is None or isinstance(raw[key], str) and raw[key].strip(),
                path, key, repr(raw.get(key)), "non-empty text")
     seed = raw.get("seed")
@@ -88,7 +94,17 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     sources = raw.get("sources", [])
     _check(isinstance(sources, list) and all(isinstance(s, str) for s in sources), path,
            "sources", repr(sources), "a list of paths")
-    if kind != "translation":
+    new_sources = raw.get("new_sources", [])
+    _check(isinstance(new_sources, list) and all(isinstance(s, str) for s in new_sources),
+           path, "new_sources", repr(new_sources), "a list of paths")
+    if kind == "paired":
+        for key in ("release", "new_release"):
+            _check(raw.get(key) is not None, path, key, "missing",
+                   "the OLD (release) and the NEW (new_release) release")
+    else:
+        _check(raw.get("new_release") is None and not new_sources, path, "new_release",
+               f"given for a {kind} batch", "new_release only with kind = \"paired\"")
+    if kind in ("realism", "relevance"):
         _check(raw.get("pairs") is not None, path, "pairs", "missing",
                f"the {kind} pairs file (JSONL or Parquet)")
     design = raw.get("design", "default")
@@ -110,7 +126,8 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     _check(not (servers and raw.get("server")), path, "server", "given with servers",
            "either one server or one per side")
     spec = Spec(path, kind, annotators, raw.get("batch"), raw.get("release"), sources, design,
-                seed, raw.get("pairs"), adjudicators, raw.get("server"), servers)
+                seed, raw.get("pairs"), adjudicators, raw.get("server"), servers,
+                raw.get("new_release"), new_sources)
     _check_people(spec)
     return spec
 
@@ -166,8 +183,17 @@ def build_batch(spec: Spec):
     from .. import workspace
     result = workspace.scan_release(_relative(spec, spec.release) if spec.release else None,
                                     spec.sources or None)
-    units = sampling.build_units(result)
     chosen = design(spec)
+    if spec.kind == "paired":
+        from . import paired
+        new = workspace.scan_release(_relative(spec, spec.new_release),
+                                     spec.new_sources or None)
+        try:
+            return paired.paired_batch(result, new, chosen, spec.batch, where={
+                "language": list(sampling.NON_ENGLISH)}, seed=spec.seed)
+        except ValueError as error:
+            raise InputError(spec.path, str(error), where="design") from None
+    units = sampling.build_units(result)
     try:
         sample = sampling.sample_design(units, chosen, where={
             "language": list(sampling.NON_ENGLISH)})

@@ -1,0 +1,253 @@
+"""The release-acceptance gate (paper Supplement C.4): may a corrected release claim to be
+better than the one before? Four criteria, each pass, fail or insufficient evidence:
+
+1. Key equality: no source only in OLD or only in NEW, no source whose question / answer /
+   paragraph units differ, no matched unit whose target language changed (each within its
+   tolerated count; default none).
+2. Structure: no source of NEW with a release-blocking defect (a quarantined row).
+3. Adequacy (Eq. 37): ΔH's source-clustered interval lies above `delta_h_lower_bound`
+   (pass), or at or below it (fail); an interval that contains it, or fewer than
+   `min_review_sources` reviewed sources, is insufficient evidence.
+4. Preservation (answer, entities, language; matched pairs): each flag's drop new − old is
+   within the tolerated regression: pass when every interval's lower end is ≥ −tolerance;
+   fail when a flag's estimated drop exceeds it, or a language shows one with a
+   Holm-adjusted McNemar p below `alpha`; otherwise (or with too few sources)
+   insufficient.
+
+The verdict is fail when any criterion fails, else insufficient when any is, else pass
+(exit codes 1, 3, 0). The thresholds come from the policy's [acceptance] table
+(policy.ACCEPTANCE holds the defaults) and are written beside the numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from . import render
+from .compare import Comparison
+
+PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
+EXIT_CODES = {PASS: 0, FAIL: 1, INSUFFICIENT: 3}
+FLAGS = ("answer", "entities", "language")
+DESCRIPTIVE_NOTE = ("Unpaired comparisons (e.g. V2 − V1 judge scores on independently drawn "
+                    "samples, Figure 6 panel B) are descriptive only: they are not evidence "
+                    "for criteria 3 and 4, which need the same units reviewed in both versions.")
+
+
+def _criterion(number: int, name: str, verdict: str, reason: str, numbers: dict,
+               thresholds: dict) -> dict:
+    return {"criterion": number, "name": name, "verdict": verdict, "reason": reason,
+            "numbers": numbers, "thresholds": thresholds}
+
+
+def key_equality(comparison: dict, limits: dict) -> dict:
+    keys = comparison["key_equality"]
+    numbers = {**keys, "language_changed": comparison["changes"]["language_changed"]}
+    thresholds = {f"max_{name}": limits[f"max_{name}"] for name in numbers}
+    over = [f"{name} {value} > {thresholds['max_' + name]}" for name, value in numbers.items()
+            if value > thresholds[f"max_{name}"]]
+    if over:
+        return _criterion(1, "key_equality", FAIL, "; ".join(over), numbers, thresholds)
+    return _criterion(1, "key_equality", PASS, "every source and unit matched, every target "
+                      "language kept", numbers, thresholds)
+
+
+def structure(comparison: dict, limits: dict) -> dict:
+    new = comparison["quarantined"]["new"]
+    numbers = {"blocking_sources_new": new["sources"], "quarantined_rows_new": new["rows"],
+               "r_struct_old": comparison["r_struct"]["old"],
+               "r_struct_new": comparison["r_struct"]["new"],
+               "delta_r": comparison["delta_r"], "delta_r_ci": comparison["delta_r_ci"]}
+    thresholds = {"max_blocking_sources": limits["max_blocking_sources"]}
+    if new["sources"] > limits["max_blocking_sources"]:
+        return _criterion(2, "structure", FAIL, f"{new['sources']} source(s) of NEW hold a "
+                          f"release-blocking defect ({new['rows']} quarantined row(s))",
+                          numbers, thresholds)
+    return _criterion(2, "structure", PASS, "no release-blocking defect in NEW beyond the "
+                      "tolerated count", numbers, thresholds)
+
+
+def adequacy(evidence: dict | None, limits: dict) -> dict:
+    thresholds = {"delta_h_lower_bound": limits["delta_h_lower_bound"],
+                  "min_review_sources": limits["min_review_sources"]}
+    if evidence is None:
+        return _criterion(3, "adequacy", INSUFFICIENT, "no paired review batch given "
+                          "(--reviews)", {}, thresholds)
+    h = evidence["delta_h"]
+    numbers = {"delta_h": h["estimate"], "delta_h_ci": h["ci"], "sources": h["sources"],
+               "units": h["units"], "ratings": h["ratings"]}
+    bound = limits["delta_h_lower_bound"]
+    low, high = h["ci"]
+    if not evidence["sufficient"] or h["estimate"] is None or low is None:
+        why = "; ".join(evidence.get("insufficient") or ["no complete pair"])
+        return _criterion(3, "adequacy", INSUFFICIENT, why, numbers, thresholds)
+    if h["sources"] < limits["min_review_sources"]:
+        return _criterion(3, "adequacy", INSUFFICIENT, f"{h['sources']} reviewed source(s), "
+                          f"fewer than {limits['min_review_sources']}", numbers, thresholds)
+    if low > bound:
+        return _criterion(3, "adequacy", PASS, f"ΔH interval [{low:.3f}, {high:.3f}] lies "
+                          f"above {bound}", numbers, thresholds)
+    if high <= bound:
+        return _criterion(3, "adequacy", FAIL, f"ΔH interval [{low:.3f}, {high:.3f}] lies at "
+                          f"or below {bound}: no adequacy gain", numbers, thresholds)
+    return _criterion(3, "adequacy", INSUFFICIENT, f"ΔH interval [{low:.3f}, {high:.3f}] "
+                      f"contains {bound}", numbers, thresholds)
+
+
+def preservation(evidence: dict | None, limits: dict) -> dict:
+    tolerance = limits["max_preservation_regression"]
+    thresholds = {"max_preservation_regression": tolerance, "alpha": limits["alpha"],
+                  "min_review_sources": limits["min_review_sources"]}
+    if evidence is None:
+        return _criterion(4, "preservation", INSUFFICIENT, "no paired review batch given "
+                          "(--reviews)", {}, thresholds)
+    flags = {flag: evidence["preservation"][flag] for flag in FLAGS}
+    languages = [row for row in evidence["preservation_by_language"]
+                 if row.get("p_holm") is not None and row["difference"] is not None
+                 and row["difference"] < -tolerance and row["p_holm"] < limits["alpha"]]
+    numbers = {"flags": {flag: {k: row[k] for k in ("units", "old_rate", "new_rate",
+                                                       "difference", "ci", "b", "c", "p_value")}
+                         for flag, row in flags.items()},
+               "regressing_languages": [{k: row[k] for k in ("flag", "language", "difference",
+                                                           "b", "c", "p_value", "p_holm")}
+                                        for row in languages]}
+    dropped = [f"{flag} {row['difference']:+.3f} (McNemar p {row['p_value']:.3g})"
+               for flag, row in flags.items()
+               if row["difference"] is not None and row["difference"] < -tolerance]
+    if dropped or languages:
+        named = dropped + [f"{row['flag']} in {row['language']} {row['difference']:+.3f} "
+                           f"(Holm p {row['p_holm']:.3g})" for row in languages]
+        return _criterion(4, "preservation", FAIL, "regression beyond "
+                          f"{tolerance}: " + "; ".join(named), numbers, thresholds)
+    sources = min((row["sources"] for row in flags.values()), default=0)
+    if not evidence["sufficient"] or sources < limits["min_review_sources"]:
+        return _criterion(4, "preservation", INSUFFICIENT, f"{sources} reviewed source(s) "
+                          f"per flag at least, fewer than {limits['min_review_sources']}",
+                          numbers, thresholds)
+    wide = [flag for flag, row in flags.items()
+            if row["ci"][0] is None or row["ci"][0] < -tolerance]
+    if wide:
+        return _criterion(4, "preservation", INSUFFICIENT, "the interval of " +
+                          ", ".join(wide) + f" reaches below −{tolerance}", numbers, thresholds)
+    return _criterion(4, "preservation", PASS, f"every flag's drop is within {tolerance}",
+                      numbers, thresholds)
+
+
+def decide(comparison: dict, evidence: dict | None, limits: dict) -> dict:
+    """acceptance.json: each criterion's verdict with its numbers and thresholds, and the
+    overall verdict and exit code."""
+    criteria = [key_equality(comparison, limits), structure(comparison, limits),
+                adequacy(evidence, limits), preservation(evidence, limits)]
+    verdicts = {c["verdict"] for c in criteria}
+    overall = FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
+    return {"verdict": overall, "exit_code": EXIT_CODES[overall], "criteria": criteria,
+            "thresholds": dict(limits), "old": comparison["old"], "new": comparison["new"],
+            "reviews": evidence["batch_id"] if evidence else None,
+            "note": DESCRIPTIVE_NOTE}
+
+
+# ------------------------------------------------------------------------ the report
+
+def figures(comparison: Comparison, evidence: dict | None) -> list[tuple[str, go.Figure]]:
+    """The report's Plotly figures: status transitions, ΔR per slice, ΔH and preservation
+    per language."""
+    out = [("Status of matched rows, OLD → NEW", _transitions(comparison)),
+           ("ΔR per unit kind and language (95% interval)", _delta_r(comparison))]
+    if evidence is not None and evidence["delta_h_by_language"]:
+        out.append(("ΔH per language (Eq. 37, 95% interval)", _delta_h(evidence)))
+    return out
+
+
+def _transitions(comparison: Comparison) -> go.Figure:
+    rows = comparison.transitions.to_pylist()
+    statuses = ["accepted", "review_required", "quarantined", "absent"]
+    index = {s: i for i, s in enumerate(statuses)}
+    labels = [f"OLD {s}" for s in statuses] + [f"NEW {s}" for s in statuses]
+    fig = go.Figure(go.Sankey(
+        node={"label": [render.chart_label(label) for label in labels], "pad": 12},
+        link={"source": [index[r["old_status"]] for r in rows],
+              "target": [len(statuses) + index[r["new_status"]] for r in rows],
+              "value": [r["rows"] for r in rows]}))
+    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    return fig
+
+
+def _interval_figure(labels: list[str], estimates: list, lows: list, highs: list,
+                     axis: str) -> go.Figure:
+    fig = go.Figure(go.Scatter(
+        x=estimates, y=[render.chart_label(label) for label in labels], mode="markers",
+        error_x={"type": "data", "symmetric": False,
+                 "array": [h - e for h, e in zip(highs, estimates)],
+                 "arrayminus": [e - lo for e, lo in zip(estimates, lows)]}))
+    fig.add_vline(x=0, line_dash="dot")
+    fig.update_layout(height=max(240, 22 * len(labels)), xaxis_title=axis,
+                      margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    return fig
+
+
+def _delta_r(comparison: Comparison) -> go.Figure:
+    rows = [r for r in comparison.structural.to_pylist()
+            if r["by"] in ("all", "unit", "language") and not math.isnan(r["ci_low"])]
+    return _interval_figure([f"{r['by']}: {r['group']}" for r in rows],
+                            [r["delta"] for r in rows], [r["ci_low"] for r in rows],
+                            [r["ci_high"] for r in rows], "ΔR = R_new − R_old")
+
+
+def _delta_h(evidence: dict) -> go.Figure:
+    rows = [r for r in evidence["delta_h_by_language"] if r["ci"][0] is not None]
+    return _interval_figure([r["language"] for r in rows], [r["estimate"] for r in rows],
+                            [r["ci"][0] for r in rows], [r["ci"][1] for r in rows],
+                            "ΔH = h_new − h_old")
+
+
+def _number(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_number(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {_number(v)}" for k, v in value.items())
+    return str(value)
+
+
+def report_html(decision: dict, comparison: Comparison, evidence: dict | None) -> str:
+    """One self-contained page (Plotly inlined once, nothing fetched): the verdicts, the
+    numbers and thresholds of each criterion, and the figures. Every outside string (release
+    names, languages, checks) goes through audit.render."""
+    rows = [[render.text(c["criterion"]), render.text(c["name"]),
+             render.badge(c["verdict"], {PASS: "accepted", FAIL: "blocking"}.get(
+                 c["verdict"], "review")),
+             render.text(c["reason"]),
+             render.text(_number({k: v for k, v in c["numbers"].items() if k != "flags"}
+                                 if c["name"] == "preservation" else c["numbers"])),
+             render.text(_number(c["thresholds"]))] for c in decision["criteria"]]
+    if "flags" in decision["criteria"][3]["numbers"]:
+        flag_rows = [[render.text(flag)] + [render.text(_number(row[k])) for k in
+                                            ("units", "old_rate", "new_rate", "difference",
+                                             "ci", "b", "c", "p_value")]
+                     for flag, row in decision["criteria"][3]["numbers"]["flags"].items()]
+        flags = render.table(["flag", "units", "old", "new", "new − old", "95% interval",
+                              "b (kept→lost)", "c (lost→kept)", "McNemar p"], flag_rows)
+    else:
+        flags = ""
+    plots = []
+    for i, (title, fig) in enumerate(figures(comparison, evidence)):
+        plots.append(f"<h3>{render.text(title)}</h3>" +
+                     pio.to_html(fig, full_html=False, include_plotlyjs=(i == 0)))
+    old, new = decision["old"], decision["new"]
+    return "\n".join([
+        "<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
+        "<title>Release acceptance</title>", render.CSS.strip(),
+        "<style>body{font-family:sans-serif;max-width:70em;margin:1em auto;}</style>",
+        "</head><body>",
+        f"<h1>Release acceptance: {render.badge(decision['verdict'].upper(), {PASS: 'accepted', FAIL: 'blocking'}.get(decision['verdict'], 'review'))}</h1>",
+        f"<p>OLD {render.text(old['release'])} ({render.text(old['layout'])}, "
+        f"{old['rows']:,} rows) → NEW {render.text(new['release'])} "
+        f"({render.text(new['layout'])}, {new['rows']:,} rows); reviews "
+        f"{render.text(decision['reviews'] or 'none')}</p>",
+        render.table(["#", "criterion", "verdict", "why", "numbers", "thresholds"], rows),
+        flags, *plots,
+        f"<p><i>{render.text(decision['note'])}</i></p>", "</body></html>"])
