@@ -154,14 +154,14 @@ def decide(comparison: dict, evidence: dict | None, limits: dict) -> dict:
 def figures(comparison: Comparison, evidence: dict | None) -> list[tuple[str, go.Figure]]:
     """The report's Plotly figures: status transitions, ΔR per slice, ΔH and preservation
     per language."""
-    out = [("Status of matched rows, OLD → NEW", _transitions(comparison)),
+    out = [("Status of matched rows, OLD → NEW", transitions_figure(comparison)),
            ("ΔR per unit kind and language (95% interval)", _delta_r(comparison))]
     if evidence is not None and evidence["delta_h_by_language"]:
         out.append(("ΔH per language (Eq. 37, 95% interval)", _delta_h(evidence)))
     return out
 
 
-def _transitions(comparison: Comparison) -> go.Figure:
+def transitions_figure(comparison: Comparison) -> go.Figure:
     rows = comparison.transitions.to_pylist()
     statuses = ["accepted", "review_required", "quarantined", "absent"]
     index = {s: i for i, s in enumerate(statuses)}
@@ -175,7 +175,7 @@ def _transitions(comparison: Comparison) -> go.Figure:
     return fig
 
 
-def _interval_figure(labels: list[str], estimates: list, lows: list, highs: list,
+def interval_figure(labels: list[str], estimates: list, lows: list, highs: list,
                      axis: str) -> go.Figure:
     fig = go.Figure(go.Scatter(
         x=estimates, y=[render.chart_label(label) for label in labels], mode="markers",
@@ -191,14 +191,14 @@ def _interval_figure(labels: list[str], estimates: list, lows: list, highs: list
 def _delta_r(comparison: Comparison) -> go.Figure:
     rows = [r for r in comparison.structural.to_pylist()
             if r["by"] in ("all", "unit", "language") and not math.isnan(r["ci_low"])]
-    return _interval_figure([f"{r['by']}: {r['group']}" for r in rows],
+    return interval_figure([f"{r['by']}: {r['group']}" for r in rows],
                             [r["delta"] for r in rows], [r["ci_low"] for r in rows],
                             [r["ci_high"] for r in rows], "ΔR = R_new − R_old")
 
 
 def _delta_h(evidence: dict) -> go.Figure:
     rows = [r for r in evidence["delta_h_by_language"] if r["ci"][0] is not None]
-    return _interval_figure([r["language"] for r in rows], [r["estimate"] for r in rows],
+    return interval_figure([r["language"] for r in rows], [r["estimate"] for r in rows],
                             [r["ci"][0] for r in rows], [r["ci"][1] for r in rows],
                             "ΔH = h_new − h_old")
 

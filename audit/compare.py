@@ -134,14 +134,14 @@ class Version:
 
 def version_of(result: scan.ScanResult) -> Version:
     """Reduce a scanned release to the tables a comparison reads (set-based queries)."""
-    con = result.release.con
-    con.execute(_VIEWS)
+    con = result.release.con.cursor()   # its own temp table: a shared scan stays usable
     try:
+        con.execute(_VIEWS)
         units = con.sql(_UNITS).to_arrow_table()
         findings = con.sql(_FINDING_UNITS).to_arrow_table()
         status = con.sql(_ROW_STATUS).to_arrow_table()
     finally:
-        con.execute("DROP TABLE IF EXISTS cmp_views")
+        con.close()
     return Version(result.release.name, result.release.layout, result.release.rows,
                    result.identity, result.release.content, units, findings, status)
 
@@ -205,7 +205,7 @@ class Comparison:
         }
 
 
-_MATCH = f"""
+_MATCH = """
 CREATE TEMP TABLE matched AS
 WITH o AS (SELECT * FROM old_units), n AS (SELECT * FROM new_units),
 ofind AS (SELECT source_id, view, unit, paragraph_id, sentence_index,

@@ -1,10 +1,9 @@
 """Read-side queries behind the workbench pages: findings summaries, one instance with its
-evidence, and scan comparisons. Pure functions over a scan; no Streamlit. Each query runs
+evidence. Pure functions over a scan; no Streamlit. Each query runs
 on its own cursor, so concurrent app sessions can share one cached scan."""
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 
 from . import registry
@@ -149,33 +148,3 @@ def instance(result: ScanResult, row: int) -> dict:
         "supporting_facts": record["supporting_facts"],
         "candidates": candidates,
     }
-
-
-def compare(before: tuple[pa.Table, pa.Table], after: tuple[pa.Table, pa.Table]) -> pa.Table:
-    """Two scans (status, findings) joined on (source_id, split): rows whose status changed
-    or whose checks differ, with the checks gained and lost."""
-    con = duckdb.connect()
-    for name, (status, findings) in (("a", before), ("b", after)):
-        con.register(f"{name}_status", status)
-        con.register(f"{name}_findings", findings)
-        con.execute(f"""CREATE VIEW {name} AS
-            SELECT s.source_id, s.source_split, any_value(s.id) AS id,
-                   any_value(s.status) AS status,
-                   list_sort(list_distinct(list(f."check") FILTER (f."check" IS NOT NULL)))
-                     AS checks
-            FROM {name}_status s LEFT JOIN {name}_findings f ON f."row" = s."row"
-            GROUP BY s.source_id, s.source_split""")
-    return con.sql("""
-        SELECT coalesce(a.source_id, b.source_id) AS source_id,
-               coalesce(a.source_split, b.source_split) AS source_split,
-               a.id AS id_before, b.id AS id_after,
-               a.status AS status_before, b.status AS status_after,
-               list_filter(coalesce(b.checks, []), lambda x: NOT list_contains(
-                   coalesce(a.checks, []), x)) AS checks_gained,
-               list_filter(coalesce(a.checks, []), lambda x: NOT list_contains(
-                   coalesce(b.checks, []), x)) AS checks_lost
-        FROM a FULL JOIN b ON a.source_id = b.source_id AND a.source_split = b.source_split
-        WHERE a.status IS DISTINCT FROM b.status
-           OR coalesce(a.checks, []) <> coalesce(b.checks, [])
-        ORDER BY source_split, source_id
-    """).to_arrow_table()

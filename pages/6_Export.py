@@ -1,5 +1,5 @@
 """Export: quarantine lists (CSV / JSONL / Parquet) for the whole release or the current
-Browse filter, saved scans with their manifests, and comparisons of two scans."""
+Browse filter, saved scans with their manifests, and the way to the Compare page."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import export, inspect, readers, scan
-from audit.errors import InputError
+from audit import export
 from audit.outputs import safe_name
-from audit.workspace import served_directory, served_files
 from pages import current_view, filtered_rows, follow_url, say, scope_line, setup
 
 result = setup("Export")
@@ -72,23 +70,6 @@ if history:
 else:
     st.caption("No saved scan of this release yet.")
 
-st.subheader("Compare with another scan or release")
-st.caption("Joined on (source_id, split): rows whose status changed, checks gained or lost.")
-other = st.text_input("A saved scan directory or another release path", key="compare_with")
-if other.strip():
-    try:
-        if (Path(other.strip()) / "summary.json").is_file():
-            other_findings, other_status, _ = export.load_scan(served_directory(other))
-        else:
-            theirs = scan.run(readers.open_release(other.strip(),
-                                                   files=served_files(other)))
-            other_findings, other_status = theirs.findings, theirs.status
-    except InputError as error:
-        say(st.error, "Cannot compare: {problem}", problem=error)
-    else:
-        diff = inspect.compare((other_status, other_findings), (result.status, result.findings))
-        st.write(f"{diff.num_rows:,} rows differ (before = the other one, after = this one).")
-        st.dataframe(diff.slice(0, 1000).to_pandas(), hide_index=True)
-        st.download_button("Download comparison CSV", lambda: export.to_bytes(diff, "csv"),
-                           file_name=f"{name}-comparison.csv", mime="text/csv",
-                           on_click="ignore")
+st.subheader("Compare with an earlier release")
+st.page_link("pages/5_Compare.py", label="Compare this release with an earlier version, unit "
+             "by unit, and run the acceptance gate", query_params=view.to_query())

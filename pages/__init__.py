@@ -183,6 +183,13 @@ def _build(release: str | None, files: list[Path], specs: list[str],
     return result
 
 
+def scan_of(view: View) -> ScanResult:
+    """The scan of a view's release, sources and policy: cached, else built with its
+    stages shown. Raises InputError when the release cannot be served or read."""
+    key, files, specs, policy_path = _request(view)
+    return SCANS.get(key, lambda: _build(view.release, files, specs, policy_path))
+
+
 def setup(title: str, heading: str | None = None) -> ScanResult:
     """Page config, navigation, pickers, the cached scan, the page heading and the scope
     line; stops the page with an error box when the release cannot be served or read."""
@@ -193,8 +200,7 @@ def setup(title: str, heading: str | None = None) -> ScanResult:
     _pickers(view)
     st.title(heading or title)
     try:
-        key, files, specs, policy_path = _request(view)
-        result = SCANS.get(key, lambda: _build(view.release, files, specs, policy_path))
+        result = scan_of(view)
     except InputError as error:
         say(st.error, "Cannot open this release: {problem}", problem=error)
         st.stop()

@@ -112,6 +112,7 @@ def shot(tab, name: str) -> None:
     ("/Instance?row=72", "Instance", "instance", "p00 · 1"),
     ("/Findings", "Findings", "findings", "Where a check fired"),
     ("/Mixing", "Language mixing", "mixing", "Language distribution (Table 11)"),
+    ("/Compare", "Compare two releases", "compare", "Name the earlier release (OLD)"),
     ("/Export", "Export", "export", "Saved scans"),
     ("/Review", "Review", "review", "Annotators and routing"),
     ("/Annotations", "Annotations", "annotations", "Annotations"),
@@ -123,8 +124,8 @@ def test_every_page_renders(server, browser, path, heading, name, content):
     tab = visit(browser, server + path, heading, content)
     shot(tab, name)
     menu = [link.inner_text() for link in tab.locator('[data-testid="stPageLink"]').all()]
-    assert menu[:8] == ["Overview", "Browse", "Instance", "Findings", "Mixing", "Export",
-                        "Review", "Annotations"]
+    assert menu[:9] == ["Overview", "Browse", "Instance", "Findings", "Mixing", "Compare",
+                        "Export", "Review", "Annotations"]
     tab.close()
 
 
@@ -336,4 +337,24 @@ def test_judge_page_labels_the_difference_descriptive(server, browser):
         timeout=60_000)
     assert "independent, unpaired samples" in tab.inner_text("body")
     shot(tab, "judge-full")
+    tab.close()
+
+
+def test_compare_page_shows_the_change_and_the_gate(server, browser, tmp_path_factory):
+    from test_compare import new_rows, old_rows, write_jsonl
+    folder = tmp_path_factory.mktemp("compare-pair")
+    old = write_jsonl(folder / "old.jsonl", old_rows())
+    new = write_jsonl(folder / "new.jsonl", new_rows())
+    tab = visit(browser, f"{server}/Compare?release={new}&old={old}", "Compare two releases",
+                "Sources in both", "Acceptance gate", "Verdict:")
+    text = tab.inner_text("body")
+    assert "33.33%" in text and "22.22%" in text and "-11.11%" in text
+    assert "key_equality" in text and "only_old 1 > 0" in text
+    # The interval chart and the Sankey are drawn (Plotly loads lazily: wait for the SVGs).
+    tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"
+                          ".length >= 2", timeout=60_000)
+    shot(tab, "compare-full")
+    # The release stays in the menu's links; OLD is this page's own choice.
+    links = [a.get_attribute("href") for a in tab.locator('[data-testid="stPageLink"] a').all()]
+    assert all("release=" in link for link in links)
     tab.close()

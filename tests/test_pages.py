@@ -179,14 +179,36 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
         "Download CSV", "Download JSONL", "Download PARQUET"]
     button(at, "Save this scan (findings, status, summary, manifest)").click().run()
     assert len(list((tmp_path / "scans").glob("*/*/manifest.json"))) == 1
-    saved = str(next((tmp_path / "scans").glob("*/*")))
-    at.text_input(key="compare_with").input(saved).run()
+
+
+def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
+    from test_compare import new_rows, old_rows, write_jsonl
+    served, outside = tmp_path / "served", tmp_path / "outside"
+    served.mkdir(), outside.mkdir()
+    new = write_jsonl(served / "new.jsonl", new_rows())
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(served))
+    at = page("5_Compare", release=str(new))
+    assert [i.value for i in at.info] == [
+        "Name the earlier release (OLD) to compare this one with it."]
+    at.text_input(key="compare_old").input(str(write_jsonl(outside / "old.jsonl",
+                                                            old_rows()))).run()
     assert [e.value for e in at.error] == [
-        "Cannot compare: ` directory: not available here: the workbench serves "
-        "directories under its data roots only (AUDIT_DATA_ROOTS) `"]
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
-    at.text_input(key="compare_with").input(saved + "/").run()
-    assert "0 rows differ" in markdown_text(at)
+        "Cannot open the earlier release: ` release: not available here: the workbench "
+        "serves releases under its data roots only (AUDIT_DATA_ROOTS) `"]
+    old = write_jsonl(served / "old.jsonl", old_rows())
+    at.text_input(key="compare_old").input(str(old)).run()
+    assert not at.exception and at.query_params["old"] == str(old)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Sources in both"] == "9"
+    assert (metrics["R_struct OLD"], metrics["R_struct NEW"]) == ("33.33%", "22.22%")
+    assert metrics["ΔR (NEW − OLD)"] == "-11.11%"
+    assert (metrics["Only in OLD"], metrics["Only in NEW"], metrics["Unit set differs"],
+            metrics["Language changed (units)"]) == ("1", "1", "1", "2")
+    gate = markdown_text(at)
+    assert "Verdict: " in gate and "FAIL" in gate
+    assert "only_old 1 &gt; 0" not in gate and "only_old 1 > 0" in gate
+    assert [b.label for b in at.get("download_button")] == [
+        "compare.json", "units CSV", "acceptance.json", "report.html"]
 
 
 def test_a_slow_browse_query_is_stopped_and_says_so():

@@ -212,6 +212,12 @@ def _release_note(result: ScanResult) -> dict:
 
 # ------------------------------------------------------------------------- the key
 
+def paired_batches(workspace: Path = loop.REVIEWS) -> list[str]:
+    """The paired batches of a workspace (those with a version key)."""
+    return [b for b in loop.batches(workspace)
+            if (loop.batch_dir(b, workspace) / "pairs.jsonl").is_file()]
+
+
 def read_pairs(batch_id: str, workspace: Path = loop.REVIEWS) -> list[dict]:
     """The version key of a paired batch (pairs.jsonl), validated: every pair has one OLD
     and one NEW item."""

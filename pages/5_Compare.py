@@ -1,0 +1,145 @@
+"""Compare: this release (NEW) against an earlier version (OLD), unit by unit — key equality,
+target-language agreement, what changed, R_struct and ΔR (Eq. 36) per slice, status
+transitions — and the acceptance gate's verdict with a paired review batch (Eq. 37)."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from audit import acceptance, compare, export, policy, render
+from audit.errors import InputError
+from audit.review import paired
+from audit.viewstate import View
+from audit.workspace import demo_sources, served_file
+from pages import current_view, follow_url, html, say, scan_of, scope_line, setup
+
+result = setup("Compare", "Compare two releases")
+scope_line(result, filtered=False)
+view = current_view()
+st.caption("NEW is this release (sidebar). OLD is scanned with the same HotpotQA source "
+           "and policy. Units are matched on source_id, view, unit, paragraph_id and "
+           "sentence; a unit whose target language changed is listed and left out.")
+
+
+def _set_old() -> None:
+    value = st.session_state["compare_old"].strip()
+    if value:
+        st.query_params["old"] = value
+    else:
+        st.query_params.pop("old", None)
+
+
+old_path = str(st.query_params.get("old", "")).strip()
+follow_url("compare_old", old_path)
+st.text_input("Earlier release (OLD): path, directory of shards or glob", key="compare_old",
+              on_change=_set_old, placeholder="e.g. data/releases/v1")
+if not old_path:
+    st.info("Name the earlier release (OLD) to compare this one with it.")
+    st.stop()
+
+sources = view.sources or (tuple(tuple(spec.split("=", 1)) for spec in demo_sources())
+                           if view.release is None else ())
+try:
+    old_result = scan_of(View(release=old_path, sources=sources, policy=view.policy))
+except InputError as error:
+    say(st.error, "Cannot open the earlier release: {problem}", problem=error)
+    st.stop()
+
+
+@st.cache_resource(show_spinner="Matching units and bootstrapping ΔR…", max_entries=4)
+def compared(old_identity: str, new_identity: str, _old, _new) -> compare.Comparison:
+    return compare.compare(compare.version_of(_old), compare.version_of(_new))
+
+
+comparison = compared(old_result.identity, result.identity, old_result, result)
+summary = comparison.as_json()
+
+cols = st.columns(4)
+cols[0].metric("Sources in both", f"{comparison.sources:,}")
+cols[1].metric("R_struct OLD", f"{comparison.r_struct['old']:.2%}")
+cols[2].metric("R_struct NEW", f"{comparison.r_struct['new']:.2%}")
+low, high = comparison.delta_r_ci
+cols[3].metric("ΔR (NEW − OLD)", f"{comparison.delta_r:+.2%}",
+               help=f"95% paired source bootstrap interval [{low:+.2%}, {high:+.2%}], "
+                    f"{comparison.n_boot:,} replicates")
+say(st.caption, "ΔR interval {interval}; R_struct = share of the sources in both versions "
+    "with a quarantined row (a release-blocking defect).",
+    interval=f"[{low:+.4f}, {high:+.4f}]")
+
+st.subheader("Key equality")
+keys = comparison.key_equality
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("Only in OLD", f"{keys['only_old']:,}")
+k2.metric("Only in NEW", f"{keys['only_new']:,}")
+k3.metric("Unit set differs", f"{keys['unit_set_differs']:,}")
+k4.metric("Language changed (units)", f"{comparison.changes['language_changed']:,}")
+if comparison.keys.num_rows:
+    st.dataframe(comparison.keys.slice(0, 1000).to_pandas(), hide_index=True)
+
+st.subheader("What changed")
+by_unit = comparison.changes["by_unit"]
+st.dataframe([{"unit": unit, **counts} for unit, counts in by_unit.items()], hide_index=True)
+say(st.caption, "Paragraphs whose sentence count changed: {n}. Findings on matched units: "
+    "{fixed} fixed, {introduced} introduced, {kept} kept.",
+    n=f"{comparison.changes['sentence_count_changed']:,}",
+    fixed=f"{comparison.findings['fixed']:,}",
+    introduced=f"{comparison.findings['introduced']:,}",
+    kept=f"{comparison.findings['kept']:,}")
+
+st.subheader("Structural change per slice (Eq. 36)")
+slices = comparison.structural.to_pandas()
+by = st.radio("Slice by", ["unit", "language", "check"], horizontal=True, key="compare_by")
+st.plotly_chart(acceptance.interval_figure(
+    [f"{g}" for g in slices[slices["by"] == by]["group"]],
+    list(slices[slices["by"] == by]["delta"]), list(slices[slices["by"] == by]["ci_low"]),
+    list(slices[slices["by"] == by]["ci_high"]), "ΔR = R_new − R_old"), key="compare_slices")
+st.dataframe(slices[slices["by"].isin(["all", by])], hide_index=True)
+
+st.subheader("Status of matched rows, OLD → NEW")
+st.plotly_chart(acceptance.transitions_figure(comparison), key="compare_sankey")
+
+st.subheader("Units")
+changes = st.multiselect("Change", list(compare.CHANGES), default=["text_changed",
+                                                                  "language_changed"],
+                         key="compare_changes")
+units = comparison.units.to_pandas()
+shown = units[units["change"].isin(changes)]
+say(st.caption, "{n} units; the first 1,000 are listed.", n=f"{len(shown):,}")
+st.dataframe(shown.head(1000), hide_index=True)
+d1, d2 = st.columns(2)
+d1.download_button("compare.json", json.dumps(summary, indent=2, ensure_ascii=False),
+                   file_name="compare.json", mime="application/json")
+d2.download_button("units CSV", lambda: export.to_bytes(comparison.units, "csv"),
+                   file_name="units.csv", mime="text/csv", on_click="ignore")
+
+st.subheader("Acceptance gate")
+st.caption("Criteria 3 and 4 need a paired review batch: the OLD and NEW version of the same "
+           "units rated blind by the same annotators (`review push` with kind = \"paired\"). "
+           "Unpaired comparisons, such as the V2 − V1 judge scores of the Judge page, are "
+           "descriptive only and are not evidence here.")
+batches = paired.paired_batches()
+batch = st.selectbox("Paired review batch", ["(none)"] + batches, key="compare_batch")
+try:
+    rules = policy.load(served_file(view.policy)) if view.policy else policy.DEFAULT
+    evidence = None if batch == "(none)" else paired.evidence(batch)
+except InputError as error:
+    say(st.error, "Cannot read the gate's inputs: {problem}", problem=error)
+    st.stop()
+decision = acceptance.decide(summary, evidence, rules.acceptance())
+KIND = {"pass": "accepted", "fail": "blocking", "insufficient": "review"}
+html(render.strong("Verdict: "), render.badge(decision["verdict"].upper(),
+                                              KIND[decision["verdict"]]))
+html(render.table(["#", "criterion", "verdict", "why"],
+                  [[render.text(c["criterion"]), render.text(c["name"]),
+                    render.badge(c["verdict"], KIND[c["verdict"]]), render.text(c["reason"])]
+                   for c in decision["criteria"]]))
+with st.expander("Numbers and thresholds"):
+    st.json(decision["criteria"])
+g1, g2 = st.columns(2)
+g1.download_button("acceptance.json", json.dumps({**decision, "evidence": evidence}, indent=2,
+                                                 ensure_ascii=False),
+                   file_name="acceptance.json", mime="application/json")
+g2.download_button("report.html", lambda: acceptance.report_html(decision, comparison, evidence),
+                   file_name="acceptance-report.html", mime="text/html", on_click="ignore")
