@@ -57,11 +57,13 @@ CHANGES = ("unchanged", "text_changed", "language_changed", "only_old", "only_ne
 # Sentinels stand for "none" inside join keys (NULL never equals NULL); outputs show NULL.
 _NO_VIEW, _NO_PARAGRAPH, _NO_SENTENCE = -1, "", -1
 
-# Each row's view: its place among the rows of its source, in id order.
-_VIEWS = """
+# A row's view: its place among the rows of its source, in id order (the paired review
+# matches units with the same key).
+VIEW_OF_ROW = "(row_number() OVER (PARTITION BY source_id ORDER BY id, rid) - 1)::INTEGER"
+_VIEWS = f"""
 CREATE OR REPLACE TEMP TABLE cmp_views AS
 SELECT rid, ctx, source_id, id, question, answer, question_language, answer_language,
-       (row_number() OVER (PARTITION BY source_id ORDER BY id, rid) - 1)::INTEGER AS view
+       {VIEW_OF_ROW} AS view
 FROM views
 """
 # The units of a version: per view its question and answer, per source its first view's

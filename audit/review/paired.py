@@ -62,6 +62,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import stats
+from ..compare import VIEW_OF_ROW
 from ..errors import InputError
 from ..readers import iter_jsonl_objects
 from ..scan import ScanResult
@@ -137,11 +138,7 @@ def _translation_units(result: ScanResult) -> pa.Table:
     return units.filter(pc.is_in(units["unit"], pa.array(PAIRED_UNITS)))
 
 
-_VIEWS_QUERY = """
-SELECT rid, source_id,
-       row_number() OVER (PARTITION BY source_id ORDER BY id, rid) - 1 AS view
-FROM release
-"""
+_VIEWS_QUERY = f"SELECT rid, source_id, {VIEW_OF_ROW} AS view FROM views"
 
 
 def _keyed(units: pa.Table, result: ScanResult) -> pa.Table:
