@@ -231,3 +231,33 @@ def test_cli_refuses_bad_input_without_writing(pair, tmp_path):
     again = cli("compare", str(pair[0]), str(pair[1]), "--out", str(out))
     assert again.returncode == 2 and "already exists" in again.stderr
     assert list(out.iterdir()) == []
+
+
+def test_v2_against_a_corrected_v2(realdata, tmp_path):
+    """The real V2 RC1 sample against a copy whose first five questions were revised: only
+    those five units change, and ΔR is what the two scans' statuses give by hand."""
+    import pyarrow as pa
+    from audit import scan
+    sample = realdata / "xhotpotqa_v2_sample" / "xhotpotqa_v2_sample.parquet"
+    table = pq.read_table(sample)
+    questions = table["question"].to_pylist()
+    revised = [q + " (rev.)" if i < 5 else q for i, q in enumerate(questions)]
+    corrected = tmp_path / "corrected.parquet"
+    pq.write_table(table.set_column(table.schema.get_field_index("question"), "question",
+                                    pa.array(revised, pa.string())), corrected)
+    old, new = compare.release_versions(str(sample), str(corrected))
+    result = compare.compare(old, new, n_boot=300)
+    assert (old.layout, new.layout) == ("v2", "v2")
+    assert result.key_equality == {"only_old": 0, "only_new": 0, "unit_set_differs": 0}
+    assert result.changes["text_changed"] == 5
+    assert result.changes["by_unit"]["question"]["text_changed"] == 5
+    assert result.changes["language_changed"] == 0
+    # By hand, from each release's own scan: the share of sources with a quarantined row.
+    shares = []
+    for path in (sample, corrected):
+        status = scan.run(readers.open_release(path)).status.to_pylist()
+        quarantined = {r["source_id"] for r in status if r["status"] == "quarantined"}
+        shares.append(len(quarantined) / len({r["source_id"] for r in status}))
+    assert result.sources == 197
+    assert result.r_struct == pytest.approx({"old": shares[0], "new": shares[1]})
+    assert result.delta_r == pytest.approx(shares[1] - shares[0])
