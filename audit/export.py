@@ -22,7 +22,7 @@ from .outputs import SCANS, read_parquet, safe_name, staged_directory, staged_fi
 from .policy import Policy
 from .readers import Release
 from .scan import ScanResult
-from .sqlsafe import strings
+from .sqlsafe import literal, strings
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
@@ -95,13 +95,18 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     return Path(target)
 
 
-def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
+def _scan_dir(scan_dir: Path) -> Path:
     scan_dir = Path(scan_dir)
     needed = ("findings.parquet", "status.parquet", "summary.json")
     missing = [name for name in needed if not (scan_dir / name).is_file()]
     if missing:
         raise InputError(scan_dir, f"not a scan directory (missing {', '.join(missing)})",
                          expected="a directory written by `python -m audit scan`")
+    return scan_dir
+
+
+def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
+    scan_dir = _scan_dir(scan_dir)
     return (read_parquet(scan_dir / "findings.parquet"),
             read_parquet(scan_dir / "status.parquet"),
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
@@ -194,13 +199,13 @@ def saved_scan(release: Release, identity: str) -> Path | None:
 def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanResult, pa.Table]:
     """A saved scan of `release` as a ScanResult whose tables are on the release's
     connection, and its descriptors: nothing the scan saved is computed again."""
-    findings, status, summary = load_scan(scan_dir)
+    scan_dir = _scan_dir(scan_dir)
+    summary = json.loads((scan_dir / "summary.json").read_text(encoding="utf-8"))
     language = read_parquet(scan_dir / "descriptors.parquet")
     con = release.con
-    for name, table in (("findings", findings), ("status", status)):
-        con.register(f"saved_{name}", table)
-        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM saved_{name}")
-        con.unregister(f"saved_{name}")
+    for name in ("findings", "status"):   # DuckDB reads them: no Python-side copy
+        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM "
+                    f"read_parquet({literal(str(scan_dir / f'{name}.parquet'))})")
     return ScanResult(release, policy, summary), language
 
 
