@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import acceptance, compare, policy
+from . import compare, policy
 from .errors import InputError
 from .outputs import staged_directory, write_json
 
@@ -49,7 +49,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
-    from .review import loop, paired   # the review stack: only when a gate is asked for
+    # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
+    from . import acceptance
+    from .review import loop, paired
     say = _progress(time.perf_counter())
     _refuse_existing(args.out)
     rules = policy.load(args.policy)

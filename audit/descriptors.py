@@ -44,13 +44,17 @@ a Python UDF over the distinct strings only.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import unicodedata
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
+from . import languages as languages_module, readers, sqltext
 from .languages import LANGUAGES
+from .outputs import cache_dir, read_parquet, staged_file
 from .readers import Release
 
 STRATA = ("S0", "S1", "S2", "S3", "S4", "NA")
@@ -248,10 +252,31 @@ ORDER BY rid
 
 
 def descriptors(release: Release) -> pa.Table:
-    """The descriptor table of a release: one row per release row, in `rid` order."""
+    """The descriptor table of a release: one row per release row, in `rid` order;
+    remembered per content (the release files' SHA-256s, and the code and Unicode version
+    it depends on), so a rescan of the same files reads it instead of computing it again."""
+    path = cache_dir("descriptors") / f"{_content_key(release)}.parquet"
+    if path.is_file():
+        try:
+            return read_parquet(path)
+        except (OSError, pa.ArrowInvalid):   # unreadable: compute it again
+            path.unlink(missing_ok=True)
     con = release.con
     register(con)
-    return con.sql(_QUERY).to_arrow_table()
+    table = con.sql(_QUERY).to_arrow_table()
+    import pyarrow.parquet as pq
+    with staged_file(path) as staging:
+        pq.write_table(table, staging, compression="zstd")
+    return table
+
+
+def _content_key(release: Release) -> str:
+    digest = hashlib.sha256(unicodedata.unidata_version.encode("ascii"))
+    for module in (__file__, languages_module.__file__, readers.__file__, sqltext.__file__):
+        digest.update(Path(module).read_bytes())
+    for part in (release.layout, *release.content):
+        digest.update(b"\0" + part.encode("utf-8"))
+    return digest.hexdigest()
 
 
 def counts(table: pa.Table) -> dict:

@@ -407,3 +407,22 @@ def test_descriptors_twice_on_one_connection(tmp_path):
     synth.write_release([instance("a", "de", ["de", "fr"], ["p0"])], tmp_path / "r")
     release = readers.open_release(tmp_path / "r")
     assert descriptors.descriptors(release) == descriptors.descriptors(release)
+
+
+def test_descriptors_are_remembered_per_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    demo = readers.open_release("data/demo/release")
+    first = descriptors.descriptors(demo)
+    [cached] = (tmp_path / "cache" / "descriptors").glob("*.parquet")
+    again = descriptors.descriptors(readers.open_release("data/demo/release"))
+    assert again.equals(first) and first.num_rows == 240
+    # A damaged cache file is computed again and replaced, never trusted.
+    cached.write_bytes(b"not parquet")
+    assert descriptors.descriptors(readers.open_release("data/demo/release")).equals(first)
+    assert pq.read_table(cached).equals(first)
+    # Other content, another entry.
+    other = tmp_path / "other.parquet"
+    table = pq.read_table("data/demo/release/validation-00000.parquet")
+    pq.write_table(table.slice(0, 5), other)
+    assert descriptors.descriptors(readers.open_release(other)).num_rows == 5
+    assert len(list((tmp_path / "cache" / "descriptors").glob("*.parquet"))) == 2
