@@ -38,6 +38,7 @@ import realtext  # noqa: E402
 REPO = HERE.parent
 PYTHON = sys.executable
 _LINE = re.compile(r"\[\s*([\d.]+)s\] (.*)")
+_CHECK_LINE = re.compile(r"([a-z_:]+) done in ([\d.]+) s")   # one whole-release check
 
 
 def run_scan(info: dict, cache: Path) -> dict:
@@ -76,8 +77,8 @@ def report(name: str, label: str, f: dict) -> None:
           f"whole-release {s['whole_release_checks']:5.2f} s  findings+status "
           f"{s['findings_and_status']:5.2f} s ({share:.0%} of the scan)  scan {s['total']:6.2f} s"
           f"  peak RSS {f['peak_gib']:.2f} GiB  findings {f['findings']:,}", flush=True)
-    slow = [(text.split(" prepared in ")[0], float(text.split(" prepared in ")[1][:-2]))
-            for _, text in f["lines"] if " prepared in " in text]
+    slow = [(m.group(1), float(m.group(2))) for m in
+            (_CHECK_LINE.fullmatch(text) for _, text in f["lines"]) if m and m.group(1) != "scan"]
     print("               whole-release checks: " + ", ".join(
         f"{n} {t:.1f} s" for n, t in slow), flush=True)
 
