@@ -14,22 +14,20 @@ severity, and review level), and false alarms on the clean pairs (share of clean
 with a finding of that check), at review level and counting info findings too. The same pairs go to the anchors' own rules (bench/anchors.py, run in
 bench/.anchors-venv when it exists: see that file for how to create it), default thresholds.
 
-Speed. A release of 23,066 sources x 24 question-language views sharing one context
-(553,584 rows), built from real HotpotQA skeletons (tests/realdata_release.py: paragraph and
-sentence counts) filled with aligned NTREX pairs made distinct by a row-unique tag on both
-sides, and a per-view question and answer (aligned NTREX pairs of the view's language):
-~2.2 M distinct pairs, as in XHotpotQA+. Each run is a child process: the scan without the
-language checks, with and without the heuristics; the heuristics cold (empty cache) and
-warm. Printed: the time the heuristics add, their own phases, and peak RSS. Target ≤ 10 s
-added, peak RSS < 4 GiB. Third-party text stays out of the repository: both releases are
-built under the system temporary directory.
+Speed. The `plus` release of bench/realtext.py: 23,066 real HotpotQA skeletons x 24
+question-language views sharing one context (553,584 rows), every paragraph, question and
+answer the same NTREX-128 lines in English and in its language, record hashes as the
+reference builds them. Each run is a child process: the scan without the language checks,
+with and without the heuristics; the heuristics cold (empty cache) and warm. Printed: the
+time the heuristics add, their own phases, and peak RSS. Target ≤ 10 s added, peak RSS
+< 4 GiB. Third-party text stays out of the repository: the releases are built under
+bench/data/ (never committed).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import random
 import shutil
 import subprocess
 import sys
@@ -39,9 +37,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
+sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 import heuristics_release  # noqa: E402
+import realtext  # noqa: E402
 from audit import heuristics, readers, registry, scan  # noqa: E402
 
 ANCHORS_PYTHON = REPO / "bench" / ".anchors-venv" / "bin" / "python"
@@ -251,117 +250,10 @@ def breakdowns(units: dict, found: dict, planted: dict, clean: list) -> None:
 
 # --------------------------------------------------------------------------------- speed
 
-VIEWS = 24
-
-
-_TAG = str.maketrans("0123456789.", "abcdefghijx")
-
-
-def _tag(label: str) -> str:
-    """A row-unique name of letters ("Zqbxcxd"): it makes every pair distinct and gives the
-    heuristics nothing to judge (no digit, bracket or final punctuation)."""
-    return "Zq" + label.translate(_TAG)
-
-
-def _base_records(sources: int) -> list[dict]:
-    """One view per source: a real HotpotQA skeleton's paragraph and sentence counts, each
-    paragraph in a random one of the 24 languages, its sentences consecutive aligned NTREX
-    pairs, each pair led by the same row-unique tag on both sides."""
-    import realdata_release
-    from audit import synth
-    from audit.languages import BY_CODE, CODES
-    ntrex = heuristics_release.load_ntrex()
-    skeletons = [[(title, len(sentences)) for title, sentences in record["context"]]
-                 for split in realdata_release.SPLITS
-                 for record in realdata_release.load_sources()[split]]
-    total = len(ntrex["en"])
-    rng = random.Random(heuristics_release.SEED)
-    records = []
-    for n in range(sources):
-        source_context, context = [], []
-        for j, (title, count) in enumerate(skeletons[n % len(skeletons)]):
-            lang = rng.choice(CODES)
-            start = rng.randrange(total - count)
-            tag = _tag(f"{n}.{j}")
-            english = [f"{_tag(f'{n}.{j}.{k}')} {ntrex['en'][start + k]}" for k in range(count)]
-            source_context.append([f"{tag} {title}", english])
-            if lang == "en":
-                context.append([f"{tag} {title}", list(english), "English"])
-                continue
-            # The title: the first words of the paragraph's first line, both sides.
-            source_context[-1][0] = f"{tag} {' '.join(ntrex['en'][start].split()[:3])}"
-            words = ntrex[lang][start].split()
-            heading = ntrex[lang][start][:8] if lang in heuristics_release.UNSPACED \
-                else " ".join(words[:3])
-            context.append([f"{tag} {heading}",
-                            [f"{_tag(f'{n}.{j}.{k}')} {ntrex[lang][start + k]}"
-                             for k in range(count)], BY_CODE[lang].name])
-        source = {"_id": f"sp{n:07d}", "question": "q", "answer": "a", "type": "bridge",
-                  "level": "hard", "supporting_facts": [[source_context[0][0], 0]],
-                  "context": source_context}
-        records.append(synth.build_v11_record(source, context, "q", "a", "English",
-                                              split="validation", source_position=n,
-                                              release_position=n, view_index=0))
-    return records
-
-
-def speed_release(sources: int) -> Path:
-    """23,066 sources x 24 views: the base rows tiled with DuckDB, each view with its own
-    question and answer (aligned NTREX pairs of the view's language, tagged per source),
-    record hashes recomputed."""
-    import duckdb
-    import pyarrow as pa
-    from audit import hashing, synth
-    from audit.languages import LANGUAGES
-    target = WORK / f"heuristics_speed_{sources}x{VIEWS}"
-    if (target / "validation-00000.parquet").exists():
-        return target
-    started = time.perf_counter()
-    base = WORK / f"heuristics_speed_{sources}_base"
-    shutil.rmtree(base, ignore_errors=True)
-    synth.write_release(_base_records(sources), base)
-    ntrex = heuristics_release.load_ntrex()
-    lines = pa.table({"lang": [c for c in ntrex for _ in ntrex[c]],
-                      "i": [i for c in ntrex for i in range(len(ntrex[c]))],
-                      "text": [t for c in ntrex for t in ntrex[c]]})
-    short = [i for i, t in enumerate(ntrex["en"]) if len(t) <= 40]
-    con = duckdb.connect()
-    con.register("lines", lines)
-    con.register("short", pa.table({"k": list(range(len(short))), "i": short}))
-    con.register("tags", pa.table({"n": list(range(sources)),
-                                   "tag": [_tag(str(n)) for n in range(sources)]}))
-    views = ", ".join(f"({v}, '{lang.code}', '{lang.name}')" for v, lang in enumerate(LANGUAGES))
-    total = len(ntrex["en"])
-    con.execute(f"""
-        CREATE TABLE tiled AS
-        SELECT b.* REPLACE (
-                 b.id || '-' || lpad(v.view::VARCHAR, 2, '0') AS id,
-                 (b.source_position * {VIEWS} + v.view)::INTEGER AS release_position,
-                 v.view::SMALLINT AS legacy_view_index,
-                 t.tag || ' ' || q.text AS question, t.tag || ' ' || a.text AS answer,
-                 v.code AS question_language, v.name AS question_language_name,
-                 v.code AS answer_language, v.name AS answer_language_name,
-                 t.tag || ' ' || eq.text AS source_question,
-                 t.tag || ' ' || ea.text AS source_answer)
-        FROM read_parquet('{base}/*.parquet') b
-        CROSS JOIN (VALUES {views}) v(view, code, name)
-        JOIN lines eq ON eq.lang = 'en' AND eq.i = (b.source_position * 7) % {total}
-        JOIN lines q ON q.lang = v.code AND q.i = eq.i
-        JOIN short s ON s.k = b.source_position % {len(short)}
-        JOIN lines ea ON ea.lang = 'en' AND ea.i = s.i
-        JOIN lines a ON a.lang = v.code AND a.i = s.i
-        JOIN tags t ON t.n = b.source_position
-        ORDER BY b.source_position, v.view""")
-    schema = con.sql("SELECT * FROM tiled LIMIT 0").to_arrow_table().schema
-    json_sql = hashing.canonical_json_sql(schema, "v1.1")
-    target.mkdir(parents=True, exist_ok=True)
-    out = str(target / "validation-00000.parquet").replace("'", "''")
-    con.execute(f"""COPY (SELECT * EXCLUDE (j) REPLACE ({hashing.sha256_of_json('j')} AS
-                    record_sha256) FROM (SELECT *, {json_sql} AS j FROM tiled raw))
-                    TO '{out}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 2048)""")
-    shutil.rmtree(base, ignore_errors=True)
-    print(f"built {target} in {time.perf_counter() - started:.0f} s", flush=True)
-    return target
+def speed_release() -> Path:
+    """The `plus` benchmark release (bench/realtext.py): 23,066 sources x 24 views, each
+    paragraph, question and answer the same NTREX-128 lines in English and in its language."""
+    return Path(realtext.release("plus")["release"])
 
 
 _CHILD = """
@@ -418,11 +310,11 @@ def _scan(release: Path, cache: Path, skip: set[str] | None) -> dict:
     return json.loads(done.stdout)
 
 
-def speed(sources: int) -> None:
+def speed() -> None:
     """The scan without the heuristics runs first and last (other work on a shared machine
     moves a scan of this size by tens of seconds; the faster of the two is the baseline),
     the scan with them cold and warm in between, then the heuristics alone."""
-    release = speed_release(sources)
+    release = speed_release()
     language = {"script_mismatch", "language_mismatch"}
     without_them = language | set(heuristics.HEURISTIC_NAMES)
     cache = Path(tempfile.mkdtemp(prefix="heuristics-cache-"))
@@ -458,10 +350,9 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--speed", action="store_true", help="measure speed only")
     parser.add_argument("--per-kind", type=int, default=PER_KIND)
-    parser.add_argument("--sources", type=int, default=23_066)
     args = parser.parse_args()
     if args.speed:
-        speed(args.sources)
+        speed()
     else:
         accuracy(args.per_kind)
 
