@@ -36,6 +36,7 @@ import time
 import unicodedata
 import weakref
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -136,15 +137,15 @@ def signal_table(columns: dict[str, list]) -> pa.Table:
                     schema=SIGNAL_SCHEMA)
 
 
-def compute(columns: dict[str, list]) -> pa.Table:
-    """The signals of many pairs; large batches are spread over two processes."""
+def compute(columns: dict[str, list], pool: ProcessPoolExecutor | None = None) -> pa.Table:
+    """The signals of many pairs; with a pool, a large batch is spread over its two
+    processes."""
     count = len(columns["key"])
-    if count < PARALLEL_FROM:
+    if pool is None or count < PARALLEL_FROM:
         return signal_table(columns)
     half = (count + 1) // 2
     halves = [{k: v[:half] for k, v in columns.items()}, {k: v[half:] for k, v in columns.items()}]
-    with ProcessPoolExecutor(2) as pool:
-        return pa.concat_tables(pool.map(signal_table, halves))
+    return pa.concat_tables(pool.map(signal_table, halves))
 
 
 @lru_cache(maxsize=1)
@@ -342,15 +343,20 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             done.seconds["texts"] = time.perf_counter() - clock
             clock = time.perf_counter()
             # In batches: a cold scan of millions of pairs never holds all their texts in
-            # Python at once, and each batch is cached as soon as it is computed.
-            for start in range(0, done.computed, BATCH):
-                batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
-                                params=[start, start + BATCH]).to_arrow_table()
-                new = compute({name: batch.column(name).to_pylist() for name in COLUMNS})
-                cache.append(new)
-                con.register("heur_new_signals", new)
-                con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
-                con.unregister("heur_new_signals")
+            # Python at once, and each batch is cached as soon as it is computed. One pool
+            # of two processes serves every batch (each process starts once).
+            with ExitStack() as stack:
+                pool = stack.enter_context(ProcessPoolExecutor(2)) \
+                    if done.computed >= PARALLEL_FROM else None
+                for start in range(0, done.computed, BATCH):
+                    batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
+                                    params=[start, start + BATCH]).to_arrow_table()
+                    new = compute({name: batch.column(name).to_pylist() for name in COLUMNS},
+                                  pool)
+                    cache.append(new)
+                    con.register("heur_new_signals", new)
+                    con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
+                    con.unregister("heur_new_signals")
             con.execute("DROP TABLE heur_todo")
             done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()

@@ -77,6 +77,7 @@ from . import readers
 from .languages import BY_CODE, CODES
 from .outputs import REPO, read_parquet
 from .sqltext import NAME_CONNECTORS
+from .sqlsafe import literal
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "langid"
 
@@ -567,7 +568,7 @@ class SignalCache:
         parts = self.parts()
         if not parts:
             return None
-        files = ", ".join(f"'{_sql_path(p)}'" for p in parts)
+        files = ", ".join(literal(str(p)) for p in parts)
         return f"read_parquet([{files}])"
 
     def _write(self, table: pa.Table) -> Path:
@@ -754,7 +755,7 @@ def _units(release, root: Path) -> None:
     if index.is_file():
         try:
             con.execute(f"CREATE OR REPLACE TABLE lang_units AS SELECT * FROM "
-                        f"read_parquet('{_sql_path(index)}')")
+                        f"read_parquet({literal(str(index))})")
             os.utime(index)   # most recently used
             return
         except duckdb.Error:
@@ -765,7 +766,7 @@ def _units(release, root: Path) -> None:
     handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=index.parent)
     os.close(handle)
     try:
-        con.execute(f"COPY lang_units TO '{_sql_path(Path(tmp))}' (FORMAT parquet, "
+        con.execute(f"COPY lang_units TO {literal(tmp)} (FORMAT parquet, "
                     "COMPRESSION zstd)")
         os.replace(tmp, index)
     finally:
@@ -773,10 +774,6 @@ def _units(release, root: Path) -> None:
     for old in sorted(index.parent.glob("*.parquet"),
                       key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
         old.unlink(missing_ok=True)
-
-
-def _sql_path(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def prepare(release, cache_dir: Path | None = None,
