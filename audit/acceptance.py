@@ -183,6 +183,7 @@ def interval_figure(labels: list[str], estimates: list, lows: list, highs: list,
                  "array": [h - e for h, e in zip(highs, estimates)],
                  "arrayminus": [e - lo for e, lo in zip(estimates, lows)]}))
     fig.add_vline(x=0, line_dash="dot")
+    fig.update_yaxes(autorange="reversed")   # the first label on top, as in the tables
     fig.update_layout(height=max(240, 22 * len(labels)), xaxis_title=axis,
                       margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return fig
