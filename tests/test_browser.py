@@ -297,12 +297,16 @@ def test_hostile_text_shows_literally_and_runs_nothing(server, browser, hostile_
     assert tab.locator('[data-testid="stException"]').count() == 0
     body = tab.inner_text("body")
     if path.startswith("/Instance"):
+        shown = [HOSTILE[key] for key in ("question", "answer", "title", "paragraph_id",
+                                          "question_language")]
+        shown += [HOSTILE_ID, "abc⟨U+202E⟩txt.exe www.evil.example bob@evil.example **bold** $x$"]
+        # The page streams in: wait until every one of them is drawn (content, not time).
+        tab.wait_for_function("texts => texts.every(t => document.body.innerText.includes(t))",
+                              arg=shown, timeout=90_000)
         settled(tab, "⟨U+202E⟩")
         body = tab.inner_text("body")
-        for key in ("question", "answer", "title", "paragraph_id", "question_language"):
-            assert HOSTILE[key] in body, key
-        assert HOSTILE_ID in body
-        assert "abc⟨U+202E⟩txt.exe www.evil.example bob@evil.example **bold** $x$" in body
+        for text in shown:
+            assert text in body
         badges = tab.locator(".badge")
         assert badges.count() >= 5
         assert all(b.is_visible() for b in badges.all())
