@@ -12,21 +12,13 @@ import pyarrow.parquet as pq
 
 from . import compare_cli, descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
-from .outputs import read_parquet
+from .outputs import progress_printer, read_parquet, refuse_existing
 from .review import cli as review_cli
 
 
-def _progress(started: float):
-    def say(message: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
-    return say
-
-
 def cmd_scan(args: argparse.Namespace) -> int:
-    say = _progress(time.perf_counter())
-    if args.out and Path(args.out).exists():
-        raise InputError(args.out, "already exists; a scan never overwrites an earlier one",
-                         expected="a new --out directory")
+    say = progress_printer(time.perf_counter())
+    refuse_existing(args.out)
     rules = policy.load(args.policy)
     say(f"opening {args.release}")
     release = readers.open_release(args.release, args.source)

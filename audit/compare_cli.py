@@ -4,25 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 from . import compare, policy
 from .errors import InputError
-from .outputs import staged_directory, write_json
-
-
-def _progress(started: float):
-    def say(message: str) -> None:
-        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
-    return say
-
-
-def _refuse_existing(out: str | None) -> None:
-    if out and Path(out).exists():
-        raise InputError(out, "already exists; a comparison never overwrites an earlier one",
-                         expected="a new --out directory")
+from .outputs import progress_printer, refuse_existing, staged_directory, write_json
 
 
 def versions(args: argparse.Namespace, rules: policy.Policy, say
@@ -32,8 +19,8 @@ def versions(args: argparse.Namespace, rules: policy.Policy, say
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    say = _progress(time.perf_counter())
-    _refuse_existing(args.out)
+    say = progress_printer(time.perf_counter())
+    refuse_existing(args.out, "comparison")
     old, new = versions(args, policy.load(args.policy), say)
     result = compare.compare(old, new, n_boot=args.n_boot, seed=args.seed, progress=say)
     summary = result.as_json()
@@ -52,8 +39,8 @@ def cmd_accept(args: argparse.Namespace) -> int:
     # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
     from . import acceptance
     from .review import loop, paired
-    say = _progress(time.perf_counter())
-    _refuse_existing(args.out)
+    say = progress_printer(time.perf_counter())
+    refuse_existing(args.out, "gate")
     rules = policy.load(args.policy)
     workspace = Path(args.workspace) if args.workspace else loop.REVIEWS
     if args.reviews:
@@ -67,7 +54,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
         _check_reviewed(args.reviews, evidence, comparison)
     decision = acceptance.decide(comparison.as_json(), evidence, rules.acceptance())
     if args.out:
-        with staged_directory(Path(args.out)) as staging:
+        with staged_directory(Path(args.out), what="gate") as staging:
             write_json(staging / "acceptance.json", {**decision, "evidence": evidence})
             (staging / "report.html").write_text(
                 acceptance.report_html(decision, comparison, evidence), encoding="utf-8")

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from .errors import InputError
+from .outputs import refuse_existing
 
 DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
 SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
@@ -24,12 +25,6 @@ SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
 
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def _refuse_existing(out: str | None) -> None:
-    if out and Path(out).exists():
-        raise InputError(out, "already exists; reports never overwrite an earlier one",
-                         expected="a new --out directory")
 
 
 def _scan(release_spec: str, sources: list[str], skip: list[str]):
@@ -58,7 +53,7 @@ def _scan_status(scan_dir: str, rows: int):
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from . import descriptors, readers
     from .evaluation import predictions, report
-    _refuse_existing(args.out)
+    refuse_existing(args.out, "report")
     files = [predictions.read_predictions(p) for p in args.predictions]
     if args.scan:
         release = readers.open_release(args.release, args.source)
@@ -117,7 +112,7 @@ def _human_scores(batch: str | None):
 
 def cmd_judge(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
-    _refuse_existing(args.out)
+    refuse_existing(args.out, "report")
     release = findings = None
     if args.release:
         release, result = _scan(args.release, args.source, args.skip)
@@ -126,7 +121,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
                             args.n_boot, args.seed)
     if args.out:
         from .outputs import staged_directory, write_json
-        with staged_directory(Path(args.out)) as staging:
+        with staged_directory(Path(args.out), what="report") as staging:
             for name, table in reports.items():
                 if name != "files":
                     pq.write_table(table, staging / f"{name}.parquet")
@@ -170,12 +165,12 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     from .evaluation import retrieval
-    _refuse_existing(args.out)
+    refuse_existing(args.out, "report")
     report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries, parse_ks(args.k),
                                      n_boot=args.n_boot, seed=args.seed)
     if args.out:
         from .outputs import staged_directory, write_json
-        with staged_directory(Path(args.out)) as staging:
+        with staged_directory(Path(args.out), what="report") as staging:
             pq.write_table(report.metrics, staging / "metrics.parquet")
             pq.write_table(report.per_query, staging / "per_query.parquet")
             if report.comparison is not None:

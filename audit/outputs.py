@@ -8,10 +8,12 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .errors import InputError
 
@@ -40,14 +42,30 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def refuse_existing(out: str | Path | None, what: str = "scan") -> None:
+    """An output directory is new: an existing one is refused, never overwritten (the CLI
+    asks before it spends minutes on the work)."""
+    if out and Path(out).exists():
+        raise InputError(out, f"already exists; a {what} never overwrites an earlier one",
+                         expected="a new --out directory")
+
+
+def progress_printer(started: float) -> Callable[[str], None]:
+    """A progress callback for the CLI: each message on stderr with the seconds since
+    `started`."""
+    def say(message: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
+    return say
+
+
 @contextmanager
-def staged_directory(target: Path, replace: bool = False) -> Iterator[Path]:
+def staged_directory(target: Path, replace: bool = False, what: str = "scan"
+                     ) -> Iterator[Path]:
     """Yield a temporary sibling of `target`; rename it into place only if the block
     succeeds. Refuses a target that already exists, unless `replace` (a cache entry, which
     another process may have written meanwhile: the first one stays)."""
-    if target.exists() and not replace:
-        raise InputError(target, "already exists; a scan never overwrites an earlier one",
-                         expected="a new --out directory")
+    if not replace:
+        refuse_existing(target, what)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from ..errors import InputError
+from ..outputs import refuse_existing
 
 
 def add_parser(subparsers) -> None:
@@ -273,9 +274,7 @@ def _rate(value: float | None) -> str:
 def cmd_report(args: argparse.Namespace) -> int:
     from . import loop
     out = Path(args.out)
-    if out.exists():
-        raise InputError(out, "already exists; a report never overwrites an earlier one",
-                         expected="a new --out directory")
+    refuse_existing(out, "report")
     if args.n_boot < 1:
         raise InputError("--n-boot", str(args.n_boot), expected="a positive number")
     table = loop.read_annotations(args.batch, _workspace(args))
@@ -302,7 +301,7 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0) -> lis
               "final_labels": final.to_arrow(),
               "adjudication_queue": agreement.queue_frame(final).to_arrow()}
     written = []
-    with staged_directory(out) as staging:
+    with staged_directory(out, what="report") as staging:
         for name, report in tables.items():
             reports.to_csv(report, staging / f"{name}.csv")
             written.append(f"{name}.csv")
