@@ -148,23 +148,10 @@ def version_of(result: scan.ScanResult) -> Version:
                    result.identity, result.release.content, units, findings, status)
 
 
-def scanned(spec: str | Path, sources: list[str] | None = None, policy: Policy = DEFAULT,
-            progress: Progress | None = None) -> scan.ScanResult:
-    """A release's scan: the saved one of the same inputs, policy and registry when there
-    is one, else a new scan."""
-    release = readers.open_release(spec, sources)
-    saved = export.saved_scan(release, scan.identity(release, policy))
-    if saved is not None:
-        if progress:
-            progress(f"{release.name}: reusing the saved scan {saved}")
-        result, _ = export.load_result(release, policy, saved)
-        return result
-    return scan.run(release, policy, progress=progress)
-
-
 def load_version(spec: str | Path, sources: list[str] | None = None,
                  policy: Policy = DEFAULT, progress: Progress | None = None) -> Version:
-    result = scanned(spec, sources, policy, progress)
+    """Scan a release (or read its saved scan) and reduce it; its connection is closed."""
+    result, _ = export.saved_or_scanned(readers.open_release(spec, sources), policy, progress)
     try:
         return version_of(result)
     finally:
@@ -453,10 +440,7 @@ def write(comparison: Comparison, out: Path) -> Path:
     """compare.json, units.parquet, keys.parquet, structural.parquet and transitions.parquet
     in a new directory, staged and renamed into place (an existing one is refused)."""
     out = Path(out)
-    if out.exists():
-        raise InputError(out, "already exists; a comparison never overwrites an earlier one",
-                         expected="a new --out directory")
-    with staged_directory(out) as staging:
+    with staged_directory(out, what="comparison") as staging:
         write_files(comparison, staging)
     return out
 

@@ -10,7 +10,7 @@ import platform
 import unicodedata
 from importlib import metadata
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 import duckdb
 import pyarrow as pa
@@ -21,7 +21,7 @@ from .errors import InputError
 from .outputs import SCANS, read_parquet, safe_name, staged_directory, staged_file, write_json
 from .policy import Policy
 from .readers import Release
-from .scan import ScanResult
+from .scan import ScanResult, identity as scan_identity, run as run_scan
 from .sqlsafe import literal, strings
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
@@ -207,6 +207,21 @@ def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanR
         con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM "
                     f"read_parquet({literal(str(scan_dir / f'{name}.parquet'))})")
     return ScanResult(release, policy, summary), language
+
+
+def saved_or_scanned(release: Release, policy: Policy,
+                     progress: Callable[[str], None] | None = None
+                     ) -> tuple[ScanResult, pa.Table | None]:
+    """The release's scan and, from a saved scan, its descriptors: the newest saved scan of
+    the same inputs, policy and registry is read when there is one, else the release is
+    scanned (descriptors None)."""
+    say = progress or (lambda message: None)
+    saved = saved_scan(release, scan_identity(release, policy))
+    if saved is not None:
+        say(f"the saved scan {saved.name} has these inputs, policy and checks: reading it "
+            "instead of scanning again")
+        return load_result(release, policy, saved)
+    return run_scan(release, policy, progress=progress), None
 
 
 def scan_history(release_name: str) -> list[dict]:

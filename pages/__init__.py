@@ -19,7 +19,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import browse, export, policy, readers, registry, render, scan
+from audit import browse, export, policy, readers, registry, render
 from audit.errors import InputError
 from audit.outputs import staged_file
 from audit.scan import ScanResult
@@ -168,13 +168,7 @@ def _build(release: str | None, files: list[Path], specs: list[str],
         stage("opening the files")
         opened = readers.open_release(release or DEMO_RELEASE, specs, files)
         stage(f"{opened.layout} layout, {opened.rows:,} rows")
-        saved = export.saved_scan(opened, scan.identity(opened, rules))
-        if saved is not None:
-            stage(f"the saved scan {saved.name} has these inputs, policy and checks: "
-                  "reading it instead of scanning again")
-            result, language = export.load_result(opened, rules, saved)
-        else:
-            result, language = scan.run(opened, rules, progress=stage), None
+        result, language = export.saved_or_scanned(opened, rules, stage)
         stage("building the browse index (language vector per row)")
         browse.build_index(result, language)
         box.update(label=f"Scanned {opened.rows:,} rows in "
