@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 import unicodedata
 import weakref
@@ -48,7 +47,7 @@ import pyarrow as pa
 from . import langid, readers, textsignals
 from .checks import ALL, COPY_CATEGORIES, Check
 from .languages import CODES
-from .outputs import REPO
+from .outputs import REPO, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
@@ -251,13 +250,9 @@ def _index(release: "Release", root: Path) -> bool:
                 "FROM heur_text_units")
     stem.parent.mkdir(parents=True, exist_ok=True)
     for table, path in (("heur_units", units), ("heur_rows", rows)):
-        handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=stem.parent)
-        os.close(handle)
-        try:
-            con.execute(f"COPY {table} TO {literal(tmp)} (FORMAT parquet, COMPRESSION zstd)")
-            os.replace(tmp, path)
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        with staged_file(path) as staging:
+            con.execute(f"COPY {table} TO {literal(str(staging))} "
+                        "(FORMAT parquet, COMPRESSION zstd)")
     for old in sorted(stem.parent.glob("*-units.parquet"),
                       key=lambda p: p.stat().st_mtime)[:-INDEXES_KEPT]:
         old.unlink(missing_ok=True)

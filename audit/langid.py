@@ -75,7 +75,7 @@ import pyarrow.parquet as pq
 
 from . import readers
 from .languages import BY_CODE, CODES
-from .outputs import REPO, read_parquet
+from .outputs import REPO, read_parquet, staged_file
 from .sqltext import NAME_CONNECTORS
 from .sqlsafe import literal
 
@@ -574,14 +574,8 @@ class SignalCache:
     def _write(self, table: pa.Table) -> Path:
         self.dir.mkdir(parents=True, exist_ok=True)
         name = f"part-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}.parquet"
-        handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=self.dir)
-        os.close(handle)
-        try:
-            pq.write_table(table.cast(self.schema), tmp, compression="zstd")
-            os.replace(tmp, self.dir / name)   # atomic: readers see all of it or nothing
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with staged_file(self.dir / name) as staging:   # readers see all of it or nothing
+            pq.write_table(table.cast(self.schema), staging, compression="zstd")
         return self.dir / name
 
     def append(self, table: pa.Table) -> Path | None:
@@ -762,15 +756,9 @@ def _units(release, root: Path) -> None:
             index.unlink(missing_ok=True)   # unreadable: rebuild it
     con.execute(f"""CREATE OR REPLACE TABLE lang_units AS
         SELECT * EXCLUDE (text), sha256(text) AS key FROM ({units_sql()})""")
-    index.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=index.parent)
-    os.close(handle)
-    try:
-        con.execute(f"COPY lang_units TO {literal(tmp)} (FORMAT parquet, "
+    with staged_file(index) as staging:
+        con.execute(f"COPY lang_units TO {literal(str(staging))} (FORMAT parquet, "
                     "COMPRESSION zstd)")
-        os.replace(tmp, index)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
     for old in sorted(index.parent.glob("*.parquet"),
                       key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
         old.unlink(missing_ok=True)
