@@ -69,11 +69,15 @@ def load_sources() -> dict[str, list[dict]]:
     return {"validation": dev, "train": train}
 
 
-def load_ntrex() -> dict[str, list[str]]:
-    """{our code: lines}; the files end lines with CRLF, which is all we strip."""
+def load_ntrex(english: bool = False) -> dict[str, list[str]]:
+    """{our code: lines}, with the English source lines too when asked; the files end lines
+    with CRLF, which is all we strip."""
+    files = {code: f"ref.{file_code}" for code, file_code in NTREX_CODE.items()}
+    if english:
+        files["en"] = "src.eng"
     lines = {}
-    for code, file_code in NTREX_CODE.items():
-        text = (NTREX / f"newstest2019-ref.{file_code}.txt").read_bytes().decode("utf-8")
+    for code, name in files.items():
+        text = (NTREX / f"newstest2019-{name}.txt").read_bytes().decode("utf-8")
         lines[code] = text.split("\r\n")[:-1]
     assert len({len(v) for v in lines.values()}) == 1, "NTREX files must be line-aligned"
     return lines
