@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import os
+import shutil
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,6 +16,26 @@ import pytest
 from audit import readers, scan, synth
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
+
+
+@contextmanager
+def label_studio(name: str):
+    """A connected Label Studio: the session's (LABEL_STUDIO_URL), else one of the caller's
+    own under data/labelstudio/pytest-<name>-…, started here and removed after."""
+    from audit.review import labelstudio as ls
+    local = None
+    if not os.environ.get("LABEL_STUDIO_URL"):
+        if importlib.util.find_spec("label_studio") is None:
+            pytest.skip("label-studio is not installed (pip install -r requirements.txt)")
+        local = ls.LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
+                               ls.free_port()).start()
+    try:
+        with ls.connect(local.url if local else None) as connected:
+            yield connected
+    finally:
+        if local is not None:
+            local.stop()
+            shutil.rmtree(local.data_dir, ignore_errors=True)
 
 BASE_SOURCE = {
     "_id": "5a0000000000000000000001",

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import shutil
 import subprocess
 import sys
 import uuid
@@ -28,6 +26,7 @@ from audit.errors import InputError
 from audit.review import agreement, configs, loop, paired, sampling
 from audit.review import labelstudio as ls
 from audit.review.paired import SCORES_SCHEMA
+from conftest import label_studio
 
 N_BOOT = 2000
 
@@ -440,19 +439,8 @@ def judge(email: str, task: dict) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def server():
-    local = None
-    if not os.environ.get("LABEL_STUDIO_URL"):
-        import importlib.util
-        if importlib.util.find_spec("label_studio") is None:
-            pytest.skip("label-studio is not installed (pip install -r requirements.txt)")
-        local = ls.LocalServer(ls.DATA_ROOT / f"pytest-paired-{RUN}", ls.free_port()).start()
-    try:
-        with ls.connect(local.url if local else None) as connected:
-            yield connected
-    finally:
-        if local is not None:
-            local.stop()
-            shutil.rmtree(local.data_dir, ignore_errors=True)
+    with label_studio("paired") as connected:
+        yield connected
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,8 @@ Studio, with the logins printed once and the reports written as CSV and Plotly H
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import uuid
@@ -17,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from audit.review import labelstudio as ls
+from conftest import label_studio
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = uuid.uuid4().hex[:6]
@@ -72,20 +71,8 @@ def test_bad_batch_and_report_arguments_are_one_line_and_exit_2(tmp_path):
 
 @pytest.fixture(scope="module")
 def server():
-    if not os.environ.get("LABEL_STUDIO_URL") and importlib.util.find_spec(
-            "label_studio") is None:
-        pytest.skip("label-studio is not installed")
-    local = None
-    if not os.environ.get("LABEL_STUDIO_URL"):
-        local = ls.LocalServer(ls.DATA_ROOT / f"pytest-cli-{uuid.uuid4().hex[:8]}",
-                               ls.free_port()).start()
-    try:
-        with ls.connect(local.url if local else None) as connected:
-            yield connected
-    finally:
-        if local is not None:
-            local.stop()
-            shutil.rmtree(local.data_dir, ignore_errors=True)
+    with label_studio("cli") as connected:
+        yield connected
 
 
 def logins(stdout: str) -> dict[str, str]:
