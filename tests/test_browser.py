@@ -220,6 +220,9 @@ def test_release_filter_and_row_survive_a_walk_through_the_pages(server, browser
         if step > 2:
             tab.get_by_role("button", name="next ▶").click()
         settled(tab, f"Row {row}: {step:,} of {len(rows):,} under the filter")
+        # The caption comes before the instance body streams in: wait for the row's id.
+        tab.wait_for_function("id => document.querySelector('[data-testid=\"stMain\"]')"
+                              ".innerText.includes(id)", arg=ids[row], timeout=90_000)
         assert parse_qs(urlparse(tab.url).query)["row"] == [str(row)]
         assert_view(tab, folder, len(rows))
         assert ids[row] in tab.locator('[data-testid="stMain"]').inner_text()
