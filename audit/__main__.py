@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
-
-import pyarrow.parquet as pq
 
 from . import compare_cli, descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
 from .outputs import progress_printer, read_parquet, refuse_existing
 from .review import cli as review_cli
+from .sqlsafe import literal
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -75,11 +75,12 @@ def cmd_descriptors(args: argparse.Namespace) -> int:
     if out.is_dir():
         raise InputError(out, "is a directory", expected="a .parquet file path for --out")
     release = readers.open_release(args.release, args.source)
-    table = descriptors.descriptors(release)
+    cached = descriptors.cached(release)
     with export.staged_file(out) as staging:
-        pq.write_table(table, staging, compression="zstd")
-    print(json.dumps({"descriptors": str(out), "rows": table.num_rows,
-                      **descriptors.counts(table)}, indent=2, ensure_ascii=False))
+        shutil.copyfile(cached, staging)
+    print(json.dumps({"descriptors": str(out), "rows": release.rows,
+                      **descriptors.counts(release.con, f"read_parquet({literal(str(cached))})")},
+                     indent=2, ensure_ascii=False))
     return 0
 
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from . import controls, hashing
 from .languages import CODES
+from .sqltext import create_table
 
 if TYPE_CHECKING:
     from .readers import Release
@@ -350,7 +351,7 @@ def _invisible_control(release: "Release") -> str:
     worst one (bidi and BOM: review, zero-width: info), its detail names the first."""
     con = release.con
     units = con.sql(_HIDING_UNITS, params={"p": _HIDING_PATTERN}).to_arrow_table().to_pylist()
-    rows = []
+    rows: dict[str, list] = {f.name: [] for f in _HIDING_SCHEMA}
     for unit in units:
         found = hiding_characters(unit["text"] or "")
         if not found:
@@ -358,15 +359,13 @@ def _invisible_control(release: "Release") -> str:
         kinds = {controls.kind(ch) for _, ch in found}
         position, char = found[0]
         more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-        rows.append({**{k: unit[k] for k in ("rid", "ctx", "paragraph_id", "sentence_index")},
-                     "detail": f"{unit['unit']}: {controls.name(char)} at character "
-                               f"{position}{more}",
-                     "category": "bidi_or_bom" if "review" in kinds else "zero_width",
-                     "evidence": char})
-    con.register("invisible_control_found", pa.Table.from_pylist(rows, schema=_HIDING_SCHEMA))
-    con.execute("CREATE OR REPLACE TEMP TABLE invisible_control_rows AS "
-                "SELECT * FROM invisible_control_found")
-    con.unregister("invisible_control_found")
+        for key in ("rid", "ctx", "paragraph_id", "sentence_index"):
+            rows[key].append(unit[key])
+        rows["detail"].append(f"{unit['unit']}: {controls.name(char)} at character "
+                              f"{position}{more}")
+        rows["category"].append("bidi_or_bom" if "review" in kinds else "zero_width")
+        rows["evidence"].append(char)
+    create_table(con, "invisible_control_rows", _HIDING_SCHEMA, rows, temp=True)
     # A title's or sentence's finding reaches every view of its context.
     return """SELECT v.rid, v.id, v.source_split, 'invisible_control', f.paragraph_id,
         f.sentence_index, f.detail, f.category, f.evidence

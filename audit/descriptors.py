@@ -56,6 +56,7 @@ from . import languages as languages_module, readers, sqltext
 from .languages import LANGUAGES
 from .outputs import cache_dir, read_parquet, staged_file
 from .readers import Release
+from .sqlsafe import literal
 
 STRATA = ("S0", "S1", "S2", "S3", "S4", "NA")
 SCRIPT_RELATIONS = ("same-script", "mixed-script", "different-script")
@@ -94,8 +95,8 @@ def normalize_answer(text: str, language: str = "en") -> str:
 
 
 def _normalize_english(values: pa.Array) -> pa.Array:
-    return pa.array([None if v is None else normalize_answer(v, "en")
-                     for v in values.to_pylist()], pa.string())
+    return sqltext.string_array([None if v is None else normalize_answer(v, "en")
+                                 for v in values.to_pylist()])
 
 
 # ------------------------------------------------------------------------- SQL pieces
@@ -251,23 +252,28 @@ ORDER BY rid
 """
 
 
-def descriptors(release: Release) -> pa.Table:
-    """The descriptor table of a release: one row per release row, in `rid` order;
-    remembered per content (the release files' SHA-256s, and the code and Unicode version
-    it depends on), so a rescan of the same files reads it instead of computing it again."""
+def cached(release: Release) -> Path:
+    """The Parquet file of a release's descriptor table (one row per release row, in `rid`
+    order), remembered per content (the release files' SHA-256s, and the code and Unicode
+    version it depends on): a rescan of the same files reads it instead of computing it."""
     path = cache_dir("descriptors") / f"{_content_key(release)}.parquet"
+    con = release.con
     if path.is_file():
         try:
-            return read_parquet(path)
-        except (OSError, pa.ArrowInvalid):   # unreadable: compute it again
+            con.sql(f"SELECT count(*) FROM read_parquet({literal(str(path))})").fetchall()
+            return path
+        except duckdb.Error:   # unreadable: compute it again
             path.unlink(missing_ok=True)
-    con = release.con
     register(con)
-    table = con.sql(_QUERY).to_arrow_table()
-    import pyarrow.parquet as pq
-    with staged_file(path) as staging:
-        pq.write_table(table, staging, compression="zstd")
-    return table
+    with staged_file(path) as staging:   # straight from DuckDB
+        con.execute(f"COPY ({_QUERY}) TO {literal(str(staging))} "
+                    "(FORMAT parquet, COMPRESSION zstd)")
+    return path
+
+
+def descriptors(release: Release) -> pa.Table:
+    """The descriptor table of a release (see `cached`)."""
+    return read_parquet(cached(release))
 
 
 def _content_key(release: Release) -> str:
@@ -279,14 +285,12 @@ def _content_key(release: Release) -> str:
     return digest.hexdigest()
 
 
-def counts(table: pa.Table) -> dict:
-    """Small summaries for summary.json: stratum, script-relation, pair-relation and
-    role-condition counts (NULL keys appear as 'none')."""
-    con = duckdb.connect()
-    con.register("d", table)
+def counts(con: duckdb.DuckDBPyConnection, relation: str) -> dict:
+    """Small summaries for summary.json of a descriptor relation (SQL): stratum,
+    script-relation, pair-relation and role-condition counts (NULL keys appear as 'none')."""
     out = {}
     for column in ("stratum", "script_relation", "pair_relation", "role_condition"):
-        rows = con.sql(f"SELECT coalesce({column}, 'none'), count(*) FROM d GROUP BY 1 "
-                       "ORDER BY 1").fetchall()
+        rows = con.sql(f"SELECT coalesce({column}, 'none'), count(*) FROM {relation} "
+                       "GROUP BY 1 ORDER BY 1").fetchall()
         out[column] = {key: value for key, value in rows}
     return out

@@ -7,6 +7,7 @@ import datetime as dt
 import io
 import json
 import platform
+import shutil
 import unicodedata
 from importlib import metadata
 from pathlib import Path
@@ -87,10 +88,11 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
         for name in ("findings", "status"):
             cursor.table(name).write_parquet(str(staging / f"{name}.parquet"),
                                              compression="zstd")
-        language = descriptors.descriptors(result.release)
-        pq.write_table(language, staging / "descriptors.parquet", compression="zstd")
+        language = descriptors.cached(result.release)
+        shutil.copyfile(language, staging / "descriptors.parquet")
         write_json(staging / "summary.json", {**result.summary, "scan_id": scan_id,
-                                              "descriptor_counts": descriptors.counts(language)})
+                   "descriptor_counts": descriptors.counts(
+                       cursor, f"read_parquet({literal(str(language))})")})
         write_json(staging / "manifest.json", {**draft, "scan_id": scan_id})
     return Path(target)
 

@@ -14,12 +14,13 @@ import hashlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 
+import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import readers
-from .outputs import cache_dir, read_parquet, staged_file
-from .sqlsafe import identifier
+from .outputs import cache_dir, staged_file
+from .sqlsafe import identifier, literal
+from .sqltext import create_table
 
 NESTED = ("candidates", "supporting_facts")
 CHUNK = 65_536   # views per batch handed to a thread
@@ -100,8 +101,9 @@ def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
     return out
 
 
-def mismatches(con, layout: str) -> pa.Table:
-    """(rid, shipped, computed) of every row whose shipped checksum does not reproduce."""
+def mismatches(con, layout: str) -> None:
+    """Temp table hash_mismatches: (rid, shipped, computed) of every row whose shipped checksum does not
+    reproduce."""
     schema = con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table().schema
     shipped = "record_sha256" if layout == "v1.1" else "release_record_sha256"
     segments = _segments(schema, layout)
@@ -152,9 +154,7 @@ def mismatches(con, layout: str) -> pa.Table:
                 collect(*pending.popleft())
         while pending:
             collect(*pending.popleft())
-    return pa.table({"rid": pa.array(found["rid"], pa.int64()),
-                     "shipped": pa.array(found["shipped"], pa.string()),
-                     "computed": pa.array(found["computed"], pa.string())})
+    create_table(con, "hash_mismatches", _VERDICT, found, temp=True)
 
 
 # Part of the verdict cache's key: change it when the canonical JSON rules change.
@@ -162,32 +162,30 @@ VERSION = "pieces-1"
 _VERDICT = pa.schema([("rid", pa.int64()), ("shipped", pa.string()), ("computed", pa.string())])
 
 
-def cached_mismatches(release) -> pa.Table:
+def cached_mismatches(release) -> None:
     """`mismatches`, remembered per content: the verdict depends only on the files' bytes
     (their SHA-256s, which the scan's identity computes anyway), so a rescan of the same
     files reads it instead of hashing every row again."""
+    con = release.con
     key = hashlib.sha256("\n".join(
         [VERSION, release.layout, readers.CONTEXT_NUMBERING]
         + [release.digests[str(p)] for p in release.paths]).encode("ascii")).hexdigest()
     path = cache_dir("hashes") / f"{key}.parquet"
     if path.is_file():
         try:
-            return read_parquet(path, _VERDICT)
-        except (pa.ArrowInvalid, OSError):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE hash_mismatches AS "
+                        f"SELECT * FROM read_parquet({literal(str(path))})")
+            return
+        except duckdb.Error:
             path.unlink(missing_ok=True)     # unreadable: verify again
-    found = mismatches(release.con, release.layout)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    mismatches(con, release.layout)
     with staged_file(path) as staging:
-        pq.write_table(found.cast(_VERDICT), staging)
-    return found
+        con.execute(f"COPY hash_mismatches TO {literal(str(staging))} (FORMAT parquet)")
 
 
 def verify_query(release) -> str:
     """Findings for rows whose shipped checksum does not reproduce."""
-    con = release.con
-    con.register("hash_mismatches_found", cached_mismatches(release))
-    con.execute("CREATE OR REPLACE TABLE hash_mismatches AS SELECT * FROM hash_mismatches_found")
-    con.unregister("hash_mismatches_found")
+    cached_mismatches(release)
     return """SELECT m.rid, v.id, v.source_split, 'record_hash_mismatch', NULL, NULL,
         'shipped ' || coalesce(m.shipped, 'none') || ', computed ' || m.computed, NULL
         FROM hash_mismatches m JOIN views v USING (rid)"""

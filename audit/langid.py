@@ -76,7 +76,7 @@ import pyarrow.parquet as pq
 from . import readers
 from .languages import BY_CODE, CODES
 from .outputs import REPO, read_parquet, staged_file
-from .sqltext import NAME_CONNECTORS
+from .sqltext import NAME_CONNECTORS, create_table
 from .sqlsafe import literal
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "langid"
@@ -658,15 +658,6 @@ class Prepared:
 _PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
-def _duck(arrow_type: pa.DataType) -> str:
-    simple = {pa.string(): "VARCHAR", pa.int32(): "INTEGER", pa.float64(): "DOUBLE",
-              pa.int16(): "SMALLINT", pa.int8(): "TINYINT", pa.bool_(): "BOOLEAN"}
-    if arrow_type in simple:
-        return simple[arrow_type]
-    return "STRUCT(" + ", ".join(f"{f.name} {_duck(f.type)}"
-                                 for f in arrow_type.value_type) + ")[]"
-
-
 @contextmanager
 def cache_lock(root: Path):
     """One process at a time looks up, computes and appends (so no key is cached twice)."""
@@ -688,8 +679,7 @@ def cached_signals(con, cache: SignalCache, table: str, units: str,
         con.execute(f"""CREATE OR REPLACE TABLE {table} AS
             SELECT c.* FROM {source} c SEMI JOIN ({units}) u USING (key)""")
     else:
-        columns = ", ".join(f"NULL::{_duck(f.type)} AS {f.name}" for f in cache.schema)
-        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {columns} LIMIT 0")
+        create_table(con, table, cache.schema)
     con.execute(f"""CREATE OR REPLACE TEMP TABLE {missing} AS
         SELECT DISTINCT key FROM ({units}) u ANTI JOIN {table} c USING (key)""")
     misses = con.sql(f"SELECT count(*) FROM {missing}").fetchall()[0][0]

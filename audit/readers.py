@@ -25,8 +25,7 @@ import pyarrow.parquet as pq
 from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
-from .outputs import (cache_dir, file_sha256, read_parquet, staged_directory,
-                      staged_file)
+from .outputs import cache_dir, file_sha256, staged_directory, staged_file
 from .sqlsafe import literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -495,61 +494,61 @@ def _parse_source(path: Path) -> pa.Table:
 SOURCE_PARSING = "hotpot-source-1"
 
 
-def _cached_source(path: Path, digest: str) -> pa.Table:
-    """`_parse_source`, remembered per content: a 150 MB source is parsed once."""
+def _cached_source(con: duckdb.DuckDBPyConnection, path: Path, digest: str) -> str:
+    """`_parse_source`, remembered per content (a 150 MB source is parsed once): the SQL
+    literal of the parsed source's Parquet file. The warm path reads it in DuckDB only; no
+    Python value becomes an Arrow array (the first such conversion imports pandas, 0.15 s)."""
     key = hashlib.sha256(f"{SOURCE_PARSING}\n{digest}".encode("ascii")).hexdigest()
     cached = cache_dir("sources") / f"{key}.parquet"
     if cached.is_file():
         try:
-            return read_parquet(cached, _SOURCE_SCHEMA)
-        except (pa.ArrowInvalid, OSError):
+            con.sql(f"SELECT count(*) FROM read_parquet({literal(str(cached))})").fetchall()
+            return literal(str(cached))
+        except duckdb.Error:
             cached.unlink(missing_ok=True)
     table = _parse_source(path)
     cached.parent.mkdir(parents=True, exist_ok=True)
     with staged_file(cached) as staging:
         pq.write_table(table, staging)
-    return table
+    return literal(str(cached))
 
 
-def read_source(spec: str, release_splits: dict[str, str],
-                digest: Callable[[Path], str] = file_sha256) -> pa.Table:
-    """Parse one HotpotQA JSON list; the split comes from `split=path` or the release rows
-    whose source ids it shares."""
+def _source_sql(con: duckdb.DuckDBPyConnection, spec: str,
+                digest: Callable[[Path], str] = file_sha256) -> str:
+    """The rows of one HotpotQA JSON list, as SQL; the split comes from `split=path` or the
+    release rows whose source ids it shares."""
     split, path = _split_of(spec)
     if not path.is_file():
         raise InputError(path, "no such file", expected="a HotpotQA JSON file")
-    table = _cached_source(path, digest(path))
+    parsed = f"read_parquet({_cached_source(con, path, digest(path))})"
     if split is None:
-        seen = {release_splits[i] for i in table.column("source_id").to_pylist()
-                if i in release_splits}
+        seen = [s for (s,) in con.sql(f"""
+            SELECT DISTINCT v.split FROM {parsed} s JOIN (
+                SELECT source_id, any_value(source_split) AS split FROM views
+                GROUP BY source_id) v USING (source_id) ORDER BY 1""").fetchall()]
         if len(seen) != 1:
             raise InputError(path, "cannot tell which split this source belongs to "
-                             f"(release splits matched: {sorted(seen) or 'none'})",
+                             f"(release splits matched: {seen or 'none'})",
                              expected="--source train=PATH or --source validation=PATH")
-        split = seen.pop()
-    n = table.num_rows
-    return (table.set_column(table.schema.get_field_index("source_split"), "source_split",
-                             pa.array([split] * n, pa.string()))
-            .set_column(table.schema.get_field_index("file"), "file",
-                        pa.array([str(path)] * n, pa.string())))
+        split = seen[0]
+    return (f"SELECT * REPLACE ({literal(split)} AS source_split, "
+            f"{literal(str(path))} AS file) FROM {parsed}")
 
 
 def attach_sources(release: Release, specs: list[str]) -> None:
     """Load the HotpotQA sources into table `sources` (empty without any, so the checks'
     SQL always binds; checks that need a source are gated by the capability)."""
-    splits = dict(release.con.sql("SELECT source_id, any_value(source_split) FROM views "
-                                  "GROUP BY source_id").fetchall()) if specs else {}
 
     def digest(path: Path) -> str:    # hashed once: the scan's identity needs it too
         if str(path) not in release.known_digests:
             release.known_digests[str(path)] = file_sha256(path)
         return release.known_digests[str(path)]
 
-    tables = [read_source(spec, splits, digest) for spec in specs] or \
-        [_SOURCE_SCHEMA.empty_table()]
-    release.con.register("sources_arrow", pa.concat_tables(tables))
-    release.con.execute("CREATE OR REPLACE TABLE sources AS SELECT * FROM sources_arrow")
-    release.con.unregister("sources_arrow")
+    con = release.con
     if specs:
+        con.execute("CREATE OR REPLACE TABLE sources AS "
+                    + " UNION ALL ".join(_source_sql(con, spec, digest) for spec in specs))
         release.source_paths = [_split_of(s)[1] for s in specs]
         release.capabilities = release.capabilities | {"source"}
+    else:
+        sqltext.create_table(con, "sources", _SOURCE_SCHEMA)
