@@ -52,7 +52,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from . import languages as languages_module, readers, sqltext
+from . import arrays, languages as languages_module, readers, sqltext
 from .languages import LANGUAGES
 from .outputs import cache_dir, read_parquet, staged_file
 from .readers import Release
@@ -95,8 +95,8 @@ def normalize_answer(text: str, language: str = "en") -> str:
 
 
 def _normalize_english(values: pa.Array) -> pa.Array:
-    return sqltext.string_array([None if v is None else normalize_answer(v, "en")
-                                 for v in values.to_pylist()])
+    return arrays.strings([None if v is None else normalize_answer(v, "en")
+                           for v in values.to_pylist()])
 
 
 # ------------------------------------------------------------------------- SQL pieces

@@ -13,7 +13,9 @@ script_mismatch: a title (paragraph_id, NULL), sentence (paragraph_id, k), quest
 answer (NULL, NULL) whose letters, names set aside, are not mostly in the assigned
 language's script; detail "sentence: Cyrillic, expected Greek".
 language_mismatch: a paragraph (paragraph_id, NULL), question or answer (NULL, NULL) whose
-detected language differs; detail "paragraph: detected nl (0.97), assigned de".
+detected language differs: written in another script, or in the same one and named again by
+a second, accurate reading that knows only the two languages (`langid.language_mismatches`);
+detail "paragraph: detected nl (0.97), assigned de".
 """
 
 from __future__ import annotations
@@ -64,12 +66,16 @@ def _script_mismatch(release: "Release") -> str:
 
 def _language_mismatch(release: "Release") -> str:
     prepared = langid.prepare(release)
-    rule = langid.language_rule_sql("j", "j.lang", prepared.min_confidence, "detected")
-    return _to_views(f"""SELECT rid, ctx, 'language_mismatch' AS "check", paragraph_id,
+    rule = langid.language_rule_sql("j", "s", prepared.min_confidence)
+    # The confidence shown is the second opinion's where there is one (same script).
+    return _to_views(f"""SELECT j.rid, j.ctx, 'language_mismatch' AS "check", j.paragraph_id,
             NULL::INTEGER AS sentence_index,
-            unit || ': detected ' || detected || ' (' || printf('%.2f', confidence) ||
-              '), assigned ' || lang AS detail, NULL::VARCHAR AS category
-        FROM lang_judged j WHERE unit <> 'title' AND {rule}""")
+            j.unit || ': detected ' || j.detected || ' (' ||
+              printf('%.2f', coalesce(s.second_confidence, j.confidence)) ||
+              '), assigned ' || j.lang AS detail, NULL::VARCHAR AS category
+        FROM lang_judged j
+        LEFT JOIN lang_second s ON s.key = j.key AND s.detected = j.detected AND s.lang = j.lang
+        WHERE j.unit <> 'title' AND {rule}""")
 
 
 LANGUAGE_CHECKS = (

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from array import array
 
 import duckdb
 import pyarrow as pa
 
+from . import arrays
 from .sqlsafe import identifier
 
 
@@ -40,26 +40,8 @@ def normalize_title(title: str) -> str:
 
 
 def _normalize_titles(values: pa.Array) -> pa.Array:
-    return string_array([None if v is None else normalize_title(v)
-                         for v in values.to_pylist()])
-
-
-def string_array(values: list[str | None]) -> pa.StringArray:
-    """An Arrow string array built from its buffers: `pa.array` on Python values imports
-    pandas (0.15 s of a 1 s scan), which no scan needs otherwise."""
-    data = [v.encode("utf-8") if v is not None else b"" for v in values]
-    offsets = array("i", [0])
-    for item in data:
-        offsets.append(offsets[-1] + len(item))
-    bitmap = None
-    if None in values:
-        valid = bytearray((len(values) + 7) // 8)
-        for i, v in enumerate(values):
-            if v is not None:
-                valid[i >> 3] |= 1 << (i & 7)
-        bitmap = pa.py_buffer(valid)
-    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets),
-                                       pa.py_buffer(b"".join(data)), bitmap)
+    return arrays.strings([None if v is None else normalize_title(v)
+                           for v in values.to_pylist()])
 
 
 _DUCK_TYPES = {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER",
@@ -83,7 +65,7 @@ def create_table(con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema,
                  columns: dict[str, list] | None = None, temp: bool = False) -> None:
     """`CREATE OR REPLACE [TEMP] TABLE name` with an Arrow schema's columns, filled from
     Python lists of equal length (none: no rows). The lists reach DuckDB as list parameters,
-    unnested side by side: no Arrow array is built from Python values (see `string_array`)."""
+    unnested side by side: no Arrow array is built from Python values (see audit/arrays.py)."""
     columns = columns or {f.name: [] for f in schema}
     select = ", ".join(f"unnest(${i}::{duck_type(f.type)}[]) AS {identifier(f.name)}"
                        for i, f in enumerate(schema, start=1))

@@ -15,16 +15,6 @@ def test_the_whitespace_class_is_exactly_str_isspace():
                                           if chr(cp).isspace()}
 
 
-def test_string_array_holds_the_values_nulls_and_multibyte_text():
-    values = [None, "", "a", "é漢字", None, "x" * 300, "🙂", None, "z"]
-    built = sqltext.string_array(values)
-    built.validate(full=True)
-    assert built.to_pylist() == values
-    assert built.null_count == 3
-    assert sqltext.string_array(["a", "b"]).null_count == 0
-    assert sqltext.string_array([]).to_pylist() == []
-
-
 def test_create_table_takes_python_columns_without_arrow():
     con = duckdb.connect()
     schema = pa.schema([("rid", pa.int64()), ("name", pa.string()),

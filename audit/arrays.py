@@ -1,0 +1,60 @@
+"""Arrow arrays built from their buffers.
+
+pyarrow imports pandas (0.15–0.2 s) the first time it converts Python or numpy values
+(`pa.array`, `pa.table`, `Table.from_pylist`, even `Schema.empty_table`). The scan needs no
+pandas, so the arrays it builds from computed values (signal caches, UDF results) are
+assembled here from raw buffers instead.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+import pyarrow as pa
+
+_NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32,
+          pa.int64(): np.int64, pa.float64(): np.float64}
+
+
+def _validity(valid: np.ndarray | None) -> pa.Buffer | None:
+    if valid is None or valid.all():
+        return None
+    return pa.py_buffer(np.packbits(valid, bitorder="little"))
+
+
+def strings(values: list[str | None]) -> pa.StringArray:
+    """A string array of Python strings (None: null)."""
+    data = [v.encode("utf-8") if v is not None else b"" for v in values]
+    offsets = array("i", [0])
+    for item in data:
+        offsets.append(offsets[-1] + len(item))
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets),
+                                       pa.py_buffer(b"".join(data)), _validity(valid))
+
+
+def numbers(values, arrow_type: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
+    """An integer, float or boolean array of a numpy array or a list of numbers;
+    `valid` (booleans) marks the non-null entries."""
+    n = len(values)
+    if arrow_type == pa.bool_():
+        data = np.packbits(np.asarray(values, bool), bitorder="little")
+    else:
+        data = np.ascontiguousarray(np.asarray(values, _NUMPY[arrow_type]))
+    return pa.Array.from_buffers(arrow_type, n, [_validity(valid), pa.py_buffer(data)])
+
+
+def column(values: list, arrow_type: pa.DataType) -> pa.Array:
+    """An array of a Python list of strings or numbers, None as null."""
+    if arrow_type == pa.string():
+        return strings(values)
+    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    return numbers([0 if v is None else v for v in values], arrow_type, valid)
+
+
+def table(columns: dict[str, object], schema: pa.Schema) -> pa.Table:
+    """A table of the schema's columns: each an Arrow array already, or a Python list."""
+    return pa.Table.from_arrays(
+        [c if isinstance(c := columns[f.name], pa.Array) else column(c, f.type)
+         for f in schema], schema=schema)

@@ -1,0 +1,44 @@
+"""Arrow arrays built from buffers (audit/arrays.py) hold exactly the values given."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from audit import arrays
+
+
+def test_strings_hold_the_values_nulls_and_multibyte_text():
+    values = [None, "", "a", "é漢字", None, "x" * 300, "🙂", None, "z"]
+    built = arrays.strings(values)
+    built.validate(full=True)
+    assert built.to_pylist() == values and built.null_count == 3
+    assert arrays.strings(["a", "b"]).null_count == 0
+    assert arrays.strings([]).to_pylist() == []
+
+
+def test_numbers_and_columns_keep_types_and_nulls():
+    ints = arrays.numbers(np.array([3, -1, 7]), pa.int16(), np.array([True, False, True]))
+    assert ints.type == pa.int16() and ints.to_pylist() == [3, None, 7]
+    assert arrays.numbers([True, False] * 5, pa.bool_()).to_pylist() == [True, False] * 5
+    assert arrays.column([0.5, None, 2.25], pa.float64()).to_pylist() == [0.5, None, 2.25]
+    assert arrays.column([1, 2**40, None], pa.int64()).to_pylist() == [1, 2**40, None]
+    schema = pa.schema([("k", pa.string()), ("n", pa.int32())])
+    table = arrays.table({"k": ["x", None], "n": arrays.numbers([4, 5], pa.int32())}, schema)
+    table.validate(full=True)
+    assert table.schema == schema and table.to_pylist() == [{"k": "x", "n": 4},
+                                                            {"k": None, "n": 5}]
+
+
+def test_building_arrays_never_imports_pandas():
+    probe = ("import sys, numpy as np, pyarrow as pa\nfrom audit import arrays\n"
+             "arrays.table({'a': ['x', None], 'b': [1, None]}, pa.schema([('a', pa.string()),"
+             " ('b', pa.int64())]))\narrays.numbers(np.arange(3), pa.int8())\n"
+             "print('pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert done.stdout.strip() == "False", done.stderr
