@@ -9,6 +9,7 @@ assembled here from raw buffers instead.
 from __future__ import annotations
 
 from array import array
+from itertools import accumulate
 
 import numpy as np
 import pyarrow as pa
@@ -25,11 +26,10 @@ def _validity(valid: np.ndarray | None) -> pa.Buffer | None:
 
 def strings(values: list[str | None]) -> pa.StringArray:
     """A string array of Python strings (None: null)."""
-    data = [v.encode("utf-8") if v is not None else b"" for v in values]
+    data = [b"" if v is None else v.encode("utf-8") for v in values]
     offsets = array("i", [0])
-    for item in data:
-        offsets.append(offsets[-1] + len(item))
-    valid = np.fromiter((v is not None for v in values), bool, len(values))
+    offsets.extend(accumulate(map(len, data)))
+    valid = np.array([v is not None for v in values], bool) if None in values else None
     return pa.StringArray.from_buffers(len(values), pa.py_buffer(offsets),
                                        pa.py_buffer(b"".join(data)), _validity(valid))
 

@@ -881,8 +881,11 @@ def _units(release, root: Path) -> None:
             return
         except duckdb.Error:
             index.unlink(missing_ok=True)   # unreadable: rebuild it
-    con.execute(f"""CREATE OR REPLACE TABLE lang_units AS
-        SELECT * EXCLUDE (text), sha256(text) AS key FROM ({units_sql()})""")
+    # Built now: the texts are kept (temp table lang_texts) for the signals the cache lacks,
+    # so each text is hashed once.
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_texts AS
+            SELECT *, sha256(text) AS key FROM ({units_sql()});
+        CREATE OR REPLACE TABLE lang_units AS SELECT * EXCLUDE (text) FROM lang_texts""")
     with staged_file(index) as staging:
         con.execute(f"COPY lang_units TO {literal(str(staging))} (FORMAT parquet, "
                     "COMPRESSION zstd)")
@@ -937,19 +940,22 @@ def prepare(release, cache_dir: Path | None = None,
             SignalCache(root, "second", identifier.second_version, SECOND_SCHEMA))
         done.seconds["second"] = time.perf_counter() - clock
     con.execute("DROP TABLE IF EXISTS lang_unit_texts; DROP TABLE IF EXISTS lang_missing_script;"
-                " DROP TABLE IF EXISTS lang_missing_lang; DROP TABLE IF EXISTS lang_missing_second")
+                " DROP TABLE IF EXISTS lang_missing_lang; DROP TABLE IF EXISTS lang_missing_second;"
+                " DROP TABLE IF EXISTS lang_texts")
     done.seconds["total"] = sum(done.seconds.values())
     _PREPARED[con] = done
     return done
 
 
 def _unit_texts(con, keys: str) -> None:
-    """Temp table lang_unit_texts: the text of each key of the relation `keys` (a warm scan
-    never builds any: it hashes every text of the release)."""
+    """Temp table lang_unit_texts: the text of each key of the relation `keys`, from the
+    texts `_units` kept, else by hashing every text of the release again (a warm scan never
+    needs any)."""
+    kept = con.sql("SELECT count(*) FROM duckdb_tables() "
+                   "WHERE table_name = 'lang_texts'").fetchall()[0][0]
+    texts = "lang_texts" if kept else f"(SELECT sha256(text) AS key, text FROM ({units_sql()}))"
     con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_unit_texts AS
-        SELECT DISTINCT ON (key) key, text FROM (
-            SELECT sha256(text) AS key, text FROM ({units_sql()}))
-        SEMI JOIN ({keys}) USING (key)""")
+        SELECT DISTINCT ON (key) key, text FROM {texts} SEMI JOIN ({keys}) USING (key)""")
 
 
 def _second_opinions(con, identifier: LanguageIdentifier, cache: SignalCache

@@ -41,8 +41,7 @@ REPO = HERE.parent
 PYTHON = sys.executable
 WARM_RUNS = 3
 _LINE = re.compile(r"\[\s*([\d.]+)s\] (.*)")
-_CHECKWARM_RUNS = 3
-_LINE = re.compile(r"([a-z_:]+) done in ([\d.]+) s")   # one whole-release check
+_CHECK_LINE = re.compile(r"([a-z_:]+) done in ([\d.]+) s")   # one whole-release check
 
 
 def run_scan(info: dict, cache: Path) -> dict:
