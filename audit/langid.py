@@ -801,45 +801,86 @@ def cached_signals(con, cache: SignalCache, table: str, units: str,
     return con.sql(f"SELECT count(*) FROM {table}").fetchall()[0][0] + misses, misses
 
 
+COMPUTE_BATCH = 50_000     # texts counted and identified at a time (bounded memory)
+APPEND_ROWS = 300_000      # signal rows written per cache part at most
+
+
 def _compute(con, identifier: LanguageIdentifier, scripts: SignalCache,
              languages: SignalCache, seconds: dict) -> None:
     """The script and language signals of the keys in lang_missing_script and
-    lang_missing_lang (their texts in lang_unit_texts): each text is read from DuckDB and its
-    letters counted once for both. Appended to the caches and to lang_script / lang_detect."""
+    lang_missing_lang (their texts in lang_unit_texts), COMPUTE_BATCH texts at a time: each
+    text is read from DuckDB and its letters counted once for both. Appended to the caches
+    and to lang_script / lang_detect."""
+    con.execute("""CREATE OR REPLACE TEMP TABLE lang_todo AS
+        SELECT t.key, t.text, s.key IS NOT NULL AS script, l.key IS NOT NULL AS lang
+        FROM lang_unit_texts t LEFT JOIN lang_missing_script s USING (key)
+        LEFT JOIN lang_missing_lang l USING (key);
+        DROP TABLE lang_unit_texts; DROP TABLE IF EXISTS lang_texts""")
+    total = con.sql("SELECT count(*) FROM lang_todo").fetchall()[0][0]
+    seconds["script"] = seconds["lang"] = 0.0
+    with _Appender(con, scripts, "lang_script") as script_rows, \
+            _Appender(con, languages, "lang_detect") as language_rows:
+        for start in range(0, total, COMPUTE_BATCH):
+            batch = con.sql("SELECT key, text, script, lang FROM lang_todo "
+                            "WHERE rowid >= ? AND rowid < ?",
+                            params=[start, start + COMPUTE_BATCH]).fetchall()
+            _compute_batch(identifier, *zip(*batch), script_rows, language_rows, seconds)
+
+
+def _compute_batch(identifier: LanguageIdentifier, keys, texts, script, language,
+                   script_rows: "_Appender", language_rows: "_Appender",
+                   seconds: dict) -> None:
     import numpy as np
     clock = time.perf_counter()
-    keys, texts, script, language = zip(*con.sql("""
-        SELECT t.key, t.text, s.key IS NOT NULL, l.key IS NOT NULL FROM lang_unit_texts t
-        LEFT JOIN lang_missing_script s USING (key)
-        LEFT JOIN lang_missing_lang l USING (key)""").fetchall())
     counts, pieces = count_pieces(texts, split=True)
     starts = np.concatenate(([0], np.cumsum(pieces, dtype=np.int64)))
     totals = np.add.reduceat(counts, starts[:-1])     # a text's counts: its pieces' sum
     wanted = np.flatnonzero(script)
     if len(wanted):
-        _append(con, scripts, "lang_script", _script_table(
-            [keys[i] for i in wanted], counts[np.repeat(np.array(script), pieces)],
-            [pieces[i] for i in wanted]))
-    seconds["script"] = time.perf_counter() - clock
+        script_rows.add(_script_table([keys[i] for i in wanted],
+                                      counts[np.repeat(np.array(script), pieces)],
+                                      [pieces[i] for i in wanted]))
+    seconds["script"] += time.perf_counter() - clock
     clock = time.perf_counter()
     wanted = np.flatnonzero(language)
     if len(wanted):
         found = identifier.identify([texts[i].replace(SEPARATOR, " ") for i in wanted],
                                     totals[wanted])
-        _append(con, languages, "lang_detect", arrays.table(
+        language_rows.add(arrays.table(
             {"key": [keys[i] for i in wanted], "lang": [d.lang for d in found],
              "confidence": [d.confidence for d in found],
              "letters": [d.letters for d in found], "grp": [d.group for d in found]},
             LANG_SCHEMA))
-    seconds["lang"] = time.perf_counter() - clock
+    seconds["lang"] += time.perf_counter() - clock
 
 
-def _append(con, cache: SignalCache, table: str, new: pa.Table) -> None:
-    """New signal rows into the cache and into table `table`."""
-    cache.append(new)
-    con.register("lang_new_signals", new)
-    con.execute(f"INSERT INTO {table} SELECT * FROM lang_new_signals")
-    con.unregister("lang_new_signals")
+class _Appender:
+    """New signal rows into table `table` at once, and into the cache a part file per
+    APPEND_ROWS rows (a cold XHotpotQA+ fill would otherwise write dozens of parts)."""
+
+    def __init__(self, con, cache: SignalCache, table: str):
+        self.con, self.cache, self.table = con, cache, table
+        self.pending: list[pa.Table] = []
+
+    def add(self, new: pa.Table) -> None:
+        self.con.register("lang_new_signals", new)
+        self.con.execute(f"INSERT INTO {self.table} SELECT * FROM lang_new_signals")
+        self.con.unregister("lang_new_signals")
+        self.pending.append(new)
+        if sum(t.num_rows for t in self.pending) >= APPEND_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.cache.append(pa.concat_tables(self.pending))
+            self.pending = []
+
+    def __enter__(self) -> "_Appender":
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        if kind is None:      # what was computed before a failure is recomputed next time
+            self.flush()
 
 
 def _script_table(keys: list[str], counts, pieces: list[int]) -> pa.Table:
@@ -939,9 +980,9 @@ def prepare(release, cache_dir: Path | None = None,
             con, identifier,
             SignalCache(root, "second", identifier.second_version, SECOND_SCHEMA))
         done.seconds["second"] = time.perf_counter() - clock
-    con.execute("DROP TABLE IF EXISTS lang_unit_texts; DROP TABLE IF EXISTS lang_missing_script;"
-                " DROP TABLE IF EXISTS lang_missing_lang; DROP TABLE IF EXISTS lang_missing_second;"
-                " DROP TABLE IF EXISTS lang_texts")
+    for table in ("lang_texts", "lang_unit_texts", "lang_todo", "lang_missing_script",
+                  "lang_missing_lang", "lang_missing_second"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
     done.seconds["total"] = sum(done.seconds.values())
     _PREPARED[con] = done
     return done
@@ -951,11 +992,15 @@ def _unit_texts(con, keys: str) -> None:
     """Temp table lang_unit_texts: the text of each key of the relation `keys`, from the
     texts `_units` kept, else by hashing every text of the release again (a warm scan never
     needs any)."""
-    kept = con.sql("SELECT count(*) FROM duckdb_tables() "
-                   "WHERE table_name = 'lang_texts'").fetchall()[0][0]
-    texts = "lang_texts" if kept else f"(SELECT sha256(text) AS key, text FROM ({units_sql()}))"
+    texts = ("lang_texts" if _exists(con, "lang_texts") else
+             f"(SELECT sha256(text) AS key, text FROM ({units_sql()}))")
     con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_unit_texts AS
         SELECT DISTINCT ON (key) key, text FROM {texts} SEMI JOIN ({keys}) USING (key)""")
+
+
+def _exists(con, table: str) -> bool:
+    return con.sql("SELECT count(*) FROM duckdb_tables() WHERE table_name = ?",
+                   params=[table]).fetchall()[0][0] > 0
 
 
 def _second_opinions(con, identifier: LanguageIdentifier, cache: SignalCache
@@ -975,19 +1020,21 @@ def _second_opinions(con, identifier: LanguageIdentifier, cache: SignalCache
     if misses:
         needed = ("SELECT key FROM lang_suspects s SEMI JOIN lang_missing_second m "
                   "ON m.key = s.pair")
-        built = con.sql("SELECT count(*) FROM duckdb_tables() "
-                        "WHERE table_name = 'lang_unit_texts'").fetchall()[0][0]
-        if not built or con.sql(f"SELECT count(*) FROM ({needed}) ANTI JOIN lang_unit_texts "
-                                "USING (key)").fetchall()[0][0]:
+        source = "lang_todo"     # the texts a cold fill just read, when they cover these
+        if not _exists(con, source) or con.sql(
+                f"SELECT count(*) FROM ({needed}) ANTI JOIN {source} USING (key)"
+                ).fetchall()[0][0]:
             _unit_texts(con, needed)
-        pairs, texts, detected, assigned = zip(*con.sql("""
+            source = "lang_unit_texts"
+        pairs, texts, detected, assigned = zip(*con.sql(f"""
             SELECT s.pair, replace(t.text, chr(31), ' '), s.detected, s.lang
-            FROM lang_suspects s JOIN lang_unit_texts t USING (key)
+            FROM lang_suspects s JOIN {source} t USING (key)
             SEMI JOIN lang_missing_second m ON m.key = s.pair""").fetchall())
         found = identifier.confirm(list(zip(texts, detected, assigned)))
         new = arrays.table({"key": list(pairs), "lang": [lang for lang, _ in found],
                             "confidence": [c for _, c in found]}, SECOND_SCHEMA)
-        _append(con, cache, "lang_confirmed", new)
+        with _Appender(con, cache, "lang_confirmed") as confirmed:
+            confirmed.add(new)
     con.execute("""CREATE OR REPLACE TABLE lang_second AS
         SELECT s.key, s.detected, s.lang, c.lang AS second, c.confidence AS second_confidence
         FROM lang_suspects s JOIN lang_confirmed c ON c.key = s.pair;

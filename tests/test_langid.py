@@ -303,6 +303,35 @@ def test_cache_is_reused_and_only_new_texts_are_detected(tmp_path):
     assert (done.script_misses, done.lang_misses, grown.texts) == (1, 1, 1)
 
 
+def test_a_cold_fill_in_small_batches_gives_the_same_signals(tmp_path, monkeypatch):
+    """Texts are counted and identified COMPUTE_BATCH at a time and written to the cache a
+    part per APPEND_ROWS rows: in batches of 2 (parts of 3 rows) the judged units, the
+    cached rows and the findings are those of one batch."""
+    from audit.language_checks import LANGUAGE_CHECKS
+    records = [record(source(_id=f"5a00000000000000000000{i:02d}"), GERMAN, position=i,
+                      question=question)
+               for i, question in enumerate(["Welcher Fluss fließt durch Paris und Wien?",
+                                             "De rivier stroomt door veel landen in Europa.",
+                                             "Which river flows through the most countries?"])]
+
+    def judged(folder, cache):
+        release = _release(folder, records)
+        done = langid.prepare(release, cache)
+        rows = release.con.sql("SELECT * FROM lang_judged ORDER BY ALL").fetchall()
+        found = sorted(release.con.sql(LANGUAGE_CHECKS[1].query(release)).fetchall())
+        return done, rows, found
+
+    whole, rows, found = judged(tmp_path / "a", tmp_path / "one")
+    monkeypatch.setattr(langid, "COMPUTE_BATCH", 2)
+    monkeypatch.setattr(langid, "APPEND_ROWS", 3)
+    small, small_rows, small_found = judged(tmp_path / "b", tmp_path / "small")
+    assert (small_rows, small_found) == (rows, found) and len(found) == 2
+    assert (small.script_misses, small.lang_misses) == (whole.script_misses, whole.lang_misses)
+    parts = sorted((tmp_path / "small").rglob("script/*/part-*.parquet"))
+    assert len(parts) == -(-whole.script_misses // 4)     # flushed at 4 >= 3 rows
+    assert sum(pq.read_metadata(p).num_rows for p in parts) == whole.script_misses
+
+
 def test_compaction_keeps_one_row_per_key(tmp_path):
     cache = langid.SignalCache(tmp_path, "lang", "v", langid.LANG_SCHEMA)
     import pyarrow as pa
