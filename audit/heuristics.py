@@ -366,6 +366,14 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     return done
 
 
+def discard(con) -> Prepared | None:
+    """Drop what `prepare` put on a connection and return what it did (see
+    `langid.discard`)."""
+    for table in ("heur_rows", "heur_units", "heur_signals", "heur_found"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    return _PREPARED.pop(con, None)
+
+
 # ------------------------------------------------------------------------ the checks
 
 def _located(found: str, detail: str, category: str, evidence: str) -> str:

@@ -1042,6 +1042,14 @@ def _second_opinions(con, identifier: LanguageIdentifier, cache: SignalCache
     return suspects, misses
 
 
+def discard(con) -> Prepared | None:
+    """Drop what `prepare` put on a connection (its checks have run: the memory goes to
+    collecting findings) and return what it did; a later `prepare` builds it again."""
+    for table in ("lang_judged", "lang_script", "lang_detect", "lang_second"):
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    return _PREPARED.pop(con, None)
+
+
 @lru_cache(maxsize=1)
 def _unicode_version() -> str:
     import icu

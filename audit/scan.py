@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -12,7 +13,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from . import registry
+from . import heuristics, langid, registry
 from .checks import Check
 from .policy import DEFAULT, Policy
 from .readers import Release
@@ -154,16 +155,40 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
             say(f"{check.name} done in {time.perf_counter() - clock:.1f} s")
     query_seconds = time.perf_counter() - started - check_seconds
     say("whole-release checks done; collecting findings and status")
+    # Every check has run: the signal tables go, so sorting millions of findings does not
+    # spill to disk for want of memory they hold; each part goes once collected.
+    signals = {name: _record(done) for name, done in (
+        ("language", langid.discard(con)), ("heuristics", heuristics.discard(con))) if done}
     con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL BY NAME ".join(parts))
+    for table in _collected(con):
+        con.execute(f"DROP TABLE {identifier(table)}")
     _consistency(release, active)
     _status(release, policy, active)
+    con.execute("DROP TABLE findings_raw; DROP TABLE IF EXISTS derived")
     seconds = {"checks": check_seconds, "whole_release_checks": query_seconds,
                "findings_and_status": time.perf_counter() - started - check_seconds
                - query_seconds}
     summary = _summary(release, active, policy, partial, seconds,
                        time.perf_counter() - started)
+    summary["signals"] = signals
     say(f"scan done in {summary['seconds']['total']:.1f} s")
     return ScanResult(release, policy, summary)
+
+
+def _record(done) -> dict:
+    """What a signal layer's `prepare` did (texts or pairs, how many computed now, seconds
+    per phase), for summary.json."""
+    record = dataclasses.asdict(done)
+    record["seconds"] = {k: round(v, 3) for k, v in record["seconds"].items()}
+    return record
+
+
+def _collected(con) -> list[str]:
+    """The per-kind and per-check finding tables findings_raw was built from."""
+    return [name for (name,) in con.sql(
+        "SELECT table_name FROM duckdb_tables() WHERE temporary AND (table_name IN "
+        "('row_findings', 'context_findings') OR starts_with(table_name, 'query_findings_'))"
+    ).fetchall()]
 
 
 def _release_query(check: Check, release: Release, policy: Policy) -> str:

@@ -1,11 +1,12 @@
 """Benchmark: the default scan (every check, language compliance included) of releases built
 from real text, phase by phase, beside the public reference builder.
 
-    .venv/bin/python bench/scan.py [--reference TOOLKIT_DIR] [--only real|plus|heavy]
+    .venv/bin/python bench/scan.py [--reference TOOLKIT_DIR] [--only real|plus|copies|heavy]
 
 Releases (bench/realtext.py, built once under bench/data/): `real` 990 sources × 24 views
-= 23,760 rows; `plus` 23,066 × 24 = 553,584 views (XHotpotQA+); `heavy` the same shape with
-four sentences per context left untranslated, so that exact copies give ~2.2 M findings.
+= 23,760 rows; `plus` 23,066 × 24 = 553,584 views (XHotpotQA+); `copies` and `heavy` the
+same shape with two and four sentences per context left untranslated, so that exact copies
+give ~2.3 M and ~4.0 M findings.
 Each scan is `python -m audit scan RELEASE --source …` in a child process: wall clock from
 the command to its exit (start-up included), the time to its first line (start-up), each
 phase from its progress lines, and its peak RSS. Runs: `cold`, the first scan ever (a fresh

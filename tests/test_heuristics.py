@@ -232,9 +232,9 @@ def test_views_sharing_a_context_share_its_units(tmp_path):
     result = scan_pairs(tmp_path, rows)
     assert [(f["row"], f["check"]) for f in result.findings.to_pylist()] == [
         (0, "number_mismatch"), (1, "number_mismatch"), (2, "number_mismatch")]
-    prepared = heuristics.prepare(result.release)
     # Two sentences and two titles (one context), three questions and three answers.
-    assert prepared.units == 2 + 2 + 3 + 3
+    assert result.summary["signals"]["heuristics"]["units"] == 2 + 2 + 3 + 3
+    heuristics.prepare(result.release)
     assert result.release.con.sql("SELECT count(DISTINCT rep) FROM heur_rows"
                                   ).fetchall() == [(1,)]
 
@@ -243,8 +243,8 @@ def test_the_cache_serves_a_second_scan(tmp_path):
     rows = [pair_record(0, "The cache test lake is 7 metres deep.", "Der See ist 8 Meter tief.")]
     first = scan_pairs(tmp_path / "a", rows)
     second = scan_pairs(tmp_path / "b", rows)
-    assert heuristics.prepare(first.release).computed > 0
-    assert heuristics.prepare(second.release).computed == 0
+    assert first.summary["signals"]["heuristics"]["computed"] > 0
+    assert second.summary["signals"]["heuristics"]["computed"] == 0
     assert first.findings.to_pylist() == second.findings.to_pylist()
 
 
@@ -377,6 +377,6 @@ def test_a_cold_scan_computes_in_batches(tmp_path, monkeypatch):
     result = scan_pairs(tmp_path, rows)
     # Distinct pairs: two titles, three lake sentences, the river sentence, the question
     # and the answer, computed two at a time and cached batch by batch.
-    assert heuristics.prepare(result.release).computed == 8
+    assert result.summary["signals"]["heuristics"]["computed"] == 8
     assert len(list((tmp_path / "cache" / "signals").rglob("part-*.parquet"))) == 4
     assert [f["check"] for f in result.findings.to_pylist()] == ["number_mismatch"] * 3
