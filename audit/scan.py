@@ -229,7 +229,10 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
         INSERT INTO findings_raw ({_QUERY_COLUMNS})
         SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
                'shipped ' || shipped_status || ', the release rule gives ' || rule_status, NULL
-        FROM derived WHERE shipped_status IS DISTINCT FROM rule_status;
+        FROM derived WHERE shipped_status IS DISTINCT FROM rule_status;""")
+    if "structural_flags_mismatch" not in names:
+        return
+    release.con.execute(f"""
         INSERT INTO findings_raw ({_QUERY_COLUMNS})
         SELECT rid, id, source_split, 'structural_flags_mismatch', NULL, NULL,
                concat_ws('; ',
@@ -248,35 +251,39 @@ def _severity_sql(policy: Policy, active: tuple[Check, ...]) -> str:
     cases = [f'WHEN f."check" = {literal(c.name)} AND f.category = {literal(category)} '
              f"THEN {literal(sev)}"
              for c in active for category, sev in policy.category_rules(c.name).items()]
-    return f"CASE {' '.join(cases)} ELSE m.severity END" if cases else "m.severity"
+    checks = case('f."check"', {c.name: policy.severity(c.name) for c in active})
+    return f"CASE {' '.join(cases)} ELSE {checks} END" if cases else checks
+
+
+_RANK = "CASE severity WHEN 'blocking' THEN 2 WHEN 'review' THEN 1 ELSE 0 END"
 
 
 def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None:
-    """Tables `findings` (with the severity in force) and `status` (per row)."""
-    meta = ", ".join(f"({literal(c.name)}, {literal(policy.severity(c.name))}, "
-                     f"{literal(c.origin)})" for c in active)
+    """Tables `findings` (with the severity in force) and `status` (per row, aggregated
+    from its distinct checks: a check's findings repeat per sentence and per view of a
+    context). Severity and origin are looked up by CASE, not a join."""
     con = release.con
     con.execute(f"""
         CREATE OR REPLACE TABLE findings AS
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
-               m.origin, f.paragraph_id,
-               f.sentence_index, f.detail, f.category, f.evidence, f.rid AS "row"
-        FROM findings_raw f JOIN (VALUES {meta}) m(name, severity, origin)
-          ON f."check" = m.name
+               {case('f."check"', {c.name: c.origin for c in active})} AS origin,
+               f.paragraph_id, f.sentence_index, f.detail, f.category, f.evidence,
+               f.rid AS "row"
+        FROM findings_raw f
         ORDER BY f.rid NULLS LAST, f."check", f.paragraph_id NULLS FIRST,
                  f.sentence_index NULLS FIRST, f.id, f.detail;
         CREATE OR REPLACE TABLE status AS
         SELECT k.id, k.source_split,
-               CASE WHEN list_contains(g.severities, 'blocking') THEN 'quarantined'
-                    WHEN list_contains(g.severities, 'review') THEN 'review_required'
+               CASE g.worst WHEN 2 THEN 'quarantined' WHEN 1 THEN 'review_required'
                     ELSE 'accepted' END AS status,
                coalesce(g.flags, []::VARCHAR[]) AS flags, k.shipped_status, k.rid AS "row",
                k.source_id
         FROM row_checks k LEFT JOIN (
-            SELECT "row", list(DISTINCT severity) AS severities,
-                   list_sort(list(DISTINCT "check") FILTER (WHERE severity <> 'info'))
-                     AS flags
-            FROM findings WHERE "row" IS NOT NULL GROUP BY "row") g ON g."row" = k.rid
+            SELECT "row", max(rank) AS worst,
+                   list("check" ORDER BY "check") FILTER (WHERE rank > 0) AS flags
+            FROM (SELECT "row", "check", max({_RANK}) AS rank FROM findings
+                  WHERE "row" IS NOT NULL GROUP BY "row", "check")
+            GROUP BY "row") g ON g."row" = k.rid
         ORDER BY k.rid;
     """)
 

@@ -90,3 +90,20 @@ def test_inconsistency_is_reported_only_on_rows_edited_after_the_build(result, e
     reported = {(f["id"], f["source_split"]) for f in result.findings.to_pylist()
                 if f["check"] in ("structural_flags_mismatch", "record_hash_mismatch")}
     assert reported == edited and len(edited) == 4
+
+
+@pytest.mark.parametrize(("skipped", "reported"), [
+    ({"structural_flags_mismatch"}, {"status_mismatch": 2}),
+    ({"status_mismatch"}, {}),      # the flag comparison rides on the status derivation
+])
+def test_skipping_a_consistency_check_reports_none_of_its_findings(result, skipped, reported):
+    from audit import readers, scan
+    from audit.workspace import DEMO_RELEASE, demo_sources
+    assert result.summary["check_counts"]["structural_flags_mismatch"] == 2
+    skipping = scan.run(readers.open_release(DEMO_RELEASE, demo_sources()),
+                        skip=frozenset(skipped))
+    counts = skipping.summary["check_counts"]
+    assert {name: counts[name] for name in ("status_mismatch", "structural_flags_mismatch")
+            if name in counts} == reported
+    assert set(skipping.findings.column("severity").to_pylist()) <= {
+        "blocking", "review", "info"}
