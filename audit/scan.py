@@ -159,12 +159,15 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     # spill to disk for want of memory they hold; each part goes once collected.
     signals = {name: _record(done) for name, done in (
         ("language", langid.discard(con)), ("heuristics", heuristics.discard(con))) if done}
-    con.execute("CREATE OR REPLACE TABLE findings_raw AS " + " UNION ALL BY NAME ".join(parts))
-    for table in _collected(con):
-        con.execute(f"DROP TABLE {identifier(table)}")
+    # The parts are read where they lie (twice: consistency, then the sorted findings).
+    con.execute("CREATE OR REPLACE TEMP VIEW findings_raw AS "
+                + " UNION ALL BY NAME ".join(parts))
     _consistency(release, active)
     _status(release, policy, active)
-    con.execute("DROP TABLE findings_raw; DROP TABLE IF EXISTS derived")
+    con.execute("DROP VIEW findings_raw; DROP TABLE IF EXISTS derived; "
+                "DROP TABLE IF EXISTS consistency_findings")
+    for table in _collected(con):
+        con.execute(f"DROP TABLE {identifier(table)}")
     seconds = {"checks": check_seconds, "whole_release_checks": query_seconds,
                "findings_and_status": time.perf_counter() - started - check_seconds
                - query_seconds}
@@ -198,9 +201,12 @@ def _release_query(check: Check, release: Release, policy: Policy) -> str:
 
 
 def _consistency(release: Release, active: tuple[Check, ...]) -> None:
-    """Compare what the release shipped with what its own rule derives from our findings.
+    """Compare what the release shipped with what its own rule derives from our findings
+    (into temp table consistency_findings).
     A skipped reference check is taken at the release's word: its shipped flag counts
     towards the rule status and is left out of the flag comparison."""
+    release.con.execute("CREATE OR REPLACE TEMP TABLE consistency_findings AS "
+                        "SELECT * FROM findings_raw LIMIT 0")
     names = {check.name for check in active}
     if "status_mismatch" not in names:
         return
@@ -226,14 +232,14 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
                    list(DISTINCT rule.status) AS statuses
             FROM findings_raw f JOIN (VALUES {values}) rule(name, status)
               ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid));
-        INSERT INTO findings_raw ({_QUERY_COLUMNS})
+        INSERT INTO consistency_findings ({_QUERY_COLUMNS})
         SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
                'shipped ' || shipped_status || ', the release rule gives ' || rule_status, NULL
         FROM derived WHERE shipped_status IS DISTINCT FROM rule_status;""")
     if "structural_flags_mismatch" not in names:
         return
     release.con.execute(f"""
-        INSERT INTO findings_raw ({_QUERY_COLUMNS})
+        INSERT INTO consistency_findings ({_QUERY_COLUMNS})
         SELECT rid, id, source_split, 'structural_flags_mismatch', NULL, NULL,
                concat_ws('; ',
                  CASE WHEN len(list_filter(shipped_flags, lambda x: NOT list_contains(flags, x)))
@@ -269,7 +275,8 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
                {case('f."check"', {c.name: c.origin for c in active})} AS origin,
                f.paragraph_id, f.sentence_index, f.detail, f.category, f.evidence,
                f.rid AS "row"
-        FROM findings_raw f
+        FROM (SELECT * FROM findings_raw
+              UNION ALL BY NAME SELECT * FROM consistency_findings) f
         ORDER BY f.rid NULLS LAST, f."check", f.paragraph_id NULLS FIRST,
                  f.sentence_index NULLS FIRST, f.id, f.detail;
         CREATE OR REPLACE TABLE status AS
