@@ -939,8 +939,8 @@ def prepare(release, cache_dir: Path | None = None,
             identifier: LanguageIdentifier | None = None, force: bool = False) -> Prepared:
     """Create tables lang_judged (every judged unit: rid or ctx, paragraph_id, unit, lang, text
     key, failing script rules, detected language and confidence), lang_script (per text:
-    script verdicts per piece) and lang_detect on the release's connection, once per
-    connection unless `force`."""
+    script verdicts per piece), lang_detect and lang_second (the second opinions) on the
+    release's connection, once per connection unless `force` (or until `discard`)."""
     con = release.con
     if con in _PREPARED and not force:
         return _PREPARED[con]
