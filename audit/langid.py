@@ -237,6 +237,32 @@ def count_pieces(texts: Sequence[str], split: bool = False):
     return counts, pieces
 
 
+def without_names(texts: Sequence[str]) -> list[str]:
+    """Each text without its names (`_tables`' name regex removed, for all texts at once):
+    the maximal runs of Latin letters that start with an upper-case one."""
+    import numpy as np
+    if not texts:
+        return []
+    classes, upper = _class_arrays()
+    raw = np.frombuffer(SEPARATOR.join(texts).encode("utf-32-le"), np.uint32)
+    cps = np.minimum(raw, _TABLE_SIZE)
+    latin = np.zeros(len(cps) + 2, bool)
+    latin[1:-1] = classes[cps] == 1
+    first = np.flatnonzero(latin[1:] & ~latin[:-1])
+    last = np.flatnonzero(latin[:-1] & ~latin[1:])
+    named = upper[cps[first]]
+    edges = np.zeros(len(cps) + 2, np.int32)     # runs never touch: a +1 and a -1 per name
+    edges[first[named]] = 1
+    edges[last[named]] = -1
+    keep = np.cumsum(edges[:-1], dtype=np.int32) == 0
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts])    # text i: [starts[i], +len)
+    keep[starts[1:] - 1] = False                 # the joining separators, and the pad
+    kept = np.add.reduceat(keep, starts[:-1], dtype=np.int64).tolist()
+    joined = raw[keep[:-1]].tobytes().decode("utf-32-le")
+    ends = np.cumsum(kept).tolist()
+    return [joined[end - n:end] for n, end in zip(kept, ends)]
+
+
 def kana_rich(han: int, kana: int) -> bool:
     return kana >= KANA_MIN and kana >= KANA_SHARE * (han + kana)
 
@@ -382,13 +408,14 @@ class LanguageIdentifier:
                 f"{LANGID_MIN_HAN}"
                 f"{'-masked' if self.mask_names else ''}")
 
-    def prepare_text(self, group: str, text: str) -> str:
-        """Latin-script text without its capitalised tokens (names, and German nouns): one
-        rare name ("Bloemfontein") can otherwise outvote a paragraph of English function
-        words. `route` has made sure some letters remain."""
-        if group != "Latin" or not self.mask_names:
-            return text
-        return _tables()[1].sub("", text)
+    def prepare_texts(self, group: str, texts: list[str]) -> list[str]:
+        """What the detector reads: Latin-script text without its capitalised tokens (names,
+        and German nouns: one rare name, "Bloemfontein", can otherwise outvote a paragraph
+        of English function words; `routes` has made sure some letters remain), clipped to
+        MAX_DETECT_CHARS."""
+        if group == "Latin" and self.mask_names:
+            texts = without_names(texts)
+        return [_clip(text) for text in texts]
 
     @property
     def version(self) -> str:
@@ -416,8 +443,8 @@ class LanguageIdentifier:
             pairs.setdefault(tuple(sorted((detected, assigned))), []).append(i)
         for pair, indices in pairs.items():
             group = GROUP_OF[pair[0]]
-            found = self.detect(pair, [_clip(self.prepare_text(group, items[i][0]))
-                                       for i in indices], second_opinion=True)
+            found = self.detect(pair, self.prepare_texts(group, [items[i][0] for i in indices]),
+                                second_opinion=True)
             for i, result in zip(indices, found):
                 out[i] = result
         return out
@@ -435,8 +462,8 @@ class LanguageIdentifier:
             if group in AMBIGUOUS:
                 batches.setdefault(group, []).append(i)
         for group, indices in batches.items():
-            found = self.detect(AMBIGUOUS[group], [_clip(self.prepare_text(group, texts[i]))
-                                                   for i in indices])
+            found = self.detect(AMBIGUOUS[group],
+                                self.prepare_texts(group, [texts[i] for i in indices]))
             for i, (lang, confidence) in zip(indices, found):
                 out[i].lang, out[i].confidence = lang, confidence
         return out

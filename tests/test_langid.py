@@ -104,10 +104,11 @@ EDGES = ["", "a", "\x1f", "a\x1f\x1fB", "\x1fX", "Ab\x1f", "Éric e\u0301 École
 
 
 def test_counting_in_bulk_equals_counting_one_text_at_a_time():
-    """count_pieces (numpy, every text at once) gives exactly _count_tuple's counts on real
-    text in all 24 languages (NTREX-128), joined into paragraphs or not, and on edge cases:
-    empty pieces, separators at either end, astral and combining characters, title-case
-    digraphs, full-width Latin, control characters."""
+    """count_pieces and without_names (numpy, every text at once) give exactly the one-text
+    counts (_count_tuple) and name regex on real text in all 24 languages (NTREX-128), joined
+    into paragraphs or not, and on edge cases: empty pieces, separators at either end,
+    astral and combining characters, title-case digraphs, full-width Latin, control
+    characters."""
     from realdata_release import load_ntrex
     require_realdata()
     lines = [line for texts in load_ntrex(english=True).values() for line in texts[:150]]
@@ -119,6 +120,9 @@ def test_counting_in_bulk_equals_counting_one_text_at_a_time():
                     for p in (t.split(langid.SEPARATOR) if split else [t])]
         assert [tuple(row) for row in counts.tolist()] == expected
         assert sum(pieces) == len(expected)
+    names = langid._tables()[1]
+    assert langid.without_names(lines) == [names.sub("", line) for line in lines]
+    assert langid.without_names(["", "Ab", ""]) == ["", "", ""]
 
 
 def test_verdicts_and_routes_in_bulk_equal_the_one_text_rules():
