@@ -54,7 +54,7 @@ if disagree.num_rows:
     st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
 
 st.subheader("Scan history")
-history = export.scan_history(summary["release"])
+history = export.scan_history(result.release)
 if history:
     st.dataframe(history, hide_index=True)
 else:

@@ -226,11 +226,20 @@ def saved_or_scanned(release: Release, policy: Policy,
     return run_scan(release, policy, progress=progress), None
 
 
-def scan_history(release_name: str) -> list[dict]:
-    """Saved scans of a release, newest first: id, directory and their summary counts."""
-    root = SCANS / safe_name(release_name)
+def scan_history(release: Release) -> list[dict]:
+    """Saved scans of this release's very files (whatever their sources or policy), newest
+    first: id, directory and their summary counts. Saved scans are filed under the release's
+    name, which another release can share (every shard is validation-00000.parquet), so the
+    manifest's input digests decide."""
+    content = set(release.content)
     scans = []
-    for summary_path in sorted(root.glob("*/summary.json"), reverse=True):
+    for summary_path in sorted((SCANS / safe_name(release.name)).glob("*/summary.json"),
+                               reverse=True):
+        manifest = summary_path.parent / "manifest.json"
+        inputs = json.loads(manifest.read_text(encoding="utf-8")).get("inputs", []) \
+            if manifest.is_file() else []
+        if not content <= {entry.get("sha256") for entry in inputs}:
+            continue
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         scans.append({"scan_id": summary.get("scan_id", summary_path.parent.name),
                       "directory": str(summary_path.parent), "rows": summary["rows"],

@@ -58,7 +58,7 @@ st.subheader("Saved scans")
 if st.button("Save this scan (findings, status, summary, manifest)"):
     saved = export.write_scan(result)
     say(st.success, "Saved to {path}", path=saved)
-history = export.scan_history(result.summary["release"])
+history = export.scan_history(result.release)
 if history:
     st.dataframe(history, hide_index=True)
     chosen = st.selectbox("Manifest of", [h["directory"] for h in history], key="manifest_of")

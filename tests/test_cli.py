@@ -65,6 +65,24 @@ def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
     assert done.returncode == 2 and "never overwrites" in done.stderr
 
 
+def test_scan_history_lists_only_scans_of_the_same_files(tmp_path, monkeypatch):
+    """Two releases under one name (shards are all validation-00000.parquet): each one's
+    history holds its own saved scans, whatever the sources, not the other's."""
+    from audit import readers, scan
+    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    ours = readers.open_release(make_release(tmp_path / "a"))
+    other = make_release(tmp_path / "b")
+    (other / "validation-00000.parquet").unlink()
+    synth.write_release([record(source(_id="5a0000000000000000000009"))], other)
+    theirs = readers.open_release(other)
+    assert ours.name == theirs.name and ours.content != theirs.content
+    mine = export.write_scan(scan.run(ours))
+    export.write_scan(scan.run(theirs))
+    again = export.write_scan(scan.run(ours))
+    assert [h["directory"] for h in export.scan_history(ours)] == [str(again), str(mine)]
+    assert [h["rows"] for h in export.scan_history(theirs)] == [1]
+
+
 def test_quarantine_exports_neutralise_formulas(tmp_path):
     cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"))
     for fmt in ("csv", "jsonl", "parquet"):
