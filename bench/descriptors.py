@@ -31,9 +31,10 @@ release = readers.open_release(sys.argv[1])
 t1 = time.perf_counter()
 table = descriptors.descriptors(release)
 t2 = time.perf_counter()
+release.con.register("descriptor_table", table)
 print(json.dumps({"rows": table.num_rows, "open": t1 - t0, "descriptors": t2 - t1,
                   "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
-                  "strata": descriptors.counts(table)["stratum"]}))
+                  "strata": descriptors.counts(release.con, "descriptor_table")["stratum"]}))
 """
 
 
