@@ -198,21 +198,37 @@ def _count_tuple(text: str) -> tuple[int, ...]:
     return counts + (latin_names,)
 
 
+def _code_points(texts: Sequence[str]):
+    """The texts joined by SEPARATOR as code points, and the same capped at _TABLE_SIZE (the
+    class tables' last slot, standing for every code point above)."""
+    import numpy as np
+    raw = np.frombuffer(SEPARATOR.join(texts).encode("utf-32-le"), np.uint32)
+    return raw, np.minimum(raw, _TABLE_SIZE)
+
+
+def _names(cps, cls):
+    """[first, last) of each name among capped code points of classes `cls`: a maximal run
+    of Latin letters that starts with an upper-case one, what the name regex matches."""
+    import numpy as np
+    latin = np.zeros(len(cps) + 2, bool)
+    latin[1:-1] = cls == 1
+    first = np.flatnonzero(latin[1:] & ~latin[:-1])
+    last = np.flatnonzero(latin[:-1] & ~latin[1:])
+    named = _class_arrays()[1][cps[first]]
+    return first[named], last[named]
+
 
 def count_pieces(texts: Sequence[str], split: bool = False):
     """`_count_tuple` of many texts at once, in numpy: one row of counts (CLASSES, then
     latin_names) per text, or, with `split`, per SEPARATOR-piece of each text in order
-    (`text.split(SEPARATOR)`). A name is a maximal run of Latin letters that starts with an
-    upper-case one, exactly what the name regex matches. Returns (counts, pieces per text)."""
+    (`text.split(SEPARATOR)`). Returns (counts, pieces per text)."""
     import numpy as np
-    classes, upper = _class_arrays()
     n = len(texts)
     pieces = [t.count(SEPARATOR) + 1 for t in texts] if split else [1] * n
     total = sum(pieces)
     if not n:
         return np.zeros((0, len(CLASSES) + 1), np.int64), pieces
-    cps = np.frombuffer(SEPARATOR.join(texts).encode("utf-32-le"), np.uint32)
-    cps = np.minimum(cps, _TABLE_SIZE)
+    _, cps = _code_points(texts)
     if split:   # a piece ends at each separator (which is itself no letter)
         ends = np.flatnonzero(cps == ord(SEPARATOR)) + 1
     else:       # the separators joining the texts end the pieces
@@ -221,16 +237,11 @@ def count_pieces(texts: Sequence[str], split: bool = False):
     piece = np.repeat(np.arange(total, dtype=np.int64), sizes)
     width = len(CLASSES) + 1
     counts = np.zeros((total, width + 1), np.int64)
-    cls = classes[cps]
+    cls = _class_arrays()[0][cps]
     counts[:, :width] = np.bincount(piece * width + cls,
                                     minlength=total * width).reshape(total, width)
-    # Runs of Latin letters [first, last): a name's when the first is upper-case.
-    latin = np.zeros(len(cps) + 2, bool)
-    latin[1:-1] = cls == 1
-    first = np.flatnonzero(latin[1:] & ~latin[:-1])
-    last = np.flatnonzero(latin[:-1] & ~latin[1:])
-    named = upper[cps[first]]
-    counts[:, -1] = np.bincount(piece[first[named]], weights=(last - first)[named],
+    first, last = _names(cps, cls)
+    counts[:, -1] = np.bincount(piece[first], weights=last - first,
                                 minlength=total).astype(np.int64)
     counts = counts[:, 1:]   # drop "not a letter"
     counts[:, -1] = np.minimum(counts[:, -1], counts[:, 0])
@@ -238,22 +249,16 @@ def count_pieces(texts: Sequence[str], split: bool = False):
 
 
 def without_names(texts: Sequence[str]) -> list[str]:
-    """Each text without its names (`_tables`' name regex removed, for all texts at once):
-    the maximal runs of Latin letters that start with an upper-case one."""
+    """Each text without its names (`_names`; `_tables`' name regex removed), for all texts
+    at once."""
     import numpy as np
     if not texts:
         return []
-    classes, upper = _class_arrays()
-    raw = np.frombuffer(SEPARATOR.join(texts).encode("utf-32-le"), np.uint32)
-    cps = np.minimum(raw, _TABLE_SIZE)
-    latin = np.zeros(len(cps) + 2, bool)
-    latin[1:-1] = classes[cps] == 1
-    first = np.flatnonzero(latin[1:] & ~latin[:-1])
-    last = np.flatnonzero(latin[:-1] & ~latin[1:])
-    named = upper[cps[first]]
+    raw, cps = _code_points(texts)
+    first, last = _names(cps, _class_arrays()[0][cps])
     edges = np.zeros(len(cps) + 2, np.int32)     # runs never touch: a +1 and a -1 per name
-    edges[first[named]] = 1
-    edges[last[named]] = -1
+    edges[first] = 1
+    edges[last] = -1
     keep = np.cumsum(edges[:-1], dtype=np.int32) == 0
     starts = np.cumsum([0] + [len(t) + 1 for t in texts])    # text i: [starts[i], +len)
     keep[starts[1:] - 1] = False                 # the joining separators, and the pad
@@ -353,8 +358,8 @@ def script_verdicts(counts) -> tuple:
     mask = sum(bit.astype(np.int64) << i for i, bit in enumerate(bits))
     best = np.where(letters > 0, groups.argmax(axis=1), -1)   # ties: the first
     groups[:, 0] -= names
-    without_names = np.where(groups.max(axis=1) > 0, groups.argmax(axis=1), -1)
-    return mask, best, without_names, rich
+    nameless = np.where(groups.max(axis=1) > 0, groups.argmax(axis=1), -1)
+    return mask, best, nameless, rich
 
 
 def rule_sql(lang: str) -> str:
@@ -617,8 +622,9 @@ DETECTORS = {"lingua": LinguaIdentifier, "langdetect": LangdetectIdentifier,
              "lingua-high": lambda: LinguaIdentifier("high")}
 DEFAULT_DETECTOR = "lingua"
 # Everything the language_mismatch verdict depends on besides the detector's own release.
-LANGUAGE_RULE_VERSION = (f"{DEFAULT_DETECTOR}-low-clip{MAX_DETECT_CHARS}-min{LANGID_MIN_LETTERS}."
-                         f"{LANGID_MIN_WORDS}.{LANGID_MIN_HAN}-conf{MIN_CONFIDENCE}-second-langdetect-pairs")
+LANGUAGE_RULE_VERSION = (f"{DEFAULT_DETECTOR}-low-clip{MAX_DETECT_CHARS}"
+                         f"-min{LANGID_MIN_LETTERS}.{LANGID_MIN_WORDS}.{LANGID_MIN_HAN}"
+                         f"-conf{MIN_CONFIDENCE}-second-langdetect-pairs")
 
 
 @lru_cache(maxsize=4)
@@ -914,13 +920,13 @@ def _script_table(keys: list[str], counts, pieces: list[int]) -> pa.Table:
     """The script signal rows of texts from their pieces' `count_pieces` counts (`pieces`
     of them per text): the verdicts of each piece, and their union in `fails`."""
     import numpy as np
-    fails, best, without_names, rich = script_verdicts(counts)
+    fails, best, nameless, rich = script_verdicts(counts)
     offsets = np.concatenate(([0], np.cumsum(pieces, dtype=np.int64)))
     union = np.bitwise_or.reduceat(fails, offsets[:-1]) if keys else fails
     parts = pa.ListArray.from_arrays(
         arrays.numbers(offsets, pa.int32()),
         pa.StructArray.from_arrays([arrays.numbers(column, f.type) for column, f in
-                                    zip((fails, best, without_names, rich), PART)],
+                                    zip((fails, best, nameless, rich), PART)],
                                    fields=list(PART)))
     return arrays.table({"key": keys, "fails": arrays.numbers(union, pa.int16()),
                          "parts": parts}, SCRIPT_SCHEMA)
