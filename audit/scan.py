@@ -121,9 +121,10 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
 
     # Each kind's findings are collected first and joined to the views once: a context's
     # findings reach every view of that context.
-    parts = []
+    parts, collected = [], []     # the SELECTs of findings_raw; the tables they read
     for kind, plans, key in (("row", rows, "rid"), ("context", contexts, "ctx")):
         if plans:
+            collected.append(f"{kind}_findings")
             con.execute(f"CREATE OR REPLACE TEMP TABLE {kind}_findings AS "
                         + " UNION ALL ".join(_finding_rows(name, f"{kind}_checks", key)
                                              for name in plans))
@@ -149,6 +150,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         if check.query is not None and check.needs <= release.capabilities:
             clock = time.perf_counter()
             found = identifier(f"query_findings_{check.name}")
+            collected.append(found)
             con.execute(f"CREATE OR REPLACE TEMP TABLE {found} AS SELECT * FROM "
                         f"({_release_query(check, release, policy)}) q({_QUERY_COLUMNS})")
             parts.append(f"SELECT * FROM {found}")
@@ -166,8 +168,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     _status(release, policy, active)
     con.execute("DROP VIEW findings_raw; DROP TABLE IF EXISTS derived; "
                 "DROP TABLE IF EXISTS consistency_findings")
-    for table in _collected(con):
-        con.execute(f"DROP TABLE {identifier(table)}")
+    for table in collected:
+        con.execute(f"DROP TABLE {table}")
     seconds = {"checks": check_seconds, "whole_release_checks": query_seconds,
                "findings_and_status": time.perf_counter() - started - check_seconds
                - query_seconds}
@@ -184,14 +186,6 @@ def _record(done) -> dict:
     record = dataclasses.asdict(done)
     record["seconds"] = {k: round(v, 3) for k, v in record["seconds"].items()}
     return record
-
-
-def _collected(con) -> list[str]:
-    """The per-kind and per-check finding tables findings_raw was built from."""
-    return [name for (name,) in con.sql(
-        "SELECT table_name FROM duckdb_tables() WHERE temporary AND (table_name IN "
-        "('row_findings', 'context_findings') OR starts_with(table_name, 'query_findings_'))"
-    ).fetchall()]
 
 
 def _release_query(check: Check, release: Release, policy: Policy) -> str:
