@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from . import langid, readers, textsignals
+from . import arrays, langid, readers, textsignals
 from .checks import ALL, COPY_CATEGORIES, Check
 from .languages import CODES
 from .outputs import REPO, staged_file
@@ -129,11 +129,10 @@ def signal_table(columns: dict[str, list]) -> pa.Table:
     rows = [pair_signals(lang, src, tgt, dict(zip(GATES, gates)))
             for lang, src, tgt, *gates in zip(columns["lang"], columns["src"], columns["tgt"],
                                                 *(columns[g] for g in GATES))]
-    values = {f.name: pa.array([r.get(f.name) for r in rows], f.type)
+    values = {f.name: [r.get(f.name) for r in rows]
               for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
-    return pa.table({"key": pa.array(columns["key"], pa.string()),
-                     "category": pa.array(columns["category"], pa.string()), **values},
-                    schema=SIGNAL_SCHEMA)
+    return arrays.table({"key": columns["key"], "category": columns["category"], **values},
+                        SIGNAL_SCHEMA)
 
 
 def compute(columns: dict[str, list], pool: ProcessPoolExecutor | None = None) -> pa.Table:
@@ -343,15 +342,13 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             with ExitStack() as stack:
                 pool = stack.enter_context(ProcessPoolExecutor(2)) \
                     if done.computed >= PARALLEL_FROM else None
+                signals = stack.enter_context(
+                    langid.SignalAppender(con, cache, "heur_signals", part_rows=1))
                 for start in range(0, done.computed, BATCH):
                     batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
                                     params=[start, start + BATCH]).to_arrow_table()
-                    new = compute({name: batch.column(name).to_pylist() for name in COLUMNS},
-                                  pool)
-                    cache.append(new)
-                    con.register("heur_new_signals", new)
-                    con.execute("INSERT INTO heur_signals SELECT * FROM heur_new_signals")
-                    con.unregister("heur_new_signals")
+                    signals.add(compute({name: batch.column(name).to_pylist()
+                                         for name in COLUMNS}, pool))
             con.execute("DROP TABLE heur_todo")
             done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()

@@ -851,8 +851,8 @@ def _compute(con, identifier: LanguageIdentifier, scripts: SignalCache,
         DROP TABLE lang_unit_texts; DROP TABLE IF EXISTS lang_texts""")
     total = con.sql("SELECT count(*) FROM lang_todo").fetchall()[0][0]
     seconds["script"] = seconds["lang"] = 0.0
-    with _Appender(con, scripts, "lang_script") as script_rows, \
-            _Appender(con, languages, "lang_detect") as language_rows:
+    with SignalAppender(con, scripts, "lang_script") as script_rows, \
+            SignalAppender(con, languages, "lang_detect") as language_rows:
         for start in range(0, total, COMPUTE_BATCH):
             batch = con.sql("SELECT key, text, script, lang FROM lang_todo "
                             "WHERE rowid >= ? AND rowid < ?",
@@ -861,7 +861,7 @@ def _compute(con, identifier: LanguageIdentifier, scripts: SignalCache,
 
 
 def _compute_batch(identifier: LanguageIdentifier, keys, texts, script, language,
-                   script_rows: "_Appender", language_rows: "_Appender",
+                   script_rows: "SignalAppender", language_rows: "SignalAppender",
                    seconds: dict) -> None:
     import numpy as np
     clock = time.perf_counter()
@@ -887,20 +887,23 @@ def _compute_batch(identifier: LanguageIdentifier, keys, texts, script, language
     seconds["lang"] += time.perf_counter() - clock
 
 
-class _Appender:
+class SignalAppender:
     """New signal rows into table `table` at once, and into the cache a part file per
-    APPEND_ROWS rows (a cold XHotpotQA+ fill would otherwise write dozens of parts)."""
+    `part_rows` (default APPEND_ROWS) rows (a cold XHotpotQA+ fill in small batches would otherwise write dozens
+    of parts). Rows pending when the block fails are not cached: the next scan computes
+    them again."""
 
-    def __init__(self, con, cache: SignalCache, table: str):
+    def __init__(self, con, cache: SignalCache, table: str, part_rows: int | None = None):
         self.con, self.cache, self.table = con, cache, table
+        self.part_rows = part_rows or APPEND_ROWS
         self.pending: list[pa.Table] = []
 
     def add(self, new: pa.Table) -> None:
-        self.con.register("lang_new_signals", new)
-        self.con.execute(f"INSERT INTO {self.table} SELECT * FROM lang_new_signals")
-        self.con.unregister("lang_new_signals")
+        self.con.register("new_signals", new)
+        self.con.execute(f"INSERT INTO {self.table} SELECT * FROM new_signals")
+        self.con.unregister("new_signals")
         self.pending.append(new)
-        if sum(t.num_rows for t in self.pending) >= APPEND_ROWS:
+        if sum(t.num_rows for t in self.pending) >= self.part_rows:
             self.flush()
 
     def flush(self) -> None:
@@ -908,11 +911,11 @@ class _Appender:
             self.cache.append(pa.concat_tables(self.pending))
             self.pending = []
 
-    def __enter__(self) -> "_Appender":
+    def __enter__(self) -> "SignalAppender":
         return self
 
     def __exit__(self, kind, *_) -> None:
-        if kind is None:      # what was computed before a failure is recomputed next time
+        if kind is None:
             self.flush()
 
 
@@ -1066,7 +1069,7 @@ def _second_opinions(con, identifier: LanguageIdentifier, cache: SignalCache
         found = identifier.confirm(list(zip(texts, detected, assigned)))
         new = arrays.table({"key": list(pairs), "lang": [lang for lang, _ in found],
                             "confidence": [c for _, c in found]}, SECOND_SCHEMA)
-        with _Appender(con, cache, "lang_confirmed") as confirmed:
+        with SignalAppender(con, cache, "lang_confirmed") as confirmed:
             confirmed.add(new)
     con.execute("""CREATE OR REPLACE TABLE lang_second AS
         SELECT s.key, s.detected, s.lang, c.lang AS second, c.confidence AS second_confidence
