@@ -54,7 +54,7 @@ import pyarrow as pa
 
 from . import arrays, languages as languages_module, readers, sqltext
 from .languages import LANGUAGES
-from .outputs import cache_dir, read_parquet, staged_file
+from .outputs import cache_dir, cached_parquet, read_parquet, staged_file
 from .readers import Release
 from .sqlsafe import literal
 
@@ -258,12 +258,8 @@ def cached(release: Release) -> Path:
     version it depends on): a rescan of the same files reads it instead of computing it."""
     path = cache_dir("descriptors") / f"{_content_key(release)}.parquet"
     con = release.con
-    if path.is_file():
-        try:
-            con.sql(f"SELECT count(*) FROM read_parquet({literal(str(path))})").fetchall()
-            return path
-        except duckdb.Error:   # unreadable: compute it again
-            path.unlink(missing_ok=True)
+    if cached_parquet(con, path):
+        return path
     register(con)
     with staged_file(path) as staging:   # straight from DuckDB
         con.execute(f"COPY ({_QUERY}) TO {literal(str(staging))} "

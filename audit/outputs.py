@@ -104,6 +104,21 @@ def read_parquet(path: Path, schema=None):
     return table.cast(schema) if schema is not None else table
 
 
+def cached_parquet(con, path: Path) -> bool:
+    """Whether a cache entry `path` is a Parquet file DuckDB reads (its metadata); one it
+    cannot read is deleted, so the caller computes it again."""
+    import duckdb
+    from .sqlsafe import literal
+    if not path.is_file():
+        return False
+    try:
+        con.sql(f"SELECT count(*) FROM read_parquet({literal(str(path))})").fetchall()
+        return True
+    except duckdb.Error:
+        path.unlink(missing_ok=True)
+        return False
+
+
 def write_json(path: Path, value: object) -> None:
     path.write_text(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                     encoding="utf-8")

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from . import layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
-from .outputs import cache_dir, file_sha256, staged_directory, staged_file
+from .outputs import cache_dir, cached_parquet, file_sha256, staged_directory, staged_file
 from .sqlsafe import literal
 
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
@@ -494,23 +494,16 @@ def _parse_source(path: Path) -> pa.Table:
 SOURCE_PARSING = "hotpot-source-1"
 
 
-def _cached_source(con: duckdb.DuckDBPyConnection, path: Path, digest: str) -> str:
-    """`_parse_source`, remembered per content (a 150 MB source is parsed once): the SQL
-    literal of the parsed source's Parquet file. The warm path reads it in DuckDB only; no
-    Python value becomes an Arrow array (the first such conversion imports pandas, 0.15 s)."""
+def _cached_source(con: duckdb.DuckDBPyConnection, path: Path, digest: str) -> Path:
+    """`_parse_source`, remembered per content (a 150 MB source is parsed once): the parsed
+    source's Parquet file. The warm path reads it in DuckDB only; no Python value becomes an
+    Arrow array (the first such conversion imports pandas, 0.15 s)."""
     key = hashlib.sha256(f"{SOURCE_PARSING}\n{digest}".encode("ascii")).hexdigest()
     cached = cache_dir("sources") / f"{key}.parquet"
-    if cached.is_file():
-        try:
-            con.sql(f"SELECT count(*) FROM read_parquet({literal(str(cached))})").fetchall()
-            return literal(str(cached))
-        except duckdb.Error:
-            cached.unlink(missing_ok=True)
-    table = _parse_source(path)
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    with staged_file(cached) as staging:
-        pq.write_table(table, staging)
-    return literal(str(cached))
+    if not cached_parquet(con, cached):
+        with staged_file(cached) as staging:
+            pq.write_table(_parse_source(path), staging)
+    return cached
 
 
 def _source_sql(con: duckdb.DuckDBPyConnection, spec: str,
@@ -520,7 +513,7 @@ def _source_sql(con: duckdb.DuckDBPyConnection, spec: str,
     split, path = _split_of(spec)
     if not path.is_file():
         raise InputError(path, "no such file", expected="a HotpotQA JSON file")
-    parsed = f"read_parquet({_cached_source(con, path, digest(path))})"
+    parsed = f"read_parquet({literal(str(_cached_source(con, path, digest(path))))})"
     if split is None:
         seen = [s for (s,) in con.sql(f"""
             SELECT DISTINCT v.split FROM {parsed} s JOIN (
