@@ -102,8 +102,8 @@ def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
 
 
 def mismatches(con, layout: str) -> None:
-    """Temp table hash_mismatches: (rid, shipped, computed) of every row whose shipped checksum does not
-    reproduce."""
+    """Temp table hash_mismatches: (rid, shipped, computed) of every row whose shipped
+    checksum does not reproduce."""
     schema = con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table().schema
     shipped = "record_sha256" if layout == "v1.1" else "release_record_sha256"
     segments = _segments(schema, layout)

@@ -3,6 +3,8 @@
 The reference toolkit decides "blank" with Python `str.strip()` and normalises titles with
 NFKC + whitespace collapse + casefold; DuckDB's `trim()`/`lower()` differ (ASCII-only trim,
 no casefold), so the exact rules are built here once and registered on each connection.
+Also `create_table`: a DuckDB table of Python lists, with its columns typed from an Arrow
+schema (`duck_type`), without building Arrow arrays.
 """
 
 from __future__ import annotations
