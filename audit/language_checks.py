@@ -14,7 +14,7 @@ answer (NULL, NULL) whose letters, names set aside, are not mostly in the assign
 language's script; detail "sentence: Cyrillic, expected Greek".
 language_mismatch: a paragraph (paragraph_id, NULL), question or answer (NULL, NULL) whose
 detected language differs: written in another script, or in the same one and named again by
-a second, accurate reading that knows only the two languages (`langid.language_mismatches`);
+a second reading, langdetect's, that knows only the two languages (`langid.language_mismatches`);
 detail "paragraph: detected nl (0.97), assigned de".
 """
 

@@ -190,7 +190,7 @@ def test_default_detector_names_the_language_of_short_sentences():
 
 def test_a_same_script_disagreement_needs_the_second_opinion_too():
     """The demo's plain English question: the fast trigram reading calls it Spanish at
-    0.91; the accurate reading that knows only English and Spanish says English."""
+    0.91; the second opinion, langdetect knowing only English and Spanish, says English."""
     identifier = langid.detector()
     text = "At which film festival did the director of Seven Samurai win the Golden Lion?"
     found = identifier.identify([text])[0]
