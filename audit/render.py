@@ -24,6 +24,7 @@ import functools
 import html
 import re
 import sys
+import unicodedata
 
 from . import controls
 from .languages import RTL_CODES
@@ -94,17 +95,44 @@ def visible(value: object) -> str:
     return "" if value is None else str(value).translate(_tables()[1])
 
 
+def _wordish(ch: str) -> bool:
+    """A character inside a word: a letter, mark or digit, or a joiner (ZWNJ and ZWJ hold
+    Persian and Indic words together)."""
+    return ch in "\u200c\u200d" or unicodedata.category(ch)[0] in "LMN"
+
+
+def locate(value: str, evidence: str) -> tuple[int, int] | None:
+    """Where `evidence` stands in `value`: its first occurrence that does not start or end
+    inside a word (where its own edge is a word character), else its first occurrence
+    (scripts written without spaces); None when it does not occur."""
+    first = value.find(evidence) if evidence else -1
+    start = first
+    while start >= 0:
+        end = start + len(evidence)
+        if not (start and _wordish(evidence[0]) and _wordish(value[start - 1])) and \
+                not (end < len(value) and _wordish(evidence[-1]) and _wordish(value[end])):
+            return start, end
+        start = value.find(evidence, start + 1)
+    return None if first < 0 else (first, first + len(evidence))
+
+
 def paragraph(value: str | None, language: str | None = None, css: str = "xt",
               evidence: str | None = None) -> str:
     """One dataset string as a block, right-to-left where the language is; `evidence`, a
-    substring to highlight (a repeated unit, a number)."""
+    substring to highlight (a repeated unit, a number) where `locate` finds it. The raw
+    text is cut there and each piece escaped, so a mark never lands inside an entity."""
     if value is None:
         return '<div class="missing">(no sentence)</div>'
     rtl = " xt-rtl" if language in RTL_CODES else ""
     lang = f' lang="{text(language)}"' if language else ""
-    body = text(value)
-    if evidence:
-        body = body.replace(text(evidence), f'<mark class="ev">{text(evidence)}</mark>')
+    value = str(value)
+    found = locate(value, evidence) if evidence else None
+    if found is None:
+        body = text(value)
+    else:
+        start, end = found
+        body = (f'{text(value[:start])}<mark class="ev">{text(value[start:end])}</mark>'
+                f"{text(value[end:])}")
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
 
 

@@ -3,6 +3,7 @@ and the workbench serves only releases under its data roots."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from html.parser import HTMLParser
@@ -108,6 +109,67 @@ def test_bidi_and_zero_width_characters_become_visible_tokens_with_names():
 def test_evidence_is_highlighted_inside_the_escaped_text():
     markup = render.paragraph("the <b>the</b> the", "en", evidence="<b>")
     assert markup.count('<mark class="ev">&#60;b&#62;</mark>') == 1
+
+
+MARK_OPEN, MARK_CLOSE = '<mark class="ev">', "</mark>"
+
+
+def unmarked(markup: str) -> str:
+    return markup.replace(MARK_OPEN, "").replace(MARK_CLOSE, "")
+
+
+def marked(markup: str) -> list[str]:
+    """The raw text inside each mark."""
+    return [html.unescape(re.sub(r"<[^>]+>", "", inside)) for inside in
+            re.findall(re.escape(MARK_OPEN) + "(.*?)" + re.escape(MARK_CLOSE), markup)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(TEXT, st.data())
+def test_highlighting_never_changes_the_text_it_marks(value, data):
+    """For any text and any evidence (a piece of the text, or anything): the marked text
+    with its marks removed is the escaped text, and the one mark holds the evidence."""
+    start = data.draw(st.integers(0, len(value)))
+    evidence = data.draw(st.sampled_from([value[start:data.draw(st.integers(start, len(value)))]])
+                         | TEXT | st.sampled_from(list("0123456789#&;,.4")))
+    markup = render.paragraph(value, "sv", evidence=evidence)
+    assert unmarked(markup) == render.paragraph(value, "sv")
+    if evidence and evidence in value:
+        assert marked(markup) == [render.visible(evidence)]
+        begin, end = render.locate(value, evidence)
+        assert value[begin:end] == evidence
+    else:
+        assert MARK_OPEN not in markup
+
+
+def test_a_number_is_marked_once_where_it_stands_and_no_entity_breaks():
+    """The Swedish sentence of the report: evidence "4" marked "&#44;", "&#46;" and 1945."""
+    value = "Radio 4 sände 1945, som möjliggör, efter en uppgörelse."
+    markup = render.paragraph(value, "sv", evidence="4")
+    assert markup.count(MARK_OPEN) == 1
+    assert f"Radio {MARK_OPEN}4{MARK_CLOSE} sände" in markup
+    assert "1945&#44;" in markup and "möjliggör&#44;" in markup and "uppgörelse&#46;" in markup
+    shown = "".join(parsed(markup).text)
+    assert shown == value
+
+
+@pytest.mark.parametrize(("value", "evidence", "before"), [
+    ("Kandydował na prezydenta, a prezydenta wybrano.", "a prezydenta", "Kandydował na prezydenta, "),
+    ("این نامساوی است و آن مساوی است", "مساوی", "این نامساوی است و آن "),
+    ("x=11.624 und 1.624 Meter", "1.624", "x=11.624 und "),
+    ("Der See (tief", "(tief", "Der See "),          # an edge that is no word character
+    ("東京都東京", "東京", ""),                        # no spaces: the first occurrence
+    ("nana na", "na", "nana "),
+])
+def test_a_word_is_marked_as_a_whole_word(value, evidence, before):
+    markup = render.paragraph(value, None, evidence=evidence)
+    assert marked(markup) == [evidence]
+    assert render.locate(value, evidence) == (len(before), len(before) + len(evidence))
+
+
+def test_a_word_found_only_inside_another_is_still_marked():
+    assert render.locate("Unabhängigkeit", "hängig") == (4, 10)
+    assert render.locate("abc", "x") is None and render.locate("abc", "") is None
 
 
 # ------------------------------------------------------------------------- SQL
