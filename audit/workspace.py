@@ -1,20 +1,23 @@
 """Where the bundled demo release lives, which files the workbench may serve, and one call
 that scans a release for the views.
 
-The workbench is reached by URL, so `?release=` is outside input: it may only name releases
-under the data roots (`AUDIT_DATA_ROOTS`, paths separated by the OS path separator; by
-default `data/`, which holds the upload area). Anything else is refused with one line that
-does not say whether the path exists. The CLI, run by the operator on their own files,
-reads any path and never calls `served_files`.
+The workbench is reached by URL, so every path it is given (`?release=`, `?old=`, the
+sources and policy, every path box, the paths uploads are kept at) is outside input: one
+rule serves it, only under the data roots (`AUDIT_DATA_ROOTS`, paths separated by the OS
+path separator; by default `data/`; the upload area `data/uploads/` always). Anything else —
+a path outside, a `..` part, a symlink out of a root, a glob that matches nothing there, a
+file that is missing — is refused with the same one line (NotServed), which does not say
+whether the path exists. The CLI, run by the operator on their own files, reads any path
+and never calls this rule.
 """
 
 from __future__ import annotations
 
-import glob as globlib
+import fnmatch
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import readers, scan
@@ -28,75 +31,124 @@ _MAGIC = ("*", "?", "[")
 
 
 class NotServed(InputError):
-    """A path outside the data roots: the message names nothing about it."""
-
-    PLURAL = {"release": "releases", "file": "files", "directory": "directories"}
+    """The one refusal of the serving rule: the same line whatever the path was (outside
+    the roots, through `..` or a symlink, a glob, a file that exists or not)."""
 
     def __init__(self, what: str = "release") -> None:
-        super().__init__(what, f"not available here: the workbench serves {self.PLURAL[what]} "
-                         "under its data roots only (AUDIT_DATA_ROOTS)")
+        super().__init__(what, f"not available here: no {what} by that name under the "
+                         "workbench's data roots (AUDIT_DATA_ROOTS)")
 
 
 def data_roots() -> list[Path]:
+    """AUDIT_DATA_ROOTS, else data/; the upload area is always one."""
     configured = os.environ.get("AUDIT_DATA_ROOTS", "")
-    roots = [Path(p) for p in configured.split(os.pathsep) if p.strip()] or \
-        [REPO / "data", UPLOADS]
-    return [root.resolve() for root in roots]
+    roots = [Path(p) for p in configured.split(os.pathsep) if p.strip()] or [REPO / "data"]
+    return [root.resolve() for root in (*roots, UPLOADS)]
 
 
 def _inside(path: Path, roots: list[Path]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
+def _parts(spec: str, what: str) -> tuple[str, ...]:
+    """The parts of a path typed or linked in the workbench; NotServed for an empty text,
+    a NUL or a `..` part (never resolved, so a glob cannot walk up after a wildcard)."""
+    text = str(spec).strip()
+    parts = Path(text).parts if text and "\x00" not in text else ()
+    if not parts or ".." in parts:
+        raise NotServed(what)
+    return parts
+
+
+def _entries(directory: Path, roots: list[Path]) -> list[tuple[Path, bool]]:
+    """(path, is a directory inside the roots) of each entry; a symlinked directory that
+    resolves outside the roots is never entered."""
+    try:
+        with os.scandir(directory) as scanning:
+            found = sorted(scanning, key=lambda entry: entry.name)
+    except OSError:
+        return []
+    out = []
+    for entry in found:
+        path = Path(entry.path)
+        try:
+            inside = _inside(path.resolve(), roots) if entry.is_symlink() else True
+            out.append((path, inside and entry.is_dir()))
+        except OSError:
+            continue
+    return out
+
+
+def _walk(directory: Path, pattern: tuple[str, ...], roots: list[Path],
+          seen: frozenset[Path] = frozenset()) -> Iterator[Path]:
+    """The paths under `directory` that match the pattern's parts (glob's rules: `*`, `?`,
+    `[...]` within a part, `**` any depth, no hidden names unless asked), listing nothing
+    outside the roots."""
+    if not pattern:
+        yield directory
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        here = directory.resolve()
+        if here in seen:            # a symlink loop
+            return
+        yield from _walk(directory, rest, roots, seen | {here})
+        for path, is_dir in _entries(directory, roots):
+            if path.name.startswith("."):
+                continue
+            if is_dir:
+                yield from _walk(path, pattern, roots, seen | {here})
+            elif not rest:
+                yield path
+        return
+    for path, is_dir in _entries(directory, roots):
+        if path.name.startswith(".") and not head.startswith("."):
+            continue
+        if fnmatch.fnmatchcase(path.name, head) and (is_dir or not rest):
+            yield from _walk(path, rest, roots, seen)
+
+
 def served_files(spec: str) -> list[Path]:
     """The data files of a release named in the workbench (a file, a directory of shards or
-    a glob), every one of them under a data root; NotServed otherwise. Nothing outside the
-    roots is listed or stat'ed: a glob is walked only from a fixed prefix inside a root."""
+    a glob), every one resolved under a data root; NotServed otherwise. The fixed part of
+    the path must lie in a root; below it only directories inside the roots are listed,
+    and matches that resolve outside them are dropped before anything is decided."""
     roots = data_roots()
-    text = str(spec).strip()
-    if not text or "\x00" in text:
-        raise NotServed()
-    parts = Path(text).parts
-    fixed = [p for p in parts[:next((i for i, p in enumerate(parts)
-                                    if any(m in p for m in _MAGIC)), len(parts))]]
-    anchor = Path(*fixed).resolve() if fixed else Path.cwd().resolve()
+    parts = _parts(spec, "release")
+    magic = next((i for i, p in enumerate(parts) if any(m in p for m in _MAGIC)), len(parts))
+    anchor = Path(*parts[:magic]).resolve() if magic else Path.cwd().resolve()
     if not _inside(anchor, roots):
         raise NotServed()
-    if len(fixed) == len(parts):
-        found = readers.resolve_paths(anchor)
+    if magic < len(parts):
+        found = _walk(anchor, parts[magic:], roots)
+    elif anchor.is_dir():           # its shards (pathlib never enters a symlinked folder)
+        try:
+            found = readers.resolve_paths(anchor)
+        except InputError:
+            found = []
     else:
-        found = sorted(Path(p) for p in globlib.glob(text, recursive=True))
-        found = [p for p in found if p.is_file()]
-        if not found:
-            raise InputError(text, "the pattern matches no file")
-    resolved = [p.resolve() for p in found]
-    if not all(_inside(p, roots) for p in resolved):
+        found = [anchor]
+    files = sorted({p.resolve() for p in found})
+    files = [p for p in files if _inside(p, roots) and p.is_file()]
+    if not files:
         raise NotServed()
-    return resolved
+    return files
 
 
 def served_directory(spec: str) -> Path:
     """A directory named in the workbench (a saved scan, say), under a data root."""
-    text = str(spec).strip()
-    if not text or "\x00" in text:
-        raise NotServed("directory")
-    path = Path(text).resolve()
+    path = Path(*_parts(spec, "directory")).resolve()
     if not _inside(path, data_roots()) or not path.is_dir():
         raise NotServed("directory")
     return path
 
 
 def served_file(spec: str) -> Path:
-    """One file named in the workbench (a HotpotQA source, a policy, predictions), under a
-    data root."""
-    text = str(spec).strip()
-    if not text or "\x00" in text:
+    """One file named in the workbench (a HotpotQA source, a policy, predictions, MAPLE
+    pairs), under a data root."""
+    path = Path(*_parts(spec, "file")).resolve()
+    if not _inside(path, data_roots()) or not path.is_file():
         raise NotServed("file")
-    path = Path(text).resolve()
-    if not _inside(path, data_roots()):
-        raise NotServed("file")
-    if not path.is_file():
-        raise InputError(text, "no such file")
     return path
 
 

@@ -5,13 +5,13 @@ and annotator), and follow progress live."""
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import streamlit as st
 
 from audit import browse
 from audit.errors import InputError
 from audit.review import loop, maple, routing, sampling
+from audit.workspace import served_file
 from pages import say, scope_line, setup
 
 result = setup("Review")
@@ -78,9 +78,9 @@ try:
                              key="review_maple_path")
         if "realism" in kind:
             review = loop.realism_batch(maple.assign_order(
-                maple.read_query_pairs(Path(path)), seed))
+                maple.read_query_pairs(served_file(path)), seed))
         else:
-            review = loop.relevance_batch(maple.read_relevance_pairs(Path(path)))
+            review = loop.relevance_batch(maple.read_relevance_pairs(served_file(path)))
         st.caption("A/B order randomised by the seed; annotators see only the two texts.")
 except (InputError, ValueError) as error:
     say(st.error, "Cannot build the batch: {problem}", problem=error)

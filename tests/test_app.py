@@ -27,8 +27,8 @@ def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
     assert "not a readable Parquet file" in at.error[0].value
 
 
-REFUSED = "` release: not available here: the workbench serves releases under its data roots " \
-          "only (AUDIT_DATA_ROOTS) `"
+REFUSED = "` release: not available here: no release by that name under the workbench's data " \
+          "roots (AUDIT_DATA_ROOTS) `"
 
 
 def test_a_release_outside_the_data_roots_is_refused_without_saying_whether_it_exists():

@@ -17,7 +17,7 @@ from markdown_it import MarkdownIt
 from audit import checks, policy, readers, registry, render, scan, sqlsafe, synth
 from audit.controls import kind as controls_kind
 from audit.errors import InputError
-from audit.workspace import NotServed, served_directory, served_files, stamp
+from audit.workspace import NotServed, served_directory, served_file, served_files, stamp
 from conftest import record, source, view
 from test_inputs import cli
 
@@ -279,25 +279,94 @@ def roots(tmp_path, monkeypatch):
     return inside, outside
 
 
+def refusal(what: str) -> str:
+    return (f"{what}: not available here: no {what} by that name under the workbench's "
+            "data roots (AUDIT_DATA_ROOTS)")
+
+
+def hostile(inside: Path, outside: Path) -> list[str]:
+    """Paths a link or a box may name that must all be refused alike: outside the roots,
+    `..`, symlinks out of a root, globs with `..` or through such a symlink, each once at a
+    target that exists and once at one that does not; a file missing inside a root."""
+    (inside / "link.parquet").symlink_to(outside / "secret.parquet")
+    (inside / "dead.parquet").symlink_to(outside / "missing.parquet")
+    (inside / "linkdir").symlink_to(outside, target_is_directory=True)
+    paths = []
+    for name in ("secret.parquet", "missing.parquet"):
+        stem = name.replace(".parquet", ".parque?")
+        paths += [str(outside / name), f"{inside}/../elsewhere/{name}",
+                  f"{inside}/rel/../../elsewhere/{name}", f"{inside}/linkdir/{name}",
+                  f"{inside}/*/../../elsewhere/{stem}", f"{inside}/*/{name}",
+                  f"{inside}/[a-z]*/../../elsewhere/{name}", f"{inside}/**/{stem}"]
+    return paths + [str(inside / "link.parquet"), str(inside / "dead.parquet"),
+                    "/etc/passwd", "/etc/nonexistent", "data/*/../../../../etc/passw?",
+                    "data/*/../../../../etc/nonexistent?", "../../.labelstudio.env",
+                    str(inside / "rel" / "missing.parquet"), str(inside / "rel" / "*.json"),
+                    str(inside / "rel" / "../rel/r-00000.parquet"), "/**/*.parquet", "",
+                    "x\x00y", str(outside / "*.parquet")]
+
+
 def test_only_releases_under_the_data_roots_are_served(roots, tmp_path):
     inside, outside = roots
     assert served_files(str(inside / "rel")) == [(inside / "rel" / "r-00000.parquet").resolve()]
     assert len(served_files(str(inside / "rel" / "*.parquet"))) == 1
-    (inside / "link.parquet").symlink_to(outside / "secret.parquet")
-    refused = [str(outside / "secret.parquet"), str(outside / "missing.parquet"), "/etc/passwd",
-               f"{inside}/../elsewhere/secret.parquet", str(inside / "link.parquet"),
-               f"{inside}/*/../../elsewhere/*.parquet", "/**/*.parquet", "", "x\x00y",
-               str(outside / "*.parquet")]
-    messages = set()
-    for spec in refused:
-        with pytest.raises(NotServed) as caught:
-            served_files(spec)
-        messages.add(str(caught.value))
-    # One line, the same whether or not the file exists, naming none of them.
-    assert messages == {"release: not available here: the workbench serves releases under "
-                        "its data roots only (AUDIT_DATA_ROOTS)"}
+    assert len(served_files(str(inside / "**" / "*.parquet"))) == 1
+    for spec in hostile(inside, outside):
+        for serve, what in ((served_files, "release"), (served_file, "file"),
+                            (served_directory, "directory")):
+            with pytest.raises(NotServed) as caught:
+                serve(spec)
+            # One line, the same whether or not the target exists, naming nothing.
+            assert str(caught.value) == refusal(what), (serve.__name__, spec)
     with pytest.raises(NotServed):
         served_directory(str(outside))
+    # A symlink inside the roots to a file inside them is served as that file.
+    (inside / "alias.parquet").symlink_to(inside / "rel" / "r-00000.parquet")
+    assert served_file(str(inside / "alias.parquet")) == inside / "rel" / "r-00000.parquet"
+
+
+def test_a_kept_upload_is_served_wherever_the_roots_are(roots, monkeypatch):
+    from audit import workspace
+    monkeypatch.setattr(workspace, "UPLOADS", roots[0].parent / "uploads")
+    workspace.UPLOADS.mkdir()
+    kept = workspace.UPLOADS / "0123456789abcdef.parquet"
+    one_row_release(workspace.UPLOADS, kept.name, blank=False)
+    assert served_files(str(kept)) == [kept.resolve()]
+    with pytest.raises(NotServed):
+        served_files(f"{workspace.UPLOADS}/../elsewhere/secret.parquet")
+
+
+PATH_PIECES = ["{inside}", "{outside}", "{nowhere}", "rel", "linkdir", "link.parquet",
+               "secret.parquet", "missing.parquet", "r-00000.parquet", "..", ".", "*", "**",
+               "?", "[a-z]*", "*.parquet", "etc", "", "~"]
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(PATH_PIECES), min_size=1, max_size=6), st.booleans())
+def test_the_serving_rule_answers_alike_whether_outside_files_exist(roots, pieces, absolute):
+    """Any path built from these pieces is either served, every file resolving inside the
+    roots, or refused with the one line; and the answer is the same when the outside
+    directory is replaced by one that does not exist."""
+    inside, outside = roots
+    if not (inside / "linkdir").exists():
+        (inside / "linkdir").symlink_to(outside, target_is_directory=True)
+        (inside / "link.parquet").symlink_to(outside / "secret.parquet")
+    template = ("/" if absolute else "") + "/".join(pieces)
+
+    def answer(elsewhere: Path):
+        spec = template.format(inside=inside, outside=elsewhere,
+                               nowhere=outside.parent / "nowhere")
+        try:
+            files = served_files(spec)
+        except NotServed as refused:
+            return "refused", str(refused)
+        assert files and all(f.is_relative_to(inside.resolve()) for f in files), spec
+        return "served", [f.relative_to(inside.resolve()) for f in files]
+
+    outcome = answer(outside)
+    assert outcome == answer(outside.parent / "nowhere")
+    assert outcome[0] == "served" or outcome[1] == refusal("release")
 
 
 def test_a_glob_release_refreshes_when_files_appear(roots):
