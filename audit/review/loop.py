@@ -73,8 +73,10 @@ Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
     pairs.jsonl          paired OLD/NEW batches: the version key (paired.py), never in tasks
     annotations.parquet  ANNOTATION_SCHEMA: agreement.py's long table + project_id, task_id
     final_labels.parquet agreement.final_labels of the pulled table
-    refusals.jsonl       every refused annotation or draft, appended
+    refusals.jsonl       every refused annotation or draft, appended (mode 600)
     credentials.txt      new accounts' passwords (mode 600): hand them over, then delete
+                         (both are appended through append_private: a symlink, or a file
+                         that is not the user's own, is refused)
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -381,14 +384,46 @@ def _ensure_accounts(server: Server, emails: Sequence[str], folder: Path,
     return notes
 
 
+def _private(path: Path, flags: int) -> int:
+    """A descriptor of a file only its owner reads: opened without following a symlink
+    (which would send the text wherever it points), refused unless it is a regular file of
+    this user with one link, and made mode 600."""
+    try:
+        handle = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        problem = "a symbolic link" if path.is_symlink() else error.strerror
+        raise InputError(path, f"{problem}: refused", expected="a regular file of yours "
+                         "(remove what is there)") from None
+    info = os.fstat(handle)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_nlink != 1:
+        os.close(handle)
+        raise InputError(path, "not a regular file of this user with one link: refused",
+                         expected="a regular file of yours (remove what is there)")
+    os.fchmod(handle, 0o600)
+    return handle
+
+
+def append_private(path: Path, text: str) -> None:
+    """Append to a private file (`_private`), created mode 600."""
+    handle = _private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with os.fdopen(handle, "a", encoding="utf-8") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def read_private(path: Path) -> str:
+    """A private file's text ('' when there is none), read under the same refusals."""
+    if not os.path.lexists(path):
+        return ""
+    with os.fdopen(_private(path, os.O_RDONLY), encoding="utf-8") as stream:
+        return stream.read()
+
+
 def _append_credentials(path: Path, notes: list[AccountNote]) -> None:
     """Append new accounts' logins to a file only its owner can read."""
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.fchmod(handle, 0o600)
-    with os.fdopen(handle, "a", encoding="utf-8") as stream:
-        for note in notes:
-            stream.write(f"{_now()}\t{note.server}/user/login/\t{note.email}\t"
-                         f"{note.password}\n")
+    append_private(path, "".join(f"{_now()}\t{note.server}/user/login/\t{note.email}\t"
+                                 f"{note.password}\n" for note in notes))
 
 
 def _now() -> str:
@@ -787,11 +822,7 @@ def read_final_labels(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | No
 
 
 def read_refusals(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
-    path = batch_dir(batch_id, workspace) / "refusals.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    return _read_jsonl(batch_dir(batch_id, workspace) / "refusals.jsonl")
 
 
 def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
@@ -987,20 +1018,24 @@ def _append_refusals(path: Path, refusals: list[dict]) -> int:
         if key(record) not in seen:
             seen.add(key(record))
             new.append({"seen_at": _now(), **record})
-    if new:
-        with path.open("a", encoding="utf-8") as stream:
-            stream.write("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                                 for r in new))
-            stream.flush()
-            os.fsync(stream.fileno())
+    if new:     # e-mails and labels: as private as every other batch file
+        append_private(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                                     for r in new))
     return len(new)
 
 
 def _read_jsonl(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    """The records of the refusals log; a line that is not JSON is named, not skipped."""
+    records = []
+    for number, line in enumerate(read_private(path).splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                raise InputError(path, f"line {number} is not JSON",
+                                 expected="one JSON object a line (the log is appended, "
+                                          "never rewritten: restore the line)") from None
+    return records
 
 
 def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str | None]:
