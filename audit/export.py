@@ -222,26 +222,36 @@ def saved_or_scanned(release: Release, policy: Policy,
     if saved is not None:
         say(f"the saved scan {saved.name} has these inputs, policy and checks: reading it "
             "instead of scanning again")
-        return load_result(release, policy, saved)
+        try:
+            return load_result(release, policy, saved)
+        except (OSError, ValueError, InputError, duckdb.Error) as error:
+            say(f"the saved scan {saved.name} cannot be read ({type(error).__name__}): "
+                "scanning again")
     return run_scan(release, policy, progress=progress), None
 
 
 def scan_history(release: Release) -> list[dict]:
     """Saved scans of this release's very files (whatever their sources or policy), newest
-    first: id, directory and their summary counts. Saved scans are filed under the release's
+    first: id, directory and their summary counts; a scan whose manifest or summary cannot
+    be read is listed with its `problem` instead. Saved scans are filed under the release's
     name, which another release can share (every shard is validation-00000.parquet), so the
     manifest's input digests decide."""
     content = set(release.content)
     scans = []
     for summary_path in sorted((SCANS / safe_name(release.name)).glob("*/summary.json"),
                                reverse=True):
-        manifest = summary_path.parent / "manifest.json"
-        inputs = json.loads(manifest.read_text(encoding="utf-8")).get("inputs", []) \
-            if manifest.is_file() else []
-        if not content <= {entry.get("sha256") for entry in inputs}:
-            continue
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        scans.append({"scan_id": summary.get("scan_id", summary_path.parent.name),
-                      "directory": str(summary_path.parent), "rows": summary["rows"],
-                      **{f"{k}": v for k, v in summary["status_counts"].items()}})
+        folder = summary_path.parent
+        try:
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            inputs = manifest.get("inputs", [])
+            if not content <= {entry.get("sha256") for entry in inputs}:
+                continue
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+            counts = {f"{k}": int(v) for k, v in summary["status_counts"].items()}
+            scans.append({"scan_id": str(summary.get("scan_id", folder.name)),
+                          "directory": str(folder), "rows": int(summary["rows"]), **counts})
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+            # One damaged scan is listed as such; it never hides the others.
+            scans.append({"scan_id": folder.name, "directory": str(folder),
+                          "problem": f"unreadable ({type(error).__name__}): not used"})
     return scans

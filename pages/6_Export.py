@@ -59,15 +59,17 @@ if st.button("Save this scan (findings, status, summary, manifest)"):
     saved = export.write_scan(result)
     say(st.success, "Saved to {path}", path=saved)
 history = export.scan_history(result.release)
+readable = [h["directory"] for h in history if not h.get("problem")]
 if history:
     st.dataframe(history, hide_index=True)
-    chosen = st.selectbox("Manifest of", [h["directory"] for h in history], key="manifest_of")
+if readable:
+    chosen = st.selectbox("Manifest of", readable, key="manifest_of")
     manifest = (Path(chosen) / "manifest.json").read_text(encoding="utf-8")
     st.download_button("Download manifest.json", manifest, file_name="manifest.json",
                        mime="application/json")
     with st.expander("Manifest"):
         st.code(manifest, language="json")
-else:
+elif not history:
     st.caption("No saved scan of this release yet.")
 
 st.subheader("Compare with an earlier release")

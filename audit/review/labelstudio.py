@@ -527,13 +527,32 @@ def sign_in(url: str, email: str, password: str, *, timeout: float = 120.0) -> S
                 raise ServerError(url, f"log in as {email}: refused "
                                   f"({_form_errors(response.text)})",
                                   expected="the email and password the invitation gave")
-            token = client.get("/api/current-user/token").json().get("token")
+            token = _user_token(url, email, client.get("/api/current-user/token"))
     except httpx.HTTPError as error:
         raise ServerError(url, f"log in as {email}: cannot reach the server "
                           f"({type(error).__name__})") from None
     http = httpx.Client(timeout=timeout, follow_redirects=True)
     return Server(url, LabelStudio(base_url=url, api_key=token, timeout=timeout,
                                    httpx_client=http), http, token=token)
+
+
+def _user_token(url: str, email: str, response: Any) -> str:
+    """The token in the answer to GET /api/current-user/token, or a ServerError saying what
+    came instead (a login page, an HTML error, JSON without a token)."""
+    what = f"log in as {email}: read the user's API token"
+    if response.status_code != 200:
+        raise ServerError(url, f"{what}: HTTP {response.status_code}",
+                          expected='200 with {"token": …}')
+    try:
+        body = response.json()
+    except ValueError:
+        kind = response.headers.get("content-type", "no content type").split(";")[0]
+        raise ServerError(url, f"{what}: the answer is not JSON ({kind})",
+                          expected='{"token": …}') from None
+    token = body.get("token") if isinstance(body, dict) else None
+    if not isinstance(token, str) or not token:
+        raise ServerError(url, f"{what}: no token in the answer", expected='{"token": …}')
+    return token
 
 
 def _project(p: Any) -> Project:
@@ -585,14 +604,41 @@ class LocalServer:
         self._run("stop")
 
     def kill(self) -> None:
-        """SIGKILL the server process (a crash, for resumption tests)."""
+        """SIGKILL the server process (a crash, for resumption tests): only while the pid
+        in the pid file is still this server (a pid is reused once its process is gone)."""
         pid = self.pid
         if pid is None:
             raise RuntimeError(f"no pid file in {self.data_dir}")
+        if not self.runs_as(pid):
+            raise RuntimeError(f"pid {pid} of {self.data_dir}/server.pid is not this "
+                               f"server (label-studio start --port {self.port}) any more: "
+                               "not signalled")
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and _alive(pid):
             time.sleep(0.05)
+
+
+    def runs_as(self, pid: int) -> bool:
+        """Whether process `pid` is this server: `label-studio start … --port P`, and, where
+        its environment is readable, on this data dir."""
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        words = [a.decode(errors="replace") for a in args]
+        launched = any(Path(w).name == "label-studio" and words[i + 1:i + 2] == ["start"]
+                       for i, w in enumerate(words))
+        ported = any(words[i:i + 2] == ["--port", str(self.port)] for i in range(len(words)))
+        if not (launched and ported and _alive(pid)):
+            return False
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            return True
+        found = [e.split(b"=", 1)[1] for e in environ
+                 if e.startswith(b"LABEL_STUDIO_BASE_DATA_DIR=")]
+        return not found or Path(os.fsdecode(found[0])).resolve() == self.data_dir.resolve()
 
 
 def _alive(pid: int) -> bool:
