@@ -277,7 +277,7 @@ def target_languages_only(by: Sequence[str]) -> dict:
 
 # ------------------------------------------------------------------------- sampling
 
-Where = Mapping[str, object] | str | None
+Where = Mapping[str, object] | None
 
 
 def sample(units: pa.Table, by: Sequence[str], *, seed: int,
@@ -288,8 +288,8 @@ def sample(units: pa.Table, by: Sequence[str], *, seed: int,
            design: str | None = None) -> Batch:
     """Draw a stratified batch from a unit table (see the module docstring).
 
-    `where` filters units first: a mapping {column: value or list of values} (None matches
-    NULL) or a DuckDB SQL predicate over the unit-table columns."""
+    `where` filters units first: a mapping {scalar column: value or list of values} (None
+    matches NULL); its values reach SQL only as parameters."""
     by = tuple(by)
     levels = {dim: tuple(values) for dim, values in (levels or {}).items()}
     _check_arguments(units, by, allocation, size, per_stratum, where, levels)
@@ -331,9 +331,12 @@ def _check_arguments(units: pa.Table, by: tuple[str, ...], allocation: str,
 
 def _check_dimensions(units: pa.Table, by: tuple[str, ...], where: Where,
                       levels: dict[str, tuple]) -> None:
-    # Only scalar columns: a list (checks) cannot name a stratum; filter it with SQL instead.
+    if where is not None and not isinstance(where, Mapping):
+        raise ValueError(f"where must be a mapping {{column: value or values}}, not a "
+                         f"{type(where).__name__}")
+    # Only scalar columns: a list (checks) can neither name a stratum nor filter.
     scalar = {f.name for f in units.schema if not pa.types.is_list(f.type)}
-    for dim in (*by, *(where if isinstance(where, Mapping) else ())):
+    for dim in (*by, *(where or ())):
         if dim not in scalar:
             raise ValueError(f"unknown or non-scalar unit column {dim!r} "
                              f"(expected one of {', '.join(sorted(scalar))})")
@@ -369,9 +372,7 @@ def _check_allocation(by: tuple[str, ...], allocation: str, size: int | None,
 def _predicate(where: Where, levels: dict[str, tuple]) -> tuple[str, list]:
     """The WHERE clause and its parameters: the filter, then the fixed level domains."""
     parts, params = ["TRUE"], []
-    if isinstance(where, str):
-        parts.append(f"({where})")
-    elif where is not None:
+    if where is not None:
         for column, value in where.items():
             values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
             parts.append(_in_clause(column, values))
