@@ -10,7 +10,8 @@ import streamlit as st
 
 from audit import browse
 from audit.errors import InputError
-from audit.review import loop, maple, routing, sampling
+from audit.render import visible
+from audit.review import labelstudio, loop, maple, routing, sampling
 from audit.workspace import served_file
 from pages import say, scope_line, setup
 
@@ -91,24 +92,50 @@ say(st.markdown, "Batch {batch}: " + f"{len(review.item_ids):,} units.",
 # ------------------------------------------------------------------------- routing
 
 st.subheader("Annotators and routing")
+try:
+    servers = labelstudio.configured()
+except InputError as error:
+    say(st.error, "Label Studio servers: {problem}", problem=error)
+    st.stop()
+names = list(servers)
+
+
+def server_choice(column, label: str, key: str, default: int) -> str:
+    """A configured server: tokens go only where they were configured, so there is no
+    box for a URL."""
+    return column.selectbox(label, names, index=min(default, len(names) - 1), key=key,
+                            format_func=lambda name: visible(servers[name].label))
+
+
 mode = st.radio("Label Studio", ["one shared server (blinding only detected)",
                                  "one server per side (blinding enforced)"],
                 key="review_mode", horizontal=True)
 hint = "One per line: email:languages, e.g. ana@example.org:ar,fa"
 if mode.startswith("one shared"):
+    targets: str | dict = server_choice(st, "Server", "review_server", 0)
     annotators: list[str] | dict = annotator_lines(
         st.text_area("Annotators", key="review_annotators", help=hint, placeholder=hint))
-    urls = None
 else:
     left, right, third = st.columns(3)
-    urls = {"annotator 1": left.text_input("Side 1 server URL", key="review_url1"),
-            "annotator 2": right.text_input("Side 2 server URL", key="review_url2"),
-            "adjudication": third.text_input("Adjudication server URL", key="review_url3")}
+    targets = {"annotator 1": server_choice(left, "Side 1 server", "review_server1", 0),
+               "annotator 2": server_choice(right, "Side 2 server", "review_server2", 1),
+               "adjudication": server_choice(third, "Adjudication server", "review_server3",
+                                             2)}
     annotators = {"annotator 1": annotator_lines(left.text_area("Side 1 annotators",
                                                                 key="review_side1", help=hint)),
                   "annotator 2": annotator_lines(right.text_area("Side 2 annotators",
                                                                  key="review_side2",
                                                                  help=hint))}
+    if len(set(targets.values())) < 3:
+        st.caption("Blinding needs three different servers: configure more (below).")
+with st.expander("Where the servers come from"):
+    st.caption("Only configured servers receive a token, each its own: \"default\" "
+               "(LABEL_STUDIO_URL with LABEL_STUDIO_API_KEY, else the local server), the "
+               "settings file .labelstudio-servers.toml (one [name] table with url and "
+               "token_env each; AUDIT_LABEL_STUDIO_SERVERS moves it), and every server "
+               "scripts/labelstudio.sh runs here.")
+    st.dataframe([{"server": name, "url": visible(c.url), "configured by": c.origin}
+                  for name, c in servers.items()], hide_index=True)
 people = None
 if any(annotators.values() if isinstance(annotators, dict) else annotators):
     try:
@@ -125,10 +152,11 @@ if people:
         st.caption("Left out: no two annotators read these languages.")
         st.dataframe(short, hide_index=True)
 
-if st.button("Push batch", disabled=not people or bool(urls and not all(urls.values()))):
+distinct = isinstance(targets, str) or len(set(targets.values())) == 3
+if st.button("Push batch", disabled=not people or not distinct):
     bar = st.progress(0.0, text="pushing…")
     try:
-        sites = loop.connect_sites(urls)
+        sites = loop.connect_sites(targets)
         try:
             report = loop.push(sites, review, annotators, workspace=loop.REVIEWS,
                                progress=lambda title, sent, total: bar.progress(

@@ -236,13 +236,13 @@ def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monke
     at.text_area(key="review_annotators").input(
         "ana@example.org:ar,fa\nbo@example.org:ar\ncy@example.org:fa").run()
     assert not at.exception
-    pairs = at.dataframe[1].value
+    pairs = at.dataframe[2].value      # [1]: the configured servers
     assert pairs.to_dict("records") == [
         {"group": "ar", "annotator 1": "ana@example.org", "annotator 2": "bo@example.org",
          "units": 6},
         {"group": "fa", "annotator 1": "cy@example.org", "annotator 2": "ana@example.org",
          "units": 6}]
-    shortfall = at.dataframe[2].value
+    shortfall = at.dataframe[3].value
     assert "de" in set(shortfall["language"]) and "ar" not in set(shortfall["language"])
     at.text_area(key="review_annotators").input("not an email").run()
     assert any("is not an email address" in e.value for e in at.error)

@@ -1,7 +1,7 @@
 """The Label Studio adapter: the only module that imports label_studio_sdk (2.x, imported
 when a connection is made, so the rest of the workbench runs without it).
 
-    server = connect()                      # LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY
+    server = connect()                      # "default"; connect("side1"), connect(url)
     project = server.ensure_project(title, label_config, description)
     server.import_tasks(project.id, payloads, chunk_size=100)   -> task ids
     server.list_tasks(project.id)           -> [Task(id, item_id)]
@@ -20,11 +20,18 @@ organisation's invite token, so it also works when sign-up without a link is dis
 with a random password, then checks that the new session is that user. The password is
 returned once in the Account and never stored or shown by this module.
 
-Where the server and token come from when not given: LABEL_STUDIO_URL, else the URL that
-`scripts/labelstudio.sh start` recorded for the default data dir
-(data/labelstudio/default/server.url), else http://127.0.0.1:8080; LABEL_STUDIO_API_KEY,
-else .labelstudio.env. The token is always passed to the SDK explicitly (the SDK would
-otherwise read LABEL_STUDIO_API_KEY once, at import) and never appears in a message.
+Servers are configured, each with its own token, and a token goes only to the server it
+was configured for (configured()): "default" is LABEL_STUDIO_URL with
+LABEL_STUDIO_API_KEY, else the URL `scripts/labelstudio.sh start` recorded for the default
+data dir (data/labelstudio/default/server.url), else http://127.0.0.1:8080, with the local
+admin token (LABEL_STUDIO_API_KEY, else .labelstudio.env); then the named servers of the
+settings file .labelstudio-servers.toml (AUDIT_LABEL_STUDIO_SERVERS), each with the
+environment variable holding its token; then every server scripts/labelstudio.sh is
+running under data/labelstudio/. connect() takes a name or a configured URL; any other URL
+is refused before anything is sent to it (a URL typed or linked in the workbench, a
+ledger naming a server no longer configured). The token is always passed to the SDK
+explicitly (the SDK would otherwise read LABEL_STUDIO_API_KEY once, at import) and never
+appears in a message.
 
 Every failure of a call becomes ServerError (an InputError): the URL, what we were doing,
 and the cause in one line — "cannot reach", "the token was rejected", or the HTTP status
@@ -40,6 +47,7 @@ resumes by listing what the server holds instead (audit/review/loop.py).
 from __future__ import annotations
 
 import html
+import ipaddress
 import json
 import os
 import re
@@ -48,8 +56,10 @@ import signal
 import subprocess
 import sys
 import time
+import tomllib
+import urllib.parse
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -57,6 +67,7 @@ from ..errors import InputError
 from ..outputs import REPO
 
 ENV_FILE = REPO / ".labelstudio.env"
+SERVERS_FILE = REPO / ".labelstudio-servers.toml"   # AUDIT_LABEL_STUDIO_SERVERS moves it
 SCRIPT = REPO / "scripts" / "labelstudio.sh"
 DATA_ROOT = REPO / "data" / "labelstudio"
 DEFAULT_DATA_DIR = DATA_ROOT / "default"
@@ -150,28 +161,158 @@ def default_url() -> str:
 
 
 def default_token() -> str | None:
+    """The local admin token: LABEL_STUDIO_API_KEY, else .labelstudio.env (what
+    scripts/labelstudio.sh gives every server it starts)."""
     return os.environ.get("LABEL_STUDIO_API_KEY") or \
         read_env_file().get("LABEL_STUDIO_API_KEY") or None
 
 
-def connect(url: str | None = None, token: str | None = None, *,
+@dataclass(frozen=True)
+class Configured:
+    """A Label Studio server the workbench is configured for, and the token configured for
+    it (never shown: repr leaves it out)."""
+
+    name: str
+    url: str
+    origin: str
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} · {self.url}"
+
+
+def servers_file() -> Path:
+    return Path(os.environ.get("AUDIT_LABEL_STUDIO_SERVERS") or SERVERS_FILE)
+
+
+def configured() -> dict[str, Configured]:
+    """Every server a token may go to, by name: "default" (LABEL_STUDIO_URL with
+    LABEL_STUDIO_API_KEY, else the local one), the servers of the settings file
+    (servers_file()), then each server scripts/labelstudio.sh runs under data/labelstudio/
+    (its own process on 127.0.0.1, holding the local admin token). A URL is configured
+    once, under its first name."""
+    found: dict[str, Configured] = {}
+    origin = "LABEL_STUDIO_URL" if os.environ.get("LABEL_STUDIO_URL") else \
+        "the local server (scripts/labelstudio.sh)"
+    for server in (Configured("default", default_url(), origin, default_token()),
+                   *_settings(servers_file()), *_running_local()):
+        if server.name not in found and not any(_same(server.url, other.url)
+                                                for other in found.values()):
+            found[server.name] = server
+    return found
+
+
+def _same(a: str, b: str) -> bool:
+    return a.strip().rstrip("/").lower() == b.strip().rstrip("/").lower()
+
+
+def _loopback(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _settings(path: Path) -> list[Configured]:
+    """The servers of a settings file: one table per server, with its URL and the
+    environment variable that holds its token (the file holds no secret); a loopback
+    server without one gets the local admin token.
+
+        [side1]
+        url = "https://review-1.example.org"
+        token_env = "SIDE1_LABEL_STUDIO_TOKEN"
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        raise InputError(path, f"cannot read ({error.strerror})") from None
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(path, f"not valid TOML ({error})",
+                         expected="[name] tables with url and token_env") from None
+    out = []
+    for name, entry in raw.items():
+        url = entry.get("url") if isinstance(entry, dict) else None
+        env = entry.get("token_env") if isinstance(entry, dict) else None
+        if name == "default" or not isinstance(url, str) or \
+                not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url.strip()) or \
+                set(entry) - {"url", "token_env"} or \
+                (env is not None and not isinstance(env, str)):
+            raise InputError(path, f"server {name!r}", expected="a table named other than "
+                             "'default' with url = \"http(s)://host[:port]\" and optionally "
+                             "token_env = \"VARIABLE\"")
+        if env is None and not _loopback(url):
+            raise InputError(path, f"server {name!r} at {url} names no token_env",
+                             expected="token_env for a server off this machine (the local "
+                                      "admin token goes to loopback servers only)")
+        token = os.environ.get(env) if env else default_token()
+        out.append(Configured(name, url.strip().rstrip("/"), f"{path.name} [{name}]"
+                              + (f", token from ${env}" if env else ""), token or None))
+    return out
+
+
+def _running_local() -> list[Configured]:
+    """The servers scripts/labelstudio.sh runs now under data/labelstudio/: a recorded
+    URL http://127.0.0.1:P whose pid is that label-studio start --port P on that dir."""
+    out = []
+    for url_file in sorted(DATA_ROOT.glob("*/server.url")):
+        folder = url_file.parent
+        try:
+            url = url_file.read_text(encoding="utf-8").strip()
+            pid = int((folder / "server.pid").read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            continue
+        port = re.fullmatch(r"http://127\.0\.0\.1:([0-9]{1,5})", url)
+        if port and LocalServer(folder, int(port.group(1))).runs_as(pid):
+            out.append(Configured(folder.name, url, f"started by scripts/labelstudio.sh "
+                                  f"in data/labelstudio/{folder.name}", default_token()))
+    return out
+
+
+def find_server(server: str | None = None) -> Configured:
+    """A configured server by name or URL (None: "default"). Anything else is refused
+    before a byte is sent: no token goes to a server it was not configured for."""
+    known = configured()
+    wanted = "default" if server is None else str(server).strip()
+    if wanted in known:
+        return known[wanted]
+    for candidate in known.values():
+        if _same(candidate.url, wanted):
+            return candidate
+    raise ServerError(wanted, "not a configured server: nothing is sent to it",
+                      expected="one of " + ", ".join(c.label for c in known.values())
+                      + " (LABEL_STUDIO_URL with LABEL_STUDIO_API_KEY, the settings file "
+                      + f"{servers_file().name}, or a server scripts/labelstudio.sh runs)")
+
+
+def connect(server: str | None = None, token: str | None = None, *,
             timeout: float = 120.0) -> "Server":
-    """A checked connection: the server answers /health and accepts the token."""
-    url = (url or default_url()).rstrip("/")
-    token = token or default_token()
+    """A checked connection (the server answers /health and accepts the token) to a
+    configured server, named or by URL, with the token configured for it (find_server);
+    with `token`, the caller's own configuration: that URL with that token."""
+    if token is None:
+        chosen = find_server(server)
+        url, token = chosen.url, chosen.token
+    else:
+        url = (server or default_url()).rstrip("/")
     if not token:
-        raise ServerError(url, "no API token", expected=(
-            "LABEL_STUDIO_API_KEY, or .labelstudio.env, which scripts/labelstudio.sh start "
-            "creates"))
+        raise ServerError(url, "no API token configured", expected=(
+            "LABEL_STUDIO_API_KEY, .labelstudio.env (which scripts/labelstudio.sh start "
+            "creates), or the token_env of the settings file"))
     try:
         import httpx
         from label_studio_sdk import LabelStudio
     except ImportError:
         raise ServerError(url, "the label_studio_sdk package is not installed",
                           expected="pip install -r requirements.txt") from None
-    http = httpx.Client(timeout=timeout, follow_redirects=True)
-    server = Server(url, LabelStudio(base_url=url, api_key=token, timeout=timeout,
-                                     httpx_client=http), http, token=token)
+    http = httpx.Client(timeout=timeout, follow_redirects=True)   # httpx drops the token
+    server = Server(url, LabelStudio(base_url=url, api_key=token, timeout=timeout,  # on a
+                                     httpx_client=http), http, token=token)  # new origin
     try:
         server.check()
     except BaseException:

@@ -148,7 +148,8 @@ class Sites:
         return self.roles[role]
 
     def at(self, url: str) -> Server:
-        """The server at this URL: one of ours, else a new connection (default token)."""
+        """The server at this URL: one of ours, else a new connection to the server
+        configured at that URL (labelstudio.find_server: refused when none is)."""
         for server in (*self.roles.values(), *self._extra.values()):
             if server.url == url:
                 return server
@@ -167,15 +168,24 @@ def _sites(servers: Server | Sites | Mapping[str, Server]) -> Sites:
     return servers if isinstance(servers, Sites) else Sites(servers)
 
 
-def connect_sites(urls: Mapping[str, str] | str | None = None) -> Sites:
-    """Sites from URLs ({role: url}, one url, or None for the default server)."""
-    from .labelstudio import connect
-    if urls is None or isinstance(urls, str):
-        return Sites(connect(urls))
+def connect_sites(servers: Mapping[str, str] | str | None = None) -> Sites:
+    """Sites from configured servers, each named or by its URL ({role: server}, one
+    server, or None for the default); a server no configuration names is refused
+    (labelstudio.find_server), so no token goes to a URL typed, linked or recorded."""
+    from .labelstudio import connect, find_server
+    if servers is None or isinstance(servers, str):
+        return Sites(connect(servers))
+    chosen = {role: find_server(server) for role, server in servers.items()}
     opened: dict[str, Server] = {}
-    for role, url in urls.items():
-        opened.setdefault(url.rstrip("/"), connect(url))
-    return Sites({role: opened[url.rstrip("/")] for role, url in urls.items()})
+    try:
+        for role, server in chosen.items():
+            if server.name not in opened:
+                opened[server.name] = connect(server.name)
+    except BaseException:
+        for server in opened.values():
+            server.close()
+        raise
+    return Sites({role: opened[server.name] for role, server in chosen.items()})
 
 
 # ------------------------------------------------------------------------- batches
@@ -762,7 +772,8 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS)
 
 
 def ledger_sites(batch_id: str, workspace: Path = REVIEWS) -> Sites:
-    """Connections (default token) to the servers a batch's ledger names; close() them."""
+    """Connections to the servers a batch's ledger names, each with the token configured
+    for it (a URL no longer configured is refused); close() them."""
     ledger = read_ledger(batch_id, workspace)
     urls: dict[str, str] = dict(ledger.get("servers") or {})
     for entry in ledger["projects"].values():

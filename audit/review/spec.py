@@ -13,9 +13,10 @@
     pairs = "data/maple_demo/query_pairs.jsonl"   # realism / relevance input
     annotators = ["ana@example.org:ar,fa", "bo@example.org:ar,fa"]
     adjudicators = ["cy@example.org:ar,fa"]
-    server = "http://127.0.0.1:8080"     # optional; default LABEL_STUDIO_URL / the local one
+    server = "default"                   # optional: a configured server, by name or URL
+                                         #   (labelstudio.configured(); default "default")
     # or one server per side (blinding enforced), with the annotators per side:
-    # [servers]  "annotator 1" = URL, "annotator 2" = URL, adjudication = URL
+    # [servers]  "annotator 1" = SERVER, "annotator 2" = SERVER, adjudication = SERVER
     # [annotators]  "annotator 1" = [...], "annotator 2" = [...]
 
 Translation designs keep to non-English target languages (sampling.target_languages_only):
@@ -122,7 +123,8 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     _check(servers is None or isinstance(servers, dict)
            and set(servers) == {"annotator 1", "annotator 2", "adjudication"}
            and all(isinstance(u, str) for u in servers.values()), path, "servers",
-           repr(servers), "URLs for 'annotator 1', 'annotator 2' and 'adjudication'")
+           repr(servers), "configured servers (names or URLs) for 'annotator 1', "
+           "'annotator 2' and 'adjudication'")
     _check(not (servers and raw.get("server")), path, "server", "given with servers",
            "either one server or one per side")
     spec = Spec(path, kind, annotators, raw.get("batch"), raw.get("release"), sources, design,
