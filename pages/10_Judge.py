@@ -20,6 +20,7 @@ from audit.render import chart_label
 from audit.review import loop
 from audit.workspace import served_file, stamp
 from pages import save_upload, say, scope_line, setup
+from workbench import auth
 
 result = setup("Judge", "LLM-judge samples")
 scope_line(result, filtered=False)
@@ -33,8 +34,10 @@ with st.sidebar:
                           if on_demo else "", key="judge_a")
     second = st.text_input("Compare with (optional)", value=str(
         DEMO_EVALUATION / "judge-v2.parquet") if on_demo else "", key="judge_b")
-    uploads = st.file_uploader("…or upload one or two .parquet files", type=["parquet"],
-                               accept_multiple_files=True, key="judge_upload")
+    uploads = None
+    if auth.gate("Uploading a file", box=st.caption):
+        uploads = st.file_uploader("…or upload one or two .parquet files", type=["parquet"],
+                                   accept_multiple_files=True, key="judge_upload")
 paths = [save_upload(u, (".parquet",)) for u in uploads[:2]] if uploads else \
     [p.strip() for p in (first, second) if p.strip()]
 if not paths:

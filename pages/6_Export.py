@@ -10,6 +10,7 @@ import streamlit as st
 from audit import export
 from audit.outputs import safe_name
 from pages import current_view, filtered_rows, follow_url, say, scope_line, setup
+from workbench import auth
 
 result = setup("Export")
 view = current_view()
@@ -55,7 +56,9 @@ for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,
                         on_click="ignore")
 
 st.subheader("Saved scans")
-if st.button("Save this scan (findings, status, summary, manifest)"):
+if auth.gate("Saving a scan") and \
+        st.button("Save this scan (findings, status, summary, manifest)"):
+    auth.require("Saving a scan")
     saved = export.write_scan(result)
     say(st.success, "Saved to {path}", path=saved)
 history = export.scan_history(result.release)

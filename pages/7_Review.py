@@ -14,6 +14,7 @@ from audit.render import visible
 from audit.review import labelstudio, loop, maple, routing, sampling
 from audit.workspace import served_file
 from pages import say, scope_line, setup
+from workbench import auth
 
 result = setup("Review")
 scope_line(result, filtered=False)
@@ -153,7 +154,8 @@ if people:
         st.dataframe(short, hide_index=True)
 
 distinct = isinstance(targets, str) or len(set(targets.values())) == 3
-if st.button("Push batch", disabled=not people or not distinct):
+if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
+        st.button("Push batch", disabled=not people or not distinct):
     bar = st.progress(0.0, text="pushing…")
     try:
         sites = loop.connect_sites(targets)

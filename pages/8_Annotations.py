@@ -10,6 +10,7 @@ from audit import export
 from audit.errors import InputError
 from audit.review import agreement, charts, loop, reports, routing
 from pages import say, setup
+from workbench import auth
 
 setup("Annotations")
 
@@ -19,7 +20,8 @@ if not batches:
     st.stop()
 batch_id = st.selectbox("Batch", batches, key="annotations_batch")
 
-if st.button("Pull annotations from Label Studio"):
+if auth.gate("Pulling annotations from Label Studio") and \
+        st.button("Pull annotations from Label Studio"):
     try:
         with st.spinner("Pulling…"):
             sites = loop.ledger_sites(batch_id, loop.REVIEWS)
@@ -92,10 +94,12 @@ st.write(f"{open_n:,} open, {resolved_n:,} resolved: items on which the two init
 shown = st.radio("Show", ["open", "resolved", "all"], horizontal=True, key="queue_state")
 rows = queue.to_pandas()
 st.dataframe(rows if shown == "all" else rows[rows["state"] == shown], hide_index=True)
+writer = bool(open_n) and auth.gate("Pushing the open items to adjudicators (and creating "
+                                    "their accounts)")
 lines = st.text_area("Adjudicators (one per line: email:languages; never one of the item's "
-                     "two annotators)", key="adjudicators")
+                     "two annotators)", key="adjudicators") if writer else ""
 adjudicators = [line.strip() for line in lines.splitlines() if line.strip()]
-if open_n and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
+if writer and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
     try:
         routing.parse_annotators(adjudicators, where="adjudicators")
         sites = loop.ledger_sites(batch_id, loop.REVIEWS)

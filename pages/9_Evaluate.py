@@ -17,6 +17,7 @@ from audit.evaluation_cli import DEMO_EVALUATION
 from audit.render import chart_label
 from audit.workspace import served_file, stamp
 from pages import save_upload, say, scope_line, setup
+from workbench import auth
 
 result = setup("Evaluate", "Evaluate predictions")
 scope_line(result, filtered=False)
@@ -35,8 +36,10 @@ with st.sidebar:
                           key="pred_a")
     second = st.text_input("File B (optional, paired comparison)",
                            value=demo_files[1] if on_demo else "", key="pred_b")
-    uploads = st.file_uploader("…or upload one or two .jsonl files", type=["jsonl"],
-                               accept_multiple_files=True, key="pred_upload")
+    uploads = None
+    if auth.gate("Uploading a file", box=st.caption):
+        uploads = st.file_uploader("…or upload one or two .jsonl files", type=["jsonl"],
+                                   accept_multiple_files=True, key="pred_upload")
 paths = [save_upload(u, (".jsonl",)) for u in uploads[:2]] if uploads else \
     [p.strip() for p in (first, second) if p.strip()]
 if not paths:

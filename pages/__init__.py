@@ -26,6 +26,7 @@ from audit.scan import ScanResult
 from audit.viewstate import SPLITS, View
 from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
                              served_files, stamp)
+from workbench import auth
 
 SCANS = ScanCache()
 
@@ -93,7 +94,8 @@ def _set_param(name: str, key: str) -> None:
 
 def save_upload(upload, suffixes: tuple[str, ...]) -> str:
     """Keep an upload under the upload area, named by its content hash (the uploaded name
-    is never used as a path)."""
+    is never used as a path). Operators only."""
+    auth.require("Uploading a file")
     data = upload.getvalue()
     suffix = Path(upload.name).suffix.lower()
     suffix = suffix if suffix in suffixes else suffixes[0]
@@ -117,7 +119,7 @@ def _path_input(label: str, name: str, view_value: str | None, placeholder: str,
     follow_url(key, view_value or "")
     st.text_input(label, key=key, placeholder=placeholder, on_change=_set_param,
                   args=(name, key))
-    if upload:
+    if upload and auth.gate("Uploading a file", box=st.caption):
         st.file_uploader(f"…or upload ({', '.join(upload)})", type=[s[1:] for s in upload],
                          key=f"upload_{name}", on_change=_uploaded,
                          args=(name, f"upload_{name}", upload))
@@ -191,6 +193,7 @@ def setup(title: str, heading: str | None = None) -> ScanResult:
     st.markdown(render.CSS, unsafe_allow_html=True)
     view = current_view()
     _navigation(view)
+    auth.panel()
     _pickers(view)
     st.title(heading or title)
     try:

@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import streamlit.config as st_config
 from streamlit.testing.v1 import AppTest
 
 from audit.errors import InputError
@@ -80,7 +81,10 @@ def configured(tmp_path, monkeypatch):
     monkeypatch.setenv("AUDIT_LABEL_STUDIO_SERVERS", str(settings))
     monkeypatch.setattr(ls, "DATA_ROOT", tmp_path / "labelstudio")
     monkeypatch.setattr(loop, "REVIEWS", tmp_path / "reviews")
-    return settings
+    saved = st_config.get_option("server.address")
+    st_config.set_option("server.address", "127.0.0.1")   # the operator may push
+    yield settings
+    st_config.set_option("server.address", saved)
 
 
 def leaked(seen: list[dict]) -> list[dict]:
