@@ -252,16 +252,9 @@ def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monke
 
 
 def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
-    import pyarrow.parquet as pq
     from audit.review import loop
-    from test_agreement import annotations, planted_review   # hand-planted review
-    batch = tmp_path / "demo-batch"
-    batch.mkdir()
-    (batch / "ledger.json").write_text(json.dumps(
-        {"batch_id": "demo-batch", "config": "translation_review", "kind": "translation",
-         "pairs": {}, "projects": {}, "accounts": {}}))
-    pq.write_table(annotations(planted_review()), batch / "annotations.parquet")
-    monkeypatch.setattr(loop, "REVIEWS", tmp_path)
+    from test_roles import plant_batch                      # hand-planted review
+    monkeypatch.setattr(loop, "REVIEWS", plant_batch(tmp_path))
     at = page("8_Annotations")
     assert not at.exception
     scores = at.dataframe[0].value

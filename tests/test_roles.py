@@ -91,19 +91,24 @@ def bound(monkeypatch):
     st_config.set_option("server.address", saved)
 
 
-@pytest.fixture
-def workspace(tmp_path, monkeypatch):
-    """A review workspace with one pulled batch (so Pull and adjudication would show)."""
+def plant_batch(workspace: Path) -> Path:
+    """A review workspace holding one batch with pulled, hand-planted annotations (three
+    open disagreements), so Pull and adjudication would show."""
     import pyarrow.parquet as pq
-    from audit.review import loop
     from test_agreement import annotations, planted_review
-    batch = tmp_path / "demo-batch"
-    batch.mkdir()
+    batch = workspace / "demo-batch"
+    batch.mkdir(parents=True)
     (batch / "ledger.json").write_text(json.dumps(
         {"batch_id": "demo-batch", "config": "translation_review", "kind": "translation",
          "pairs": {}, "projects": {}, "accounts": {}}))
     pq.write_table(annotations(planted_review()), batch / "annotations.parquet")
-    monkeypatch.setattr(loop, "REVIEWS", tmp_path)
+    return workspace
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    from audit.review import loop
+    monkeypatch.setattr(loop, "REVIEWS", plant_batch(tmp_path))
     return tmp_path
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import socket
 import subprocess
@@ -21,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHROMIUM, FLAGS, free_port, settled, shot
+from test_browser import CHROMIUM, FLAGS, free_port, settled, shot, visit
+from test_roles import plant_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "operator password for the browser test"
@@ -48,15 +48,8 @@ def network_address() -> tuple[str, str]:
 def workspace(tmp_path_factory):
     """A review batch with pulled annotations (so Pull and adjudication would show) and a
     scan store of the test's own."""
-    import pyarrow.parquet as pq
-    from test_agreement import annotations, planted_review
     root = tmp_path_factory.mktemp("roles")
-    batch = root / "reviews" / "demo-batch"
-    batch.mkdir(parents=True)
-    (batch / "ledger.json").write_text(json.dumps(
-        {"batch_id": "demo-batch", "config": "translation_review", "kind": "translation",
-         "pairs": {}, "projects": {}, "accounts": {}}))
-    pq.write_table(annotations(planted_review()), batch / "annotations.parquet")
+    plant_batch(root / "reviews")
     return root
 
 
@@ -113,15 +106,6 @@ def browser(tmp_path_factory):
         engine.close()
 
 
-def opened(context, url: str, heading: str, *texts: str):
-    tab = context.new_page()
-    tab.goto(url)
-    tab.get_by_role("heading", name=heading).first.wait_for(timeout=90_000)
-    settled(tab, *texts)
-    assert tab.locator('[data-testid="stException"]').count() == 0
-    return tab
-
-
 def buttons(tab, *names: str) -> dict[str, int]:
     return {name: tab.get_by_role("button", name=name, exact=True).count() for name in names}
 
@@ -145,7 +129,7 @@ def test_a_viewer_browses_and_exports_but_sees_no_push_upload_or_save(viewer_app
                "adjudicators (and creating their accounts)")),
              ("/Evaluate", "Evaluate predictions", "Slices", "roles-viewer-evaluate", ())]
     for path, heading, content, name, actions in pages:
-        tab = opened(context, url + path, heading, content)
+        tab = visit(context, url + path, heading, content)
         sidebar = tab.locator('[data-testid="stSidebar"]').inner_text()
         assert f"Viewer (read-only) · {why}" in sidebar
         assert tab.locator('[data-testid="stFileUploader"]').count() == 0
@@ -169,7 +153,7 @@ def test_a_viewer_browses_and_exports_but_sees_no_push_upload_or_save(viewer_app
 def test_an_operator_signs_in_and_can_push_upload_and_save(password_app, browser, workspace):
     url, bind = password_app
     context = browser.new_context(viewport={"width": 1400, "height": 1900})
-    tab = opened(context, url + "/Export", "Export", "Saved scans")
+    tab = visit(context, url + "/Export", "Export", "Saved scans")
     assert buttons(tab, WRITES[1]) == {WRITES[1]: 0}
     assert "Viewer (read-only) · operators sign in" in \
         tab.locator('[data-testid="stSidebar"]').inner_text()
