@@ -81,7 +81,7 @@ def from_record(row: dict) -> Correction:
                       sentence_index=row["sentence_index"], old_sha256=row["old_sha256"],
                       new_text=row["new_text"], reason=row["reason"] or "",
                       author=row["author"], origin=origin, source_split=row["source_split"],
-                      sentences=sentences)
+                      sentences=sentences, correction_id=row["correction_id"])
 
 
 def _unit_columns(x: Located, release: Release) -> dict:

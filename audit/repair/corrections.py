@@ -57,14 +57,17 @@ class Correction:
     origin: Origin
     source_split: str | None = None
     sentences: tuple[str, ...] | None = None
+    # From what it changes, not who sent it: two identical fixes are one correction. One
+    # read back from the record keeps the id it was given.
+    correction_id: str = ""
 
-    @property
-    def correction_id(self) -> str:
-        """From what it changes, not who sent it: two identical fixes are one correction."""
-        key = json.dumps([self.row_id, self.source_split, self.unit, self.paragraph_id,
-                          self.sentence_index, self.old_sha256, self.new_text],
-                         ensure_ascii=False, separators=(",", ":"))
-        return "c-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    def __post_init__(self) -> None:
+        if not self.correction_id:
+            key = json.dumps([self.row_id, self.source_split, self.unit, self.paragraph_id,
+                              self.sentence_index, self.old_sha256, self.new_text],
+                             ensure_ascii=False, separators=(",", ":"))
+            object.__setattr__(self, "correction_id",
+                               "c-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16])
 
     def where(self) -> str:
         return (f"line {self.origin.line}, id {self.row_id}" if self.origin.kind == "file"
