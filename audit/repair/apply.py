@@ -93,6 +93,12 @@ def _unit_columns(x: Located, release: Release) -> dict:
                 old_text=x.old_text, new_text=c.new_text, new_sha256=units.digest(c.new_text))
 
 
+def propose(release: Release, corrections: list[Correction]) -> list[dict]:
+    """The `proposed` rows of corrections from anywhere (a post-edit pull appends them to a
+    workspace): each located and its old text verified, as an apply would."""
+    return proposed_rows(release, locate(release, corrections), _now())
+
+
 def proposed_rows(release: Release, located: list[Located], now: str) -> list[dict]:
     """The record's `proposed` rows of these corrections, with edit distance and TER."""
     measured = distances(located)

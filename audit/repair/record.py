@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ..outputs import staged_file
@@ -136,8 +137,7 @@ def verify(record: pa.Table) -> list[int]:
 def latest_decisions(record: pa.Table) -> dict[str, dict]:
     """{correction_id: its latest accepted / rejected / chosen row}, in record order."""
     found: dict[str, dict] = {}
-    for row in record.filter(pa.compute.is_in(record.column("action"),
-                                               pa.array(DECISIONS))).to_pylist():
+    for row in record.filter(pc.is_in(record.column("action"), pa.array(DECISIONS))).to_pylist():
         found[row["correction_id"]] = row
     return found
 
