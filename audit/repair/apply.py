@@ -27,7 +27,7 @@ import json
 import os
 import shutil
 from collections import Counter, defaultdict
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
@@ -39,7 +39,7 @@ from ..outputs import file_sha256, refuse_existing, staged_directory, write_json
 from ..policy import DEFAULT, Policy
 from ..readers import REPAIR_MANIFEST, Release
 from . import changelog, jsonl, probe, record, units, writers
-from .corrections import Correction, Located, distances, locate
+from .corrections import Correction, Distances, Located, locate
 from .edits import Edit, group
 from .record import Origin, Workspace
 
@@ -96,12 +96,13 @@ def _unit_columns(x: Located, release: Release) -> dict:
 def propose(release: Release, corrections: list[Correction]) -> list[dict]:
     """The `proposed` rows of corrections from anywhere (a post-edit pull appends them to a
     workspace): each located and its old text verified, as an apply would."""
-    return proposed_rows(release, locate(release, corrections), _now())
+    located = locate(release, corrections)
+    return proposed_rows(release, located, Distances(located).result(), _now())
 
 
-def proposed_rows(release: Release, located: list[Located], now: str) -> list[dict]:
+def proposed_rows(release: Release, located: list[Located], measured: list[tuple],
+                  now: str) -> list[dict]:
     """The record's `proposed` rows of these corrections, with edit distance and TER."""
-    measured = distances(located)
     return [record.make_row(action="proposed", created_at=now, author=x.correction.author,
                             reason=x.correction.reason, origin=x.correction.origin,
                             edit_distance=edit, ter=ter, **_unit_columns(x, release))
@@ -224,6 +225,45 @@ def _outcome_row(release: Release, outcome: Outcome, apply_id: str, now: str) ->
                            **_unit_columns(outcome.located, release))
 
 
+def _settle(located: list[Located], by_id: dict[str, Located], latest: dict[str, dict]
+            ) -> tuple[dict[str, Outcome], list[Edit]]:
+    """The outcomes decided before any check runs (rejected, unchanged, disagreeing), and
+    the edits left to judge."""
+    outcomes: dict[str, Outcome] = {}
+    for cid, x in by_id.items():
+        decision = latest.get(cid)
+        if decision is not None and decision["action"] == "rejected":
+            outcomes[cid] = Outcome(x, "refused", note=f"rejected by {decision['author']}")
+        elif x.unchanged:
+            outcomes[cid] = Outcome(x, "refused", note="unchanged: the new text is the old text")
+    edits = group([x for x in located if x.correction.correction_id not in outcomes])
+    judged, settled = decide(edits, latest)
+    for i, outcome in settled.items():
+        for cid in edits[i].ids:
+            outcomes[cid] = Outcome(by_id[cid], outcome.action, outcome.note,
+                                    held_for=outcome.held_for)
+    return outcomes, judged
+
+
+def _judged(judged: list[Edit], verdicts: list[probe.Verdict], latest: dict[str, dict],
+            by_id: dict[str, Located], outcomes: dict[str, Outcome]) -> list[Edit]:
+    """Record each judged edit's outcome; returns the edits to apply: those the checks do
+    not fault, and those a reviewer accepted."""
+    applied = []
+    for edit, verdict in zip(judged, verdicts):
+        accepted = _decided(edit, latest, "accepted")
+        held = bool(verdict.held_for) and accepted is None
+        if not held:
+            applied.append(edit)
+        note = ("still raises a blocking or review finding; a reviewer may accept it" if held
+                else f"accepted by {accepted['author']} despite its findings"
+                if accepted and verdict.held_for else "")
+        for cid in edit.ids:
+            outcomes[cid] = Outcome(by_id[cid], "held" if held else "applied", note, verdict,
+                                    verdict.held_for if held else [])
+    return applied
+
+
 def apply(release: Release, corrections: list[Correction], out: Path, *,
           workspace: Workspace | None = None, decisions: list[Decision] = (),
           policy: Policy = DEFAULT, skip: frozenset[str] = frozenset(),
@@ -244,45 +284,17 @@ def apply(release: Release, corrections: list[Correction], out: Path, *,
     by_id: dict[str, Located] = {}
     for x in located:
         by_id.setdefault(x.correction.correction_id, x)
-    new_rows = proposed_rows(release, fresh, now)
-    new_rows += _decision_rows(release, list(decisions), by_id, now)
-    latest = record.latest_decisions(record.table(earlier.to_pylist() + new_rows))
-
-    outcomes: dict[str, Outcome] = {}
-    candidates = []
-    for cid, x in by_id.items():
-        decision = latest.get(cid)
-        if decision is not None and decision["action"] == "rejected":
-            outcomes[cid] = Outcome(x, "refused", note=f"rejected by {decision['author']}")
-        elif x.unchanged:
-            outcomes[cid] = Outcome(x, "refused", note="unchanged: the new text is the old text")
-        else:
-            candidates.append(x)
-    edits = group([x for x in located if x.correction.correction_id in
-                   {c.correction.correction_id for c in candidates}])
-    judged, settled = decide(edits, latest)
-    for i, outcome in settled.items():
-        for cid in edits[i].ids:
-            outcomes[cid] = Outcome(by_id[cid], outcome.action, outcome.note,
-                                    held_for=outcome.held_for)
-
+    decided = _decision_rows(release, list(decisions), by_id, now)
+    latest = record.latest_decisions(record.table(earlier.to_pylist() + decided))
+    outcomes, judged = _settle(located, by_id, latest)
     apply_id = _apply_id(release, located, latest)
-    applied: list[Edit] = []
-    with _staged(out) as staging:
+    # Edit distances and TER are measured in two processes while the checks run.
+    with closing(Distances(fresh)) as measuring, _staged(out) as staging:
         scratch = staging / ".probe"
         scratch.mkdir()
-        verdicts = probe.judge(release, judged, scratch, policy, skip, say)
-        for edit, verdict in zip(judged, verdicts):
-            accepted = _decided(edit, latest, "accepted")
-            held = bool(verdict.held_for) and accepted is None
-            if not held:
-                applied.append(edit)
-            note = ("still raises a blocking or review finding; a reviewer may accept it"
-                    if held else f"accepted by {accepted['author']} despite its findings"
-                    if accepted and verdict.held_for else "")
-            for cid in edit.ids:
-                outcomes[cid] = Outcome(by_id[cid], "held" if held else "applied", note,
-                                        verdict, verdict.held_for if held else [])
+        applied = _judged(judged, probe.judge(release, judged, scratch, policy, skip, say),
+                          latest, by_id, outcomes)
+        new_rows = proposed_rows(release, fresh, measuring.result(), now) + decided
         new_rows += [_outcome_row(release, outcomes[cid], apply_id, now) for cid in by_id]
         full = record.table(_unique(earlier.to_pylist() + new_rows))
         digest = record.digest(full)

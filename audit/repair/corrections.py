@@ -303,28 +303,54 @@ def _located(c: Correction, row: dict, candidates: dict, views: dict) -> Located
 
 # --------------------------------------------------------------------------- distances
 
-def _plain(text: str, unit: str) -> str:
-    return " ".join(json.loads(text)) if unit == "paragraph" else text
+def _pair(x: Located) -> tuple[str, object, object]:
+    """(unit, old, new): a paragraph as its sentence lists."""
+    unit = x.correction.unit
+    if unit == "paragraph":
+        return unit, json.loads(x.old_text), json.loads(x.correction.new_text)
+    return unit, x.old_text, x.correction.new_text
 
 
-def _distances(pairs: list[tuple[str, str]]) -> list[tuple[int, float]]:
+def _distances(pairs: list[tuple[str, object, object]]) -> list[tuple[int, float]]:
     from rapidfuzz.distance import Levenshtein
     from sacrebleu.metrics import TER
     ter = TER(normalized=True, case_sensitive=True, asian_support=True)
-    return [(Levenshtein.distance(old, new), round(ter.sentence_score(new, [old]).score, 4))
-            if old != new else (0, 0.0) for old, new in pairs]
+    out = []
+    for unit, old, new in pairs:
+        if old == new:
+            out.append((0, 0.0))
+        elif unit != "paragraph":
+            out.append((Levenshtein.distance(old, new), round(ter.sentence_score(new, [old]).score, 4)))
+        else:
+            edit = Levenshtein.distance(units.paragraph_text(old), units.paragraph_text(new))
+            score = (ter.corpus_score(new, [old]) if len(old) == len(new) else
+                     ter.sentence_score(" ".join(new), [" ".join(old)])).score
+            out.append((edit, round(score, 4)))
+    return out
 
 
-def distances(located: list[Located]) -> list[tuple[int, float]]:
-    """(character edit distance, TER) of each correction's new text against its old text.
+class Distances:
+    """(character edit distance, TER) of each correction's new text against its old text,
+    computed in two processes beside whatever runs meanwhile when there are many.
     TER is sacrebleu's (edits per 100 reference words; tokenised, so CJK by character; case
-    kept); a paragraph is compared as its sentences joined by spaces."""
-    pairs = [(_plain(x.old_text, x.correction.unit), _plain(x.correction.new_text,
-                                                           x.correction.unit))
-             for x in located]
-    if len(pairs) < TER_PARALLEL_FROM:
-        return _distances(pairs)
-    half = (len(pairs) + 1) // 2
-    with ProcessPoolExecutor(2) as pool:
-        first, second = pool.map(_distances, [pairs[:half], pairs[half:]])
-    return first + second
+    kept). A paragraph's edit distance is over its JSON text; its TER is its sentences'
+    edits over their reference words when the sentence count is kept, else the joined
+    texts'."""
+
+    def __init__(self, located: list[Located]) -> None:
+        self.pairs = [_pair(x) for x in located]
+        self.pool = None
+        if len(self.pairs) >= TER_PARALLEL_FROM:
+            self.pool = ProcessPoolExecutor(2)
+            half = (len(self.pairs) + 1) // 2
+            self.jobs = [self.pool.submit(_distances, part)
+                         for part in (self.pairs[:half], self.pairs[half:])]
+
+    def result(self) -> list[tuple[int, float]]:
+        if self.pool is None:
+            return _distances(self.pairs)
+        return [d for job in self.jobs for d in job.result()]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)

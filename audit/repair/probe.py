@@ -61,14 +61,18 @@ def _columns(release: Release) -> list[str]:
     return pq.read_schema(release.paths[0]).names
 
 
-def write_rows(release: Release, path: Path, selection: pa.Table, edits: list[Edit]) -> None:
+CHUNK = 20_000    # probe rows per part file: each part is sorted on its own
+
+
+def write_rows(release: Release, folder: Path, selection: pa.Table, edits: list[Edit]) -> Path:
     """Write the selected rows (`selection`: probe_rid, rid, patched) in the release's
-    layout, in probe_rid order; a patched row carries every edit."""
+    layout into the new `folder`, in probe_rid order (Parquet: parts of CHUNK rows, so no
+    sort ever holds more); a patched row carries every edit. Returns the folder."""
+    folder.mkdir()
     if release.layout == "jsonl":
-        jsonl.write_probe(release, path, selection, edits)
-        return
+        jsonl.write_probe(release, folder / "probe.jsonl", selection, edits)
+        return folder
     con = release.con.cursor()
-    con.register("probe_selection", selection)
     con.register("probe_contexts", patched_contexts(release, edits))
     con.register("probe_rows", patched_rows(edits))
     picked = []
@@ -82,11 +86,16 @@ def write_rows(release: Release, path: Path, selection: pa.Table, edits: list[Ed
                           f"ELSE v.{column} END AS {column}")
         else:
             picked.append(f"v.{column}")
-    con.execute(f"""COPY (SELECT {", ".join(picked)}
-        FROM probe_selection s JOIN raw_views v USING (rid) JOIN raw_contexts c USING (ctx)
-        LEFT JOIN probe_contexts n USING (ctx) LEFT JOIN probe_rows r USING (rid)
-        ORDER BY s.probe_rid) TO {literal(str(path))} (FORMAT parquet, COMPRESSION zstd)""")
+    for part, start in enumerate(range(0, selection.num_rows, CHUNK)):
+        con.register("probe_selection", selection.slice(start, CHUNK))
+        con.execute(f"""COPY (SELECT {", ".join(picked)}
+            FROM probe_selection s JOIN raw_views v USING (rid) JOIN raw_contexts c USING (ctx)
+            LEFT JOIN probe_contexts n USING (ctx) LEFT JOIN probe_rows r USING (rid)
+            ORDER BY s.probe_rid)
+            TO {literal(str(folder / f"part-{part:05d}.parquet"))} (FORMAT parquet, COMPRESSION zstd)""")
+        con.unregister("probe_selection")
     con.close()
+    return folder
 
 
 def _selection(rids: list[int], versions: tuple[bool, ...]) -> pa.Table:
@@ -154,9 +163,8 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
     row_of = [reps[e.first.ctx] if e.unit in units.CONTEXT_UNITS else e.first.rid
               for e in edits]
     rids = sorted(set(row_of))
-    path = folder / ("verdicts" + (".jsonl" if release.layout == "jsonl" else ".parquet"))
-    write_rows(release, path, _selection(rids, (False, True)), edits)
-    probe = _open(path)
+    probe = _open(write_rows(release, folder / "verdicts", _selection(rids, (False, True)),
+                             edits))
     try:
         said = [f"{len(edits):,} edit(s) on {len(rids):,} row(s)"]
         say(f"checking the corrected units: {said[0]}, every text check as in a scan")
@@ -214,9 +222,7 @@ def derive(release: Release, edits: list[Edit], folder: Path, rids: list[int],
     whose `raw_views` carry the re-derived flags and status (see the module doc). The
     caller closes its connection."""
     say = progress or (lambda message: None)
-    path = folder / "corrected.parquet"
-    write_rows(release, path, _selection(rids, (True,)), edits)
-    probe = _open(path)
+    probe = _open(write_rows(release, folder / "corrected", _selection(rids, (True,)), edits))
     reference = reference_checks(release.layout)
     say(f"re-deriving flags and status of {len(rids):,} corrected row(s) by the release's "
         "own rule")

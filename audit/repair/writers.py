@@ -26,6 +26,7 @@ PROVENANCE = {"v1.1": ("provenance", "build_version"), "v2": (None, "translation
               "jsonl": ("provenance", "translation_revision")}
 CHECKSUM = {"v1.1": "record_sha256", "v2": "release_record_sha256", "jsonl": "checksum"}
 _CODECS = {"UNCOMPRESSED": "none", "LZ4_RAW": "lz4"}
+CHUNK = 20_000
 
 
 def relative_names(paths: list[Path]) -> list[str]:
@@ -64,10 +65,15 @@ def finish(corrected: Release, rids: list[int], record_digest: str) -> None:
         f"h.computed AS {identifier(c)}" if c == CHECKSUM[layout] else
         f"x.{identifier(c)}" if c in ("candidates", "supporting_facts") else f"v.{identifier(c)}"
         for c in columns)
-    con.execute(f"""CREATE OR REPLACE TABLE final_rows AS
-        SELECT m.original AS rid, {picked}
+    rows = f"""SELECT m.original AS rid, {picked}
         FROM raw_views v JOIN raw_contexts x USING (ctx) JOIN hash_mismatches h USING (rid)
-        JOIN final_rid m USING (rid) ORDER BY m.original""")
+        JOIN final_rid m USING (rid)"""
+    # Filled in rid order a chunk at a time: stored sorted (each row group's read prunes by
+    # rid), and no sort ever holds more than a chunk of rows.
+    con.execute(f"CREATE OR REPLACE TABLE final_rows AS {rows} LIMIT 0")
+    for start in range(0, len(rids), CHUNK):
+        con.execute(f"INSERT INTO final_rows {rows} WHERE v.rid >= ? AND v.rid < ? "
+                    "ORDER BY v.rid", [start, start + CHUNK])
     con.unregister("final_rid")
 
 
