@@ -37,6 +37,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import realtext  # noqa: E402
 
+import pyarrow as pa  # noqa: E402
+
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 from audit import readers  # noqa: E402
@@ -79,13 +81,14 @@ def draw(release_path: str, n: int, seed: int) -> list[dict]:
     kinds = rng.choices([k for k, _ in MIX], [w for _, w in MIX], k=n * 2)
     chosen_ctx = rng.sample(range(contexts), min(contexts, n * 2))
     chosen_rid = rng.sample(range(rows), n * 2)
-    cands = dict(con.sql("SELECT ctx, candidates FROM contexts WHERE list_contains(?::INTEGER[],"
-                         " ctx)", params=[chosen_ctx]).fetchall())
-    first = dict(con.sql("SELECT ctx, min_by(id, rid) FROM views WHERE list_contains("
-                         "?::INTEGER[], ctx) GROUP BY ctx", params=[chosen_ctx]).fetchall())
+    wanted = units.among(con, chosen_ctx, pa.int32())
+    cands = dict(con.sql(f"SELECT ctx, candidates FROM contexts WHERE ctx IN {wanted}"
+                         ).fetchall())
+    first = dict(con.sql(f"SELECT ctx, min_by(id, rid) FROM views WHERE ctx IN {wanted} "
+                         "GROUP BY ctx").fetchall())
     views = {rid: (i, q, a, ql) for rid, i, q, a, ql in con.sql(
-        "SELECT rid, id, question, answer, question_language FROM views WHERE "
-        "list_contains(?::BIGINT[], rid)", params=[chosen_rid]).fetchall()}
+        "SELECT rid, id, question, answer, question_language FROM views WHERE rid IN "
+        f"{units.among(con, chosen_rid)}").fetchall()}
     out, used = [], set()
     ctx_iter, rid_iter = iter(chosen_ctx), iter(chosen_rid)
     for kind in kinds:

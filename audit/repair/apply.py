@@ -328,9 +328,11 @@ def _changed_rows(release: Release, applied: list[Edit]) -> list[int]:
     ctxs = sorted({e.first.ctx for e in applied if e.unit in units.CONTEXT_UNITS})
     rids = {e.first.rid for e in applied if e.unit in units.ROW_UNITS}
     if ctxs:
-        rids |= {rid for (rid,) in release.con.cursor().sql(
-            "SELECT rid FROM views WHERE list_contains(?::INTEGER[], ctx)",
-            params=[ctxs]).fetchall()}
+        con = release.con.cursor()
+        rids |= {rid for (rid,) in con.sql(
+            f"SELECT rid FROM views WHERE ctx IN {units.among(con, ctxs, pa.int32())}"
+        ).fetchall()}
+        con.close()
     return sorted(rids)
 
 
@@ -350,9 +352,10 @@ def _write_release(release: Release, applied: list[Edit], scratch: Path, staging
         if corrected is not None:
             writers.finish(corrected, rids, digest)
             new = dict(corrected.con.sql("SELECT rid, status FROM final_rows").fetchall())
-            old = dict(release.con.cursor().sql(
-                "SELECT rid, status FROM views WHERE list_contains(?::BIGINT[], rid)",
-                params=[rids]).fetchall())
+            con = release.con.cursor()
+            old = dict(con.sql(f"SELECT rid, status FROM views WHERE rid IN "
+                               f"{units.among(con, rids)}").fetchall())
+            con.close()
             transitions = Counter(f"{old[r]} → {new[r]}" for r in rids)
         writers.write_parquet(release, corrected, staging, names, say)
     finally:

@@ -252,11 +252,11 @@ def locate(release: Release, corrections: list[Correction]) -> list[Located]:
     con.unregister("repair_wanted")
     ctxs = sorted({r["ctx"] for r, c in zip(rows, corrections)
                    if r["n"] == 1 and c.unit in units.CONTEXT_UNITS})
-    candidates = {ctx: cands for ctx, cands in con.sql(
-        "SELECT ctx, candidates FROM contexts WHERE list_contains(?::INTEGER[], ctx)",
-        params=[ctxs]).fetchall()} if ctxs else {}
-    views = dict(con.sql("SELECT ctx, count(*) FROM views WHERE list_contains(?::INTEGER[], "
-                         "ctx) GROUP BY ctx", params=[ctxs]).fetchall()) if ctxs else {}
+    wanted_ctx = units.among(con, ctxs, pa.int32())
+    candidates = dict(con.sql(f"SELECT ctx, candidates FROM contexts WHERE ctx IN "
+                              f"{wanted_ctx}").fetchall())
+    views = dict(con.sql(f"SELECT ctx, count(*) FROM views WHERE ctx IN {wanted_ctx} "
+                         "GROUP BY ctx").fetchall())
     con.close()
     return [_located(c, r, candidates, views) for c, r in zip(corrections, rows)]
 

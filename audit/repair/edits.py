@@ -132,9 +132,9 @@ def patched_contexts(release: Release, edits: list[Edit]) -> pa.Table:
     shape = con.sql("SELECT ctx, candidates, supporting_facts FROM raw_contexts LIMIT 0"
                     ).to_arrow_table().schema
     by_ctx = context_edits(edits)
-    rows = con.sql("SELECT ctx, candidates, supporting_facts FROM raw_contexts WHERE "
-                   "list_contains(?::INTEGER[], ctx) ORDER BY ctx",
-                   params=[sorted(by_ctx)]).to_arrow_table().to_pylist() if by_ctx else []
+    rows = con.sql(f"SELECT ctx, candidates, supporting_facts FROM raw_contexts WHERE ctx IN "
+                   f"{units.among(con, by_ctx, pa.int32())} ORDER BY ctx"
+                   ).to_arrow_table().to_pylist()
     con.close()
     for row in rows:
         mine = by_ctx[row["ctx"]]

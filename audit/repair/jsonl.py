@@ -102,9 +102,10 @@ def lines(release: Release) -> Iterator[tuple[Path, bytes, int | None, dict | No
 
 def edits_by_row(release: Release, edits: list[Edit], rids: list[int]) -> dict[int, list[Edit]]:
     """{rid: the edits reaching it} for the given rows (their contexts' and their own)."""
-    ctx_of = dict(release.con.cursor().sql(
-        "SELECT rid, ctx FROM views WHERE list_contains(?::BIGINT[], rid)",
-        params=[sorted(rids)]).fetchall())
+    con = release.con.cursor()
+    ctx_of = dict(con.sql(f"SELECT rid, ctx FROM views WHERE rid IN {units.among(con, rids)}"
+                          ).fetchall())
+    con.close()
     by_ctx: dict[int, list[Edit]] = {}
     by_rid: dict[int, list[Edit]] = {}
     for edit in edits:

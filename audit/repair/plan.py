@@ -98,15 +98,11 @@ def work_list(release: Release, statuses: tuple[str, ...] = STATUSES,
     con.execute(_placed(tuple(statuses), tuple(checks)))
     groups = con.sql(_GROUPED).to_arrow_table().to_pylist()
     ctxs = sorted({g["ctx"] for g in groups if g["unit"] not in units.ROW_UNITS})
-    contexts = dict(con.sql("SELECT ctx, candidates FROM contexts WHERE "
-                            "list_contains(?::INTEGER[], ctx)", params=[ctxs]).fetchall()
-                    ) if ctxs else {}
-    view_ids: dict[int, list[str]] = {}
-    if ctxs:
-        for ctx, ids in con.sql("SELECT ctx, list(id ORDER BY rid) FROM views WHERE "
-                                "list_contains(?::INTEGER[], ctx) GROUP BY ctx",
-                                params=[ctxs]).fetchall():
-            view_ids[ctx] = ids
+    wanted = units.among(con, ctxs, pa.int32())
+    contexts = dict(con.sql(f"SELECT ctx, candidates FROM contexts WHERE ctx IN {wanted}"
+                            ).fetchall())
+    view_ids = dict(con.sql(f"SELECT ctx, list(id ORDER BY rid) FROM views WHERE ctx IN "
+                            f"{wanted} GROUP BY ctx").fetchall())
     con.close()
     rows = [_row(g, contexts, view_ids) for g in groups]
     rows = [r for r in rows if not languages or r["language"] in languages]

@@ -118,9 +118,12 @@ def _representatives(release: Release, edits: list[Edit]) -> dict[int, int]:
     ctxs = sorted(context_edits(edits))
     if not ctxs:
         return {}
-    return dict(release.con.cursor().sql(
-        "SELECT ctx, min(rid) FROM views WHERE list_contains(?::INTEGER[], ctx) GROUP BY ctx",
-        params=[ctxs]).fetchall())
+    con = release.con.cursor()
+    try:
+        return dict(con.sql(f"SELECT ctx, min(rid) FROM views WHERE ctx IN "
+                            f"{units.among(con, ctxs, pa.int32())} GROUP BY ctx").fetchall())
+    finally:
+        con.close()
 
 
 def _finding(f: dict) -> dict:

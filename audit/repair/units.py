@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
+
+import pyarrow as pa
 
 from .. import registry
 from ..sqlsafe import strings
@@ -72,3 +75,11 @@ def finding_unit_sql(f: str = "f") -> str:
 def text_check_sql(f: str = "f") -> str:
     """SQL: whether a correction of text can change this finding."""
     return f'(NOT list_contains({strings(sorted(NOT_TEXT))}, {f}."check"))'
+
+
+def among(con, values, type_: pa.DataType = pa.int64()) -> str:
+    """SQL `(SELECT k FROM …)` of the values, registered on `con` under a name of its own:
+    for `x IN …`, a join, where a long list literal would be compared with every row."""
+    name = f"repair_keys_{uuid.uuid4().hex}"
+    con.register(name, pa.table({"k": pa.array(sorted(set(values)), type_)}))
+    return f"(SELECT k FROM {name})"

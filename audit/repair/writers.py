@@ -84,12 +84,43 @@ def _codec(meta: pq.FileMetaData) -> str:
     return _CODECS.get(name, name.lower())
 
 
+class _InOrder:
+    """`final_rows` read once in rid order (its insertion order, which DuckDB keeps), handed
+    out a row group's rid range at a time."""
+
+    def __init__(self, cursor) -> None:
+        self.reader = cursor.sql("SELECT * FROM final_rows").to_arrow_reader(CHUNK)
+        self.pending = None
+        self.done = False
+
+    def take(self, end: int) -> pa.Table | None:
+        """The rows with rid below `end` not handed out yet."""
+        while not self.done and (self.pending is None or self.pending.num_rows == 0
+                                 or self.pending.column("rid")[-1].as_py() < end):
+            try:
+                batch = pa.Table.from_batches([self.reader.read_next_batch()])
+            except StopIteration:
+                self.done = True
+                break
+            self.pending = batch if self.pending is None else pa.concat_tables(
+                [self.pending, batch])
+        if self.pending is None:
+            return None
+        rids = self.pending.column("rid").to_numpy()
+        if (rids[1:] < rids[:-1]).any():
+            raise RuntimeError("final_rows is not in rid order")
+        cut = int(rids.searchsorted(end))
+        taken, self.pending = self.pending.slice(0, cut), self.pending.slice(cut)
+        return taken if taken.num_rows else None
+
+
 def write_parquet(release: Release, corrected: Release | None, staging: Path,
                   names: list[str], progress: Progress | None = None) -> None:
     """Every file of the release under its own name in `staging`, row group by row group;
     rows of `final_rows` (on `corrected`) replace theirs."""
     say = progress or (lambda message: None)
     cursor = corrected.con.cursor() if corrected is not None else None
+    rows = _InOrder(cursor) if cursor is not None else None
     start = 0
     for number, (path, name) in enumerate(zip(release.paths, names), start=1):
         source = pq.ParquetFile(path)
@@ -101,20 +132,17 @@ def write_parquet(release: Release, corrected: Release | None, staging: Path,
             for group in range(source.num_row_groups):
                 table = source.read_row_group(group)
                 end = start + table.num_rows
-                if cursor is not None:
-                    table = _replaced(table, cursor, start, end, schema)
+                replacing = rows.take(end) if rows is not None else None
+                if replacing is not None:
+                    table = _replaced(table, replacing, start, schema)
                 writer.write_table(table, row_group_size=max(table.num_rows, 1))
                 start = end
     if cursor is not None:
         cursor.close()
 
 
-def _replaced(table: pa.Table, cursor, start: int, end: int, schema: pa.Schema) -> pa.Table:
-    """The row group with its corrected rows (rids start…end-1) replaced."""
-    rows = cursor.sql("SELECT * FROM final_rows WHERE rid >= ? AND rid < ? ORDER BY rid",
-                      params=[start, end]).to_arrow_table()
-    if rows.num_rows == 0:
-        return table
+def _replaced(table: pa.Table, rows: pa.Table, start: int, schema: pa.Schema) -> pa.Table:
+    """The row group (its first rid `start`) with `rows` in place of theirs."""
     positions = [rid - start for rid in rows.column("rid").to_pylist()]
     replacement = rows.drop_columns(["rid"]).cast(schema)
     index = list(range(table.num_rows))
