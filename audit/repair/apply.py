@@ -40,7 +40,7 @@ from ..policy import DEFAULT, Policy
 from ..readers import REPAIR_MANIFEST, Release
 from . import changelog, jsonl, probe, record, units, writers
 from .corrections import Correction, Distances, Located, locate
-from .edits import Edit, group
+from .edits import Edit, group, patched_contexts
 from .record import Origin, Workspace
 
 Progress = Callable[[str], None]
@@ -292,16 +292,21 @@ def apply(release: Release, corrections: list[Correction], out: Path, *,
     with closing(Distances(fresh)) as measuring, _staged(out) as staging:
         scratch = staging / ".probe"
         scratch.mkdir()
-        applied = _judged(judged, probe.judge(release, judged, scratch, policy, skip, say),
-                          latest, by_id, outcomes)
+        # Patched once: the same contexts serve the verdicts and, when every judged edit is
+        # applied, the corrected rows.
+        patched = (patched_contexts(release, judged)
+                   if release.layout != "jsonl" and judged else None)
+        applied = _judged(judged, probe.judge(release, judged, scratch, policy, skip, say,
+                                              patched), latest, by_id, outcomes)
         new_rows = proposed_rows(release, fresh, measuring.result(), now) + decided
         new_rows += [_outcome_row(release, outcomes[cid], apply_id, now) for cid in by_id]
         full = record.table(_unique(earlier.to_pylist() + new_rows))
         digest = record.digest(full)
         record.write(full, staging / RECORD_FILE)
         names = writers.relative_names(release.paths)
-        changed, transitions = _write_release(release, applied, scratch, staging, names,
-                                              digest, say)
+        changed, transitions = _write_release(
+            release, applied, scratch, staging, names, digest, say,
+            patched if len(applied) == len(judged) else None)
         shutil.rmtree(scratch)
         manifest = _manifest(release, inputs, workspace, staging, names, digest, full,
                              new_rows, outcomes, changed, transitions, apply_id, now)
@@ -337,7 +342,7 @@ def _changed_rows(release: Release, applied: list[Edit]) -> list[int]:
 
 
 def _write_release(release: Release, applied: list[Edit], scratch: Path, staging: Path,
-                   names: list[str], digest: str, say: Progress
+                   names: list[str], digest: str, say: Progress, patched: pa.Table | None
                    ) -> tuple[list[int], Counter]:
     """Write the corrected release files; returns the changed rows and the status
     transitions (old → new) among them."""
@@ -346,7 +351,7 @@ def _write_release(release: Release, applied: list[Edit], scratch: Path, staging
         say(f"writing {len(names)} file(s)")
         jsonl.write_release(release, staging, names, applied, rids, digest)
         return rids, Counter()
-    corrected = probe.derive(release, applied, scratch, rids, say) if rids else None
+    corrected = probe.derive(release, applied, scratch, rids, say, patched) if rids else None
     transitions: Counter = Counter()
     try:
         if corrected is not None:

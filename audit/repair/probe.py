@@ -64,16 +64,19 @@ def _columns(release: Release) -> list[str]:
 CHUNK = 20_000    # probe rows per part file: each part is sorted on its own
 
 
-def write_rows(release: Release, folder: Path, selection: pa.Table, edits: list[Edit]) -> Path:
+def write_rows(release: Release, folder: Path, selection: pa.Table, edits: list[Edit],
+               contexts: pa.Table | None = None) -> Path:
     """Write the selected rows (`selection`: probe_rid, rid, patched) in the release's
     layout into the new `folder`, in probe_rid order (Parquet: parts of CHUNK rows, so no
-    sort ever holds more); a patched row carries every edit. Returns the folder."""
+    sort ever holds more); a patched row carries every edit (`contexts`: the edits'
+    patched contexts, when the caller has them). Returns the folder."""
     folder.mkdir()
     if release.layout == "jsonl":
         jsonl.write_probe(release, folder / "probe.jsonl", selection, edits)
         return folder
     con = release.con.cursor()
-    con.register("probe_contexts", patched_contexts(release, edits))
+    con.register("probe_contexts", contexts if contexts is not None
+                 else patched_contexts(release, edits))
     con.register("probe_rows", patched_rows(edits))
     picked = []
     for name in _columns(release):
@@ -156,8 +159,8 @@ def _signature(f: dict) -> tuple:
 
 
 def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
-          skip: frozenset[str] = frozenset(), progress: Progress | None = None
-          ) -> list[Verdict]:
+          skip: frozenset[str] = frozenset(), progress: Progress | None = None,
+          contexts: pa.Table | None = None) -> list[Verdict]:
     """The checks' verdicts on each edit's unit (see the module doc)."""
     if not edits:
         return []
@@ -167,7 +170,7 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
               for e in edits]
     rids = sorted(set(row_of))
     probe = _open(write_rows(release, folder / "verdicts", _selection(rids, (False, True)),
-                             edits))
+                             edits, contexts))
     try:
         said = [f"{len(edits):,} edit(s) on {len(rids):,} row(s)"]
         say(f"checking the corrected units: {said[0]}, every text check as in a scan")
@@ -220,12 +223,13 @@ def reference_checks(layout: str) -> tuple:
 
 
 def derive(release: Release, edits: list[Edit], folder: Path, rids: list[int],
-           progress: Progress | None = None) -> Release:
+           progress: Progress | None = None, contexts: pa.Table | None = None) -> Release:
     """A probe of the corrected `rids` (every view an applied edit changes), in rid order,
     whose `raw_views` carry the re-derived flags and status (see the module doc). The
     caller closes its connection."""
     say = progress or (lambda message: None)
-    probe = _open(write_rows(release, folder / "corrected", _selection(rids, (True,)), edits))
+    probe = _open(write_rows(release, folder / "corrected", _selection(rids, (True,)), edits,
+                             contexts))
     reference = reference_checks(release.layout)
     say(f"re-deriving flags and status of {len(rids):,} corrected row(s) by the release's "
         "own rule")
