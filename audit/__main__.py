@@ -12,6 +12,7 @@ from pathlib import Path
 from . import compare_cli, descriptors, evaluation_cli, export, policy, readers, registry, scan
 from .errors import InputError
 from .outputs import progress_printer, read_parquet, refuse_existing
+from .repair import cli as repair_cli
 from .review import cli as review_cli
 from .sqlsafe import literal
 
@@ -155,6 +156,7 @@ def parser() -> argparse.ArgumentParser:
     compare_cli.add_parsers(sub)
     evaluation_cli.add_parsers(sub)
     review_cli.add_parser(sub)
+    repair_cli.add_parser(sub)
     return top
 
 

@@ -76,6 +76,8 @@ def resolve_paths(spec: str | Path) -> list[Path]:
             raise InputError(text, "the pattern matches no file")
         return found
     path = Path(text)
+    if path.is_dir() and (path / REPAIR_MANIFEST).is_file():
+        return _repaired_files(path)
     if path.is_dir():
         found = sorted(p for p in path.rglob("*")
                        if p.is_file() and p.suffix in (".parquet", *_JSONL_SUFFIXES))
@@ -89,10 +91,31 @@ def resolve_paths(spec: str | Path) -> list[Path]:
     return [path]
 
 
+# A corrected release written by `repair apply` holds its correction record beside its
+# shards; its manifest names the release files.
+REPAIR_MANIFEST = "repair_manifest.json"
+
+
+def _repaired_files(folder: Path) -> list[Path]:
+    where = folder / REPAIR_MANIFEST
+    try:
+        names = json.loads(where.read_text(encoding="utf-8"))["release_files"]
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
+        raise InputError(where, f"unreadable repair manifest ({error})",
+                         expected="a repair_manifest.json listing 'release_files'") from None
+    files = [folder / name for name in names if isinstance(name, str)
+             and not Path(name).is_absolute() and ".." not in Path(name).parts]
+    if not files or len(files) != len(names) or not all(p.is_file() for p in files):
+        raise InputError(where, "its release_files are not the files beside it",
+                         expected="relative names of the release files in this directory")
+    return files
+
+
 def open_release(spec: str | Path, sources: list[str] | None = None,
-                 files: list[Path] | None = None) -> Release:
+                 files: list[Path] | None = None, cache: bool = True) -> Release:
     """Open a release: a file, a directory of shards or a glob (`files`: its data files,
-    when the caller resolved them already)."""
+    when the caller resolved them already). `cache=False` never remembers its grouped
+    contexts (a transient release, such as a repair's probe)."""
     paths = files if files is not None else resolve_paths(spec)
     con = duckdb.connect()
     # A whole XHotpotQA+ release is ~8 GB of text: DuckDB spills past its share of memory.
@@ -120,7 +143,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
             f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
         ).create_view("raw_release")
     digests = {str(p): file_sha256(p) for p in paths}
-    _grouped_contexts(con, None if layout == "jsonl" else hashlib.sha256("\n".join(
+    _grouped_contexts(con, None if layout == "jsonl" or not cache else hashlib.sha256("\n".join(
         [CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
     views, contexts = _CANONICAL[layout]
     con.execute(f"CREATE VIEW views AS {views}")

@@ -1,0 +1,14 @@
+"""The repair loop (issue 21): from findings to a corrected release.
+
+    plan         the work list: units to repair with their findings, text and source
+    corrections  the corrections file format; each correction located, its old text verified
+    edits        corrections grouped into edits of units; agreement and disagreement
+    probe        the registry's checks on corrected units (verdicts) and on corrected rows
+                 (flags and status by the release's own rule)
+    record       the append-only correction record and its workspace
+    writers      a corrected release in its own Parquet layout; jsonl: the same for JSONL
+    apply        the whole apply, staged and atomic; changelog: its CHANGELOG.md
+    cli          `python -m audit repair plan|apply` (parse and print only)
+
+A library: no Streamlit, no repository paths, no environment reads.
+"""

@@ -1,0 +1,171 @@
+"""`python -m audit repair plan|apply`: the repair loop headless (parse and print only).
+
+    repair plan RELEASE|SCAN_DIR [--status S]... [--checks C[,C]]... [--language L]...
+                [--out DIR]
+        the units to repair with their findings, current text and English source; --out
+        writes plan.parquet, plan.csv, corrections.template.jsonl and summary.json
+    repair apply RELEASE --corrections FILE [--corrections FILE]... --out DIR
+                 [--workspace DIR] [--author NAME]
+                 [--accept ID]... [--reject ID]... [--choose ID]... [--reviewer NAME]
+        the corrected release in the input's layout, its correction record,
+        repair_manifest.json and CHANGELOG.md, in a new DIR
+
+Bad input (a malformed, stale or unknown correction, an unknown check or correction id)
+is one line on stderr naming the file, the line and the row id, and exit 2; nothing is
+written. Progress goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from ..errors import InputError
+from ..outputs import progress_printer, refuse_existing
+
+_DECISIONS = (("accept", "accepted"), ("reject", "rejected"), ("choose", "chosen"))
+
+
+def add_parser(subparsers) -> None:
+    repair = subparsers.add_parser("repair", help="from findings to a corrected release")
+    commands = repair.add_subparsers(dest="repair_command", required=True)
+    p = commands.add_parser("plan", help="the work list: units to repair with their "
+                                         "findings, text and English source")
+    p.add_argument("release", help="a release (file, shard directory, glob, JSONL) or a "
+                                   "scan directory")
+    p.add_argument("--source", action="append", default=[],
+                   help="HotpotQA source JSON (PATH or SPLIT=PATH) when scanning; repeatable")
+    p.add_argument("--policy", help="policy file (severities, thresholds) when scanning")
+    p.add_argument("--status", action="append", choices=("quarantined", "review_required"),
+                   help="statuses of the rows to repair (default both)")
+    p.add_argument("--checks", action="append", default=[], metavar="CHECK[,CHECK]",
+                   help="only units with a finding of these checks")
+    p.add_argument("--language", action="append", default=[], metavar="CODE",
+                   help="only units in these languages (ISO 639-1)")
+    p.add_argument("--out", help="a new directory for the work list and a corrections "
+                                 "template")
+    p.set_defaults(func=cmd_plan)
+    p = commands.add_parser("apply", help="apply corrections: a corrected release, its "
+                                          "correction record, manifest and changelog")
+    p.add_argument("release", help="the release to correct (file, shard directory, glob, "
+                                   "JSONL)")
+    p.add_argument("--corrections", action="append", default=[], metavar="FILE",
+                   help="a corrections file (.jsonl or .csv); repeatable")
+    p.add_argument("--out", required=True, help="a new directory for the corrected release")
+    p.add_argument("--workspace", help="a repair workspace: its record is read and "
+                                       "appended to (earlier proposals and decisions count)")
+    p.add_argument("--author", help="the author of lines that name none (a vendor's file)")
+    for flag, _ in _DECISIONS:
+        p.add_argument(f"--{flag}", action="append", default=[], metavar="CORRECTION_ID",
+                       help=f"{flag} a correction (recorded with --reviewer); repeatable")
+    p.add_argument("--reviewer", help="who decides (--accept, --reject, --choose)")
+    p.add_argument("--policy", help="policy file: the severities that hold a correction")
+    p.add_argument("--skip", action="append", default=[], metavar="CHECK",
+                   help="leave this check out of the verdicts (repeatable)")
+    p.set_defaults(func=cmd_apply)
+
+
+def _names(values: list[str], flag: str) -> tuple[str, ...]:
+    from .. import registry
+    names = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
+    unknown = sorted(set(names) - set(registry.BY_NAME))
+    if unknown:
+        raise InputError(flag, f"unknown check(s) {', '.join(unknown)}",
+                         expected="names from `python -m audit checks`")
+    return names
+
+
+def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
+    """A release with its findings and status: a scan directory's, or a (saved) scan."""
+    from .. import export, policy, readers
+    from ..outputs import file_sha256
+    path = Path(spec)
+    rules = policy.load(policy_file)
+    if path.is_dir() and (path / "summary.json").is_file() and (
+            path / "findings.parquet").is_file():
+        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        inputs = [i for i in manifest.get("inputs", []) if i.get("role") == "release"]
+        files = [Path(i["path"]) for i in inputs]
+        for entry, file in zip(inputs, files):
+            if not file.is_file() or file_sha256(file) != entry["sha256"]:
+                raise InputError(file, "the scan's release file is missing or changed since "
+                                 "the scan", expected=f"SHA-256 {entry['sha256']}")
+        say(f"reading the scan {path.name}")
+        release = readers.open_release(files[0] if len(files) == 1 else files[0].parent,
+                                       files=files)
+        export.load_result(release, rules, path)
+        return release
+    release = readers.open_release(spec, sources)
+    say(f"{release.layout} release, {release.rows:,} rows")
+    export.saved_or_scanned(release, rules, say)
+    return release
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from . import plan
+    say = progress_printer(time.perf_counter())
+    refuse_existing(args.out, "work list")
+    checks = _names(args.checks, "--checks")
+    release = _scanned(args.release, args.source, args.policy, say)
+    work = plan.work_list(release, tuple(args.status or plan.STATUSES), checks,
+                          tuple(args.language))
+    counts = plan.summary(work)
+    if args.out:
+        from .. import export
+        from ..outputs import staged_directory, write_json
+        with staged_directory(Path(args.out), what="work list") as staging:
+            export.write_table(work, staging / "plan.parquet", "parquet")
+            export.write_table(work, staging / "plan.csv", "csv")
+            (staging / "corrections.template.jsonl").write_text(
+                "".join(line + "\n" for line in plan.template(work)), encoding="utf-8")
+            write_json(staging / "summary.json", {"release": [str(p) for p in release.paths],
+                                                  **counts})
+        print(json.dumps({"out": args.out, **counts}, indent=2, ensure_ascii=False))
+        return 0
+    print("unit\tid\tparagraph_id\tsentence_index\tlanguage\tviews\trequired_for")
+    for r in work.select(["unit", "id", "paragraph_id", "sentence_index", "language", "views",
+                          "required_for"]).to_pylist():
+        print("\t".join("" if r[k] is None else ",".join(r[k]) if k == "required_for"
+                        else str(r[k]) for k in r))
+    print(f"{counts['units']:,} unit(s) on {counts['views']:,} view(s)", file=sys.stderr)
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    from .. import policy, readers
+    from . import apply as repair
+    from .corrections import read_file
+    from .record import Workspace
+    say = progress_printer(time.perf_counter())
+    refuse_existing(args.out, "repair")
+    decisions = [repair.Decision(action, cid, args.reviewer or "")
+                 for flag, action in _DECISIONS for cid in getattr(args, flag)]
+    if decisions and not (args.reviewer or "").strip():
+        raise InputError("--reviewer", "a decision needs the reviewer's name",
+                         expected="--reviewer NAME with --accept, --reject or --choose")
+    if not args.corrections and not args.workspace:
+        raise InputError("--corrections", "no corrections given",
+                         expected="--corrections FILE (or --workspace DIR)")
+    skip = frozenset(_names(args.skip, "--skip"))
+    rules = policy.load(args.policy)
+    corrections = [c for path in args.corrections for c in read_file(path, args.author)]
+    release = readers.open_release(args.release)
+    say(f"{release.layout} release, {release.rows:,} rows; {len(corrections):,} correction(s)")
+    result = repair.apply(release, corrections, Path(args.out),
+                          workspace=Workspace(Path(args.workspace)) if args.workspace else None,
+                          decisions=decisions, policy=rules, skip=skip,
+                          inputs=[Path(p) for p in args.corrections], progress=say)
+    manifest = result.manifest
+    print(json.dumps({
+        "out": str(result.out), "counts": manifest["counts"],
+        "record": manifest["record"],
+        "held": [{k: e.get(k) for k in ("correction_id", "id", "unit", "paragraph_id",
+                                        "sentence_index", "held_for")}
+                 for e in manifest["held"]],
+        "refused": dict(Counter(e["note"] for e in manifest["refused"])),
+    }, indent=2, ensure_ascii=False))
+    return 0
