@@ -366,7 +366,8 @@ def test_the_cli_lists_each_checks_thresholds():
     assert lines[at + 1].split() == ["thresholds:", "similarity", "=", "0.8,", "min_chars", "=",
                                      "20", "(tune:", "[thresholds.near_source_copy]", "in",
                                      "--policy)"]
-    assert sum("thresholds:" in line for line in lines) == 7
+    # The seven heuristics and the two preservation checks.
+    assert sum("thresholds:" in line for line in lines) == 9
 
 
 def test_a_cold_scan_computes_in_batches(tmp_path, monkeypatch):
