@@ -162,7 +162,7 @@ def test_download_quarantine_csv(server, browser):
     with tab.expect_download() as download:
         tab.get_by_role("button", name="Download CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
-    assert len(rows) == 129
+    assert len(rows) == 141
     assert {r["status"] for r in rows} == {"quarantined", "review_required"}
     assert rows[0].keys() >= {"id", "source_split", "reason", "paragraph_id", "sentence_index"}
     tab.close()
