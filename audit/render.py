@@ -95,16 +95,18 @@ def visible(value: object) -> str:
 
 
 def paragraph(value: str | None, language: str | None = None, css: str = "xt",
-              evidence: str | None = None) -> str:
+              evidence: str | tuple[str, ...] | None = None) -> str:
     """One dataset string as a block, right-to-left where the language is; `evidence`, a
-    substring to highlight (a repeated unit, a number)."""
+    substring to highlight (a repeated unit, a number), or several."""
     if value is None:
         return '<div class="missing">(no sentence)</div>'
     rtl = " xt-rtl" if language in RTL_CODES else ""
     lang = f' lang="{text(language)}"' if language else ""
     body = text(value)
-    if evidence:
-        body = body.replace(text(evidence), f'<mark class="ev">{text(evidence)}</mark>')
+    for mark in (evidence,) if isinstance(evidence, str) else evidence or ():
+        if mark:   # outside the tags earlier marks put in
+            body = re.sub(f"(<[^>]*>)|{re.escape(text(mark))}",
+                          lambda m: m.group(1) or f'<mark class="ev">{m.group(0)}</mark>', body)
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
 
 

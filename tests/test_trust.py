@@ -110,6 +110,13 @@ def test_evidence_is_highlighted_inside_the_escaped_text():
     assert markup.count('<mark class="ev">&#60;b&#62;</mark>') == 1
 
 
+def test_several_evidence_strings_never_mark_inside_a_mark():
+    """A second string ('ev', 'mark', 'class') must not match the first one's tags."""
+    markup = render.paragraph("Venice mark ev class", "en", evidence=("Venice", "ev", "mark"))
+    assert markup == ('<div class="xt" lang="en" dir="auto"><mark class="ev">Venice</mark> '
+                      '<mark class="ev">mark</mark> <mark class="ev">ev</mark> class</div>')
+
+
 # ------------------------------------------------------------------------- SQL
 
 def test_sql_literals_and_identifiers():
