@@ -269,6 +269,10 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     assert "3 open, 0 resolved" in markdown_text(at)
     charts = [json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")]
     assert charts == ["bar", "bar", "bar"]      # ratings, preservation, consequences
+    # The planted items name no unit of the demo release in the sidebar: nothing to count.
+    versus = at.dataframe[-3].value
+    assert list(versus["criterion"].unique()) == ["answer_preserved", "entities_preserved"]
+    assert set(versus["units"]) == {0} and set(versus["left_out"]) == {9}
     final = at.dataframe[-2].value
     assert set(final["origin"].dropna()) == {"agreed"}
     queue = at.dataframe[-1].value
