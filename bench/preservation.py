@@ -19,14 +19,15 @@ same paragraph. Two settings:
            numeric matches can decide — where the check says "unverifiable" (info)
 
 Per language and per script: review-level false alarms on the clean rows (target ≤ 1 % of
-eligible answers), review-level recall on each plant kind (target ≥ 90 %), and the info
-share — what the check says it cannot tell.
+eligible answers), review-level recall on each plant kind (target ≥ 90 %, in the setting
+with a rendering: without one a lost name is info by design), and the info share — what
+the check says it cannot tell.
 
 Thresholds: for every language of NTREX-128 (all 23), names (capitalised runs not at a
 sentence start) of the English lines looked for in their own line's translation (found =
 the name survives or is transliterated) and in an unrelated line's (a false match), at each
 candidate threshold. SCRIPT_SCORES (audit/preservation.py) takes, per script, the lowest
-threshold whose false matches stay at about 0.5 % in each of its languages.
+threshold whose false matches stay within about 1 % in each of its languages.
 """
 
 from __future__ import annotations
@@ -92,14 +93,19 @@ def report(setting: str, units: dict, found: dict) -> None:
         clean = groups[(slice_, "clean")]
         n = sum(clean.values())
         line = f"{slice_:11} {n:8} {_rate(clean['lost'], n):>9} {_rate(clean['unverifiable'], n):>7}"
-        verdicts = [clean["lost"] <= MAX_FALSE_ALARMS * n]
+        alarms = clean["lost"] <= MAX_FALSE_ALARMS * n
+        recalls = []
         for plant in xquad_release.PLANTS:
             c = groups[(slice_, plant)]
             m = sum(c.values())
             line += (f" | {m:7} {_rate(c['lost'], m):>7} "
                      f"{_rate(c['lost'] + c['unverifiable'], m):>7}")
-            verdicts.append(c["lost"] >= MIN_RECALL * m)
-        print(line + f" | {'met' if all(verdicts) else 'MISSED'}")
+            recalls.append(c["lost"] >= MIN_RECALL * m)
+        if setting == "own":
+            verdict = "met" if alarms and all(recalls) else "MISSED"
+        else:   # no rendering: a lost name is info by design, only numerals are review
+            verdict = f"false alarms {'met' if alarms else 'MISSED'}; names are info"
+        print(line + f" | {verdict}")
         if slice_ == slices[len(xquad_release.LANGUAGES) - 1]:
             print("-- per script --")
 
