@@ -34,8 +34,6 @@ import os
 import time
 import unicodedata
 import weakref
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -133,17 +131,6 @@ def signal_table(columns: dict[str, list]) -> pa.Table:
               for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
     return arrays.table({"key": columns["key"], "category": columns["category"], **values},
                         SIGNAL_SCHEMA)
-
-
-def compute(columns: dict[str, list], pool: ProcessPoolExecutor | None = None) -> pa.Table:
-    """The signals of many pairs; with a pool, a large batch is spread over its two
-    processes."""
-    count = len(columns["key"])
-    if pool is None or count < PARALLEL_FROM:
-        return signal_table(columns)
-    half = (count + 1) // 2
-    halves = [{k: v[:half] for k, v in columns.items()}, {k: v[half:] for k, v in columns.items()}]
-    return pa.concat_tables(pool.map(signal_table, halves))
 
 
 @lru_cache(maxsize=1)
@@ -337,18 +324,10 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             done.seconds["texts"] = time.perf_counter() - clock
             clock = time.perf_counter()
             # In batches: a cold scan of millions of pairs never holds all their texts in
-            # Python at once, and each batch is cached as soon as it is computed. One pool
-            # of two processes serves every batch (each process starts once).
-            with ExitStack() as stack:
-                pool = stack.enter_context(ProcessPoolExecutor(2)) \
-                    if done.computed >= PARALLEL_FROM else None
-                signals = stack.enter_context(
-                    langid.SignalAppender(con, cache, "heur_signals", part_rows=1))
-                for start in range(0, done.computed, BATCH):
-                    batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
-                                    params=[start, start + BATCH]).to_arrow_table()
-                    signals.add(compute({name: batch.column(name).to_pylist()
-                                         for name in COLUMNS}, pool))
+            # Python at once, and each batch is cached as soon as it is computed.
+            langid.fill_signals(con, cache, "heur_signals", "heur_todo", COLUMNS,
+                                signal_table, done.computed, BATCH, PARALLEL_FROM,
+                                part_rows=1)
             con.execute("DROP TABLE heur_todo")
             done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()

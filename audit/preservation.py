@@ -55,7 +55,7 @@ import re
 import time
 import unicodedata
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from . import arrays, descriptors, langid, textsignals
+from .heuristics import Prepared
 from .checks import ALL, Check
 from .languages import BY_CODE, CODES
 from .outputs import REPO
@@ -416,15 +417,6 @@ FROM (SELECT u.*, coalesce((SELECT list_sort(list(DISTINCT d.form)) FROM pres_di
 """
 
 
-@dataclass
-class Prepared:
-    """What `prepare` did: units, distinct signal keys, how many computed now, seconds."""
-    units: int = 0
-    pairs: int = 0
-    computed: int = 0
-    seconds: dict = field(default_factory=dict)
-
-
 _PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 BATCH = 50_000
 PARALLEL_FROM = 5_000
@@ -434,8 +426,6 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             force: bool = False) -> Prepared:
     """Table pres_found on the release's connection: every unit (ctx, kind, paragraph_id,
     sentence_index, lang, target, other, forms) with its signals; once per connection."""
-    from concurrent.futures import ProcessPoolExecutor
-    from contextlib import ExitStack
     con = release.con
     if con in _PREPARED and not force:
         return _PREPARED[con]
@@ -459,15 +449,8 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             con.execute("""CREATE OR REPLACE TEMP TABLE pres_todo AS
                 SELECT DISTINCT ON (key) key, kind, lang, target, src, tgt, forms
                 FROM pres_keyed SEMI JOIN pres_missing USING (key)""")
-            with ExitStack() as stack:
-                pool = stack.enter_context(ProcessPoolExecutor(2)) \
-                    if done.computed >= PARALLEL_FROM else None
-                signals = stack.enter_context(langid.SignalAppender(con, cache, "pres_signals"))
-                for start in range(0, done.computed, BATCH):
-                    batch = con.sql("SELECT * FROM pres_todo WHERE rowid >= ? AND rowid < ?",
-                                    params=[start, start + BATCH]).to_arrow_table()
-                    signals.add(_compute({name: batch.column(name).to_pylist()
-                                          for name in COLUMNS}, pool))
+            langid.fill_signals(con, cache, "pres_signals", "pres_todo", COLUMNS,
+                                signal_table, done.computed, BATCH, PARALLEL_FROM)
             con.execute("DROP TABLE pres_todo")
             done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -482,16 +465,6 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     done.seconds["total"] = sum(done.seconds.values())
     _PREPARED[con] = done
     return done
-
-
-def _compute(columns: dict[str, list], pool) -> pa.Table:
-    """The signals of many units; with a pool, spread over its two processes."""
-    count = len(columns["key"])
-    if pool is None or count < PARALLEL_FROM:
-        return signal_table(columns)
-    half = (count + 1) // 2
-    halves = [{k: v[:half] for k, v in columns.items()}, {k: v[half:] for k, v in columns.items()}]
-    return pa.concat_tables(pool.map(signal_table, halves))
 
 
 def discard(con) -> Prepared | None:
