@@ -19,8 +19,9 @@ What counts as carrying it, per (language, what is looked for, translated senten
   translated title whose English title is, in the sentence's language (so the row's own
   answer where the languages agree, and on XHotpotQA+ the answer of the sibling view in
   that language), case-folded, fuzzy to `rendering_score`, or
-- transliterated: the sentence romanised by ICU (`Any-Latin; Latin-ASCII`, word by word
-  through ICU's word break iterator) against the English text folded to ASCII, rapidfuzz
+- transliterated: the sentence romanised by ICU (`Any-Latin; Latin-ASCII`, word by word;
+  Thai, Chinese and Japanese split by ICU's word break rules) against the English text
+  folded to ASCII, rapidfuzz
   `partial_ratio`, on the letters and on a phonetic key of both (vowels after a word's
   first letter, h and doubled letters dropped, w=v, c=k=q, y=i=j…), at least the threshold
   of the sentence's script (`<script>_score`: latin, cyrillic, greek, arabic, devanagari,
@@ -52,6 +53,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 import time
 import unicodedata
 import weakref
@@ -63,8 +65,8 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from . import arrays, descriptors, langid, textsignals
-from .heuristics import Prepared
 from .checks import ALL, Check
+from .heuristics import Prepared
 from .languages import BY_CODE, CODES
 from .outputs import REPO
 from .sqlsafe import literal
@@ -90,13 +92,19 @@ def script_of(lang: str) -> str:
 
 # ------------------------------------------------------------------ words and romanisation
 
-@lru_cache(maxsize=32)
+_BREAKERS = threading.local()
+
+
 def _breaker(lang: str):
+    """ICU's word break iterator for a language: stateful, so one per thread."""
     import icu
-    return icu.BreakIterator.createWordInstance(icu.Locale(lang))
+    breakers = _BREAKERS.__dict__.setdefault("by_lang", {})
+    if lang not in breakers:
+        breakers[lang] = icu.BreakIterator.createWordInstance(icu.Locale(lang))
+    return breakers[lang]
 
 
-# A run of letters, marks and digits: Python's \\w (fast) plus the combining marks it
+# A run of letters, marks and digits: Python's \w (fast) plus the combining marks it
 # leaves out (Indic vowel signs, Arabic harakat, Latin diacritics written apart) and
 # ZWNJ/ZWJ, which join Persian and Indic words.
 _WORD = re.compile("[\\w\u0300-\u036f\u0483-\u0489\u0610-\u061a\u064b-\u065f\u0670"
@@ -225,10 +233,7 @@ def _best(needle: _Joined, hay: _Joined, exact: bool) -> Best:
     found = _fuzz().partial_ratio_alignment(needle.string, hay.string)
     if found is None or found.score == 0:
         return Best()
-    if len(needle.string) <= len(hay.string):
-        start, end = found.dest_start, found.dest_end
-    else:   # the haystack was the shorter one: it is covered by the needle
-        start, end = found.src_start, found.src_end
+    start, end = found.dest_start, found.dest_end     # always the haystack's span
     return Best(round(found.score, 1), hay.original(start, end), hay.string[start:end])
 
 
