@@ -41,7 +41,8 @@ one (the Instance page marks both).
 
 Speed: the units are the supporting sentences of each distinct context (the 24 views of an
 XHotpotQA+ source share one), the renderings one join against the release's distinct
-(English, language, translation) pairs, and the signals (best matches and scores) are
+(English, language, translation) pairs, both remembered per release content (`<cache>/
+preservation/units/`, keyed like the heuristics' unit index), and the signals (best matches and scores) are
 computed once per distinct (kind, language, English text, English sentence, translated
 sentence, renderings) and cached by its sha256 (`<cache>/preservation/signals/<version>/`,
 audit.langid's SignalCache). Thresholds are applied in SQL, so a policy that tunes them
@@ -64,11 +65,11 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import arrays, descriptors, langid, textsignals
+from . import arrays, descriptors, langid, readers, sqltext, textsignals
 from .checks import ALL, Check
 from .heuristics import Prepared
 from .languages import BY_CODE, CODES
-from .outputs import REPO
+from .outputs import REPO, cached_parquet, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
@@ -430,7 +431,8 @@ PARALLEL_FROM = 5_000
 def prepare(release: "Release", cache_dir: Path | None = None,
             force: bool = False) -> Prepared:
     """Table pres_found on the release's connection: every unit (ctx, kind, paragraph_id,
-    sentence_index, lang, target, other, forms) with its signals; once per connection."""
+    sentence_index, lang, target, other, forms) with its signals; once per connection
+    unless `force`."""
     con = release.con
     if con in _PREPARED and not force:
         return _PREPARED[con]
@@ -438,10 +440,7 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     done = Prepared()
     root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
     clock = time.perf_counter()
-    con.execute(_SUPPORT)
-    con.execute(_ELIGIBLE_ANSWERS)
-    con.execute(_UNITS)
-    con.execute(_RENDERINGS)
+    _units(release, root)
     done.seconds["units"] = time.perf_counter() - clock
     cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
     with langid.cache_lock(root):
@@ -462,14 +461,48 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     con.execute("""CREATE OR REPLACE TEMP TABLE pres_found AS
         SELECT u.* EXCLUDE (key, src, tgt), s.* EXCLUDE (key)
         FROM pres_keyed u JOIN pres_signals s USING (key);
-        DROP TABLE pres_missing; DROP TABLE pres_support; DROP TABLE pres_norms;
-        DROP TABLE pres_answers; DROP TABLE pres_units; DROP TABLE pres_wanted;
-        DROP TABLE pres_dictionary; DROP TABLE pres_keyed; DROP TABLE pres_signals""")
+        DROP TABLE pres_missing; DROP TABLE pres_keyed; DROP TABLE pres_signals""")
     done.seconds["found"] = time.perf_counter() - clock
     done.units = con.sql("SELECT count(*) FROM pres_found").fetchall()[0][0]
     done.seconds["total"] = sum(done.seconds.values())
     _PREPARED[con] = done
     return done
+
+
+UNIT_INDEXES_KEPT = 8
+
+
+def _units(release: "Release", root: Path) -> None:
+    """Table pres_keyed: every unit with its renderings, texts and signal key, remembered
+    under `<root>/units/` by the sha256 of the release files and of what builds it (the
+    SQL, the macros and normalisation it calls, the context numbering): a warm rescan reads
+    it instead of reading every view's answer and every candidate's title again."""
+    con = release.con
+    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
+                    "('views', 'contexts') ORDER BY 1").fetchall()
+    digest = hashlib.sha256("\n".join(
+        [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), sqltext.MACROS,
+         readers.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
+    digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
+    for path in release.paths:
+        digest.update(release.digests[str(path)].encode("ascii"))
+    index = root / "units" / f"{digest.hexdigest()}.parquet"
+    if cached_parquet(con, index):
+        con.execute("CREATE OR REPLACE TEMP TABLE pres_keyed AS SELECT * FROM "
+                    f"read_parquet({literal(str(index))})")
+        os.utime(index)   # most recently used
+        return
+    for sql in (_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS):
+        con.execute(sql)
+    con.execute("""DROP TABLE pres_support; DROP TABLE pres_norms; DROP TABLE pres_answers;
+                   DROP TABLE pres_units; DROP TABLE pres_wanted; DROP TABLE pres_dictionary""")
+    index.parent.mkdir(parents=True, exist_ok=True)
+    with staged_file(index) as staging:
+        con.execute(f"COPY pres_keyed TO {literal(str(staging))} (FORMAT parquet, "
+                    "COMPRESSION zstd)")
+    for old in sorted(index.parent.glob("*.parquet"),
+                      key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
+        old.unlink(missing_ok=True)
 
 
 def discard(con) -> Prepared | None:
