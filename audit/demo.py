@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable
@@ -1016,6 +1017,140 @@ def _hiding(row: dict) -> list[Finding]:
     return out
 
 
+# ------------------------------------------------ views that drift from their siblings
+
+def _drift(rows: dict[str, list[dict]]) -> list[dict]:
+    """view_context_drift: the rows of one (split, source id) whose candidates or facts
+    differ from the context most of them share (the first in release order on a tie), one
+    finding per differing unit, as audit/checks.py's rule names them."""
+    out = []
+    for split, split_rows in rows.items():
+        groups: dict[str, list[dict]] = {}
+        for row in split_rows:
+            groups.setdefault(row["source_id"], []).append(row)
+        for views in groups.values():
+            contexts: dict[str, list[dict]] = {}
+            for row in views:
+                contexts.setdefault(json.dumps([row["candidates"], row["supporting_facts"]],
+                                               sort_keys=True), []).append(row)
+            if len(contexts) < 2:
+                continue
+            ranked = sorted(contexts.values(), key=lambda vs: -len(vs))   # stable: first
+            reference = ranked[0][0]
+            for other in ranked[1:]:
+                for row in other:
+                    out += [{"id": row["id"], "source_split": split,
+                             "release_position": row["release_position"],
+                             "check": "view_context_drift", "paragraph_id": pid,
+                             "sentence_index": k} for pid, k in _drift_units(row, reference)]
+    return out
+
+
+def _drift_units(row: dict, sibling: dict) -> list[tuple[str | None, int | None]]:
+    units: list[tuple[str | None, int | None]] = []
+    mine, theirs = row["candidates"], sibling["candidates"]
+    for i in range(max(len(mine), len(theirs))):
+        a = mine[i] if i < len(mine) else None
+        b = theirs[i] if i < len(theirs) else None
+        if a is None or b is None:
+            units.append(((a or b)["paragraph_id"], None))
+        elif any(a[key] != b[key] for key in ("paragraph_id", "language_code", "title",
+                                               "source_title", "source_sentences")) or (
+                len(a["sentences"]) != len(b["sentences"])) or (
+                a["sentences"] == b["sentences"] and a != b):
+            units.append((a["paragraph_id"], None))
+        else:
+            units += [(a["paragraph_id"], k) for k, (x, y) in
+                      enumerate(zip(a["sentences"], b["sentences"])) if x != y]
+    if row["supporting_facts"] != sibling["supporting_facts"]:
+        units.append((None, None))
+    return units
+
+
+# ------------------------------------------- what the question needs survives translation
+
+_PAREN = re.compile(r"\s*[(（][^()（）]*[)）]\s*$")
+
+
+def _preservation(rows: dict[str, list[dict]]) -> list[dict]:
+    """answer_not_in_evidence and bridge_entity_lost with the default thresholds: the units
+    (supporting sentences holding the English answer or the other gold title), the
+    renderings (the whole release's translated titles and answers) and the verdicts are
+    derived here from the finished rows; the matcher is the check's own
+    (`preservation.match_signals`: there is no second one to compare it with)."""
+    from audit import preservation
+    from audit.descriptors import normalize_answer
+    thresholds = dict(preservation.THRESHOLDS)
+    renderings: dict[tuple[str, str], set[str]] = {}
+    for row in (r for split_rows in rows.values() for r in split_rows):
+        pairs = [(_PAREN.sub("", c["source_title"]), c["language_code"],
+                  _PAREN.sub("", c["title"])) for c in row["candidates"]]
+        pairs.append((row["source_answer"], row["answer_language"], row["answer"]))
+        for english, lang, form in pairs:
+            if english is not None and form is not None and not _blank(form):
+                renderings.setdefault((synth.normalize_title(english), lang), set()).add(form)
+
+    def contains(text: str, part: str) -> bool:
+        return f" {normalize_answer(part)} " in f" {normalize_answer(text)} "
+
+    out = []
+    for split, split_rows in rows.items():
+        for row in split_rows:
+            answer = row["source_answer"]
+            eligible = (answer is not None and not _blank(answer)
+                        and copy_category(answer) in ("name_like", "number_or_date"))
+            cands = {c["paragraph_id"]: c for c in row["candidates"]}
+            facts = list(dict.fromkeys(
+                (f["paragraph_id"], f["sentence_index"]) for f in row["supporting_facts"]
+                if f["paragraph_id"] in cands and f["sentence_index"] >= 0))
+            gold = list(dict.fromkeys(p for p, _ in facts))
+            for pid, k in facts:
+                c = cands[pid]
+                if c["language_code"] not in preservation.TARGETS or k >= min(
+                        len(c["sentences"]), len(c["source_sentences"])):
+                    continue
+                src, tgt = c["source_sentences"][k], c["sentences"][k]
+                if _blank(src) or _blank(tgt):
+                    continue
+                units = []
+                if eligible and normalize_answer(answer) and contains(src, answer):
+                    units.append(("answer", answer))
+                if row["question_type"] == "bridge" and len(gold) >= 2:
+                    for other in (g for g in gold if g != pid):
+                        full = _PAREN.sub("", cands[other]["source_title"])
+                        head = full.split(",")[0]
+                        if normalize_answer(full) and contains(src, full):
+                            units.append(("bridge", full))
+                        elif head != full and len(normalize_answer(head)) >= 4 and contains(
+                                src, head):
+                            units.append(("bridge", head))
+                for kind, target in units:
+                    forms = sorted(renderings.get((synth.normalize_title(target),
+                                                   c["language_code"]), ()))
+                    if _preservation_verdict(preservation, thresholds, kind, c["language_code"],
+                                             target, src, tgt, forms):
+                        out.append({"id": row["id"], "source_split": split,
+                                    "release_position": row["release_position"],
+                                    "check": ("answer_not_in_evidence" if kind == "answer"
+                                              else "bridge_entity_lost"),
+                                    "paragraph_id": pid, "sentence_index": k})
+    return out
+
+
+def _preservation_verdict(preservation, t: dict, kind: str, lang: str, target: str,
+                          src: str, tgt: str, forms: list[str]) -> str | None:
+    """'lost', 'unverifiable' or None (found) for one unit."""
+    s = preservation.match_signals(kind, lang, target, src, tgt, forms)
+    script = t[preservation.SCRIPT_KEYS[preservation.script_of(lang)] + "_score"]
+    found = (s["en_score"] >= t["rendering_score"] or (s["form_score"] or 0) >=
+             t["rendering_score"] or (s.get("roman_score") or 0) >= script)
+    if s["num_missing"]:
+        return "lost"
+    if any(ch.isalpha() for ch in target) and not found:
+        return "lost" if forms else "unverifiable"
+    return None
+
+
 def _status(flags: set[str]) -> str:
     if flags - {"duplicate_normalized_translated_title"}:
         return "quarantined"
@@ -1066,6 +1201,7 @@ def compute_findings(rows: dict[str, list[dict]], sources: dict[str, list[dict]]
             findings.append({"id": missing, "source_split": split, "release_position": None,
                              "check": "missing_source_id", "paragraph_id": None,
                              "sentence_index": None})
+    findings += _drift(rows) + _preservation(rows)
     return sorted(findings, key=finding_key), derived
 
 

@@ -34,8 +34,6 @@ import os
 import time
 import unicodedata
 import weakref
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -44,7 +42,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from . import arrays, langid, readers, textsignals
+from . import arrays, langid, length_prior, readers, textsignals
 from .checks import ALL, COPY_CATEGORIES, Check
 from .languages import CODES
 from .outputs import REPO, staged_file
@@ -133,17 +131,6 @@ def signal_table(columns: dict[str, list]) -> pa.Table:
               for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
     return arrays.table({"key": columns["key"], "category": columns["category"], **values},
                         SIGNAL_SCHEMA)
-
-
-def compute(columns: dict[str, list], pool: ProcessPoolExecutor | None = None) -> pa.Table:
-    """The signals of many pairs; with a pool, a large batch is spread over its two
-    processes."""
-    count = len(columns["key"])
-    if pool is None or count < PARALLEL_FROM:
-        return signal_table(columns)
-    half = (count + 1) // 2
-    halves = [{k: v[:half] for k, v in columns.items()}, {k: v[half:] for k, v in columns.items()}]
-    return pa.concat_tables(pool.map(signal_table, halves))
 
 
 @lru_cache(maxsize=1)
@@ -337,18 +324,10 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             done.seconds["texts"] = time.perf_counter() - clock
             clock = time.perf_counter()
             # In batches: a cold scan of millions of pairs never holds all their texts in
-            # Python at once, and each batch is cached as soon as it is computed. One pool
-            # of two processes serves every batch (each process starts once).
-            with ExitStack() as stack:
-                pool = stack.enter_context(ProcessPoolExecutor(2)) \
-                    if done.computed >= PARALLEL_FROM else None
-                signals = stack.enter_context(
-                    langid.SignalAppender(con, cache, "heur_signals", part_rows=1))
-                for start in range(0, done.computed, BATCH):
-                    batch = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
-                                    params=[start, start + BATCH]).to_arrow_table()
-                    signals.add(compute({name: batch.column(name).to_pylist()
-                                         for name in COLUMNS}, pool))
+            # Python at once, and each batch is cached as soon as it is computed.
+            langid.fill_signals(con, cache, "heur_signals", "heur_todo", COLUMNS,
+                                signal_table, done.computed, BATCH, PARALLEL_FROM,
+                                part_rows=1)
             con.execute("DROP TABLE heur_todo")
             done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()
@@ -406,14 +385,35 @@ def _number_mismatch(release: "Release", t: dict) -> str:
                   "'changed'", "num_evidence")
 
 
+# Units the NTREX-128 sentence prior stands for: sentences (titles and answers are names
+# and phrases; questions calibrate on the release alone, as before).
+PRIOR_UNITS = ("sentence",)
+
+
+def _prior_sql() -> str:
+    """audit/length_prior.py as rows (lang, lo, hi, med, sd): each bin's source lengths."""
+    edges = length_prior.EDGES + (2**31 - 1,)
+    rows = [f"({literal(lang)}, {edges[b]}, {edges[b + 1]}, {med!r}, {sd!r})"
+            for lang, bins in length_prior.PRIOR.items()
+            for b, (med, sd, _) in enumerate(bins)]
+    return "SELECT * FROM (VALUES " + ", ".join(rows) + ") p(lang, lo, hi, med, sd)"
+
+
 def _length_ratio_outlier(release: "Release", t: dict) -> str:
     prepare(release)
     # Thresholds are validated numbers; as SQL they go through sqlsafe like any value.
     min_pairs, min_chars = literal(int(t["min_pairs"])), literal(int(t["min_source_chars"]))
     short_z, long_z = literal(float(t["short_z"])), literal(float(t["long_z"]))
+    corroborated_z, prior_pairs = (literal(float(t["corroborated_z"])),
+                                   literal(float(t["prior_pairs"])))
     # Per language and unit, LENGTH_BINS quantile bins of source length (fewer when the
     # group is small), each with its own median and MAD of x = ln(len_t / len_s): the
-    # spread of a short sentence's ratio is twice a long one's.
+    # spread of a short sentence's ratio is twice a long one's. A sentence group under
+    # min_pairs pairs borrows strength: the NTREX-128 prior of its language
+    # and source-length bin, counted as prior_pairs pairs, pooled with the release's own
+    # pairs of that bin (its median and spread take over as the bin fills); prior_pairs 0
+    # borrows nothing. A short one down to -corroborated_z counts when the translation
+    # also lost its final mark (a cut sentence loses its end); at short_z it adds nothing.
     calibrated = f"""
         WITH d AS (SELECT DISTINCT u.lang, u.unit, u.key, s.len_s, s.len_t,
                           ln(s.len_t / s.len_s) AS x
@@ -428,17 +428,43 @@ def _length_ratio_outlier(release: "Release", t: dict) -> str:
                      max(len_s) AS hi FROM b GROUP BY ALL),
         bm AS (SELECT b.*, m.med, m.nb, m.lo, m.hi FROM b JOIN m USING (lang, unit, bin)),
         sd AS (SELECT lang, unit, bin, 1.4826 * median(abs(x - med)) AS sd FROM bm
-               GROUP BY ALL)
-        SELECT key, unit, (x - med) / sd AS z, exp(x) AS ratio, exp(med) AS median, nb,
-               lo, hi
-        FROM bm JOIN sd USING (lang, unit, bin)
-        WHERE sd > 0 AND ((x - med) / sd <= -{short_z} OR (x - med) / sd >= {long_z})"""
-    found = f"""SELECT u.*, c.z, c.ratio, c.median, c.nb, c.lo, c.hi
+               GROUP BY ALL),
+        own AS (SELECT key, unit, x, med, sd, nb, lo, hi, FALSE AS prior
+                FROM bm JOIN sd USING (lang, unit, bin)),
+        p AS ({_prior_sql()}),
+        sp AS (SELECT g.*, p.lo, p.hi - 1 AS hi, p.med AS pmed, p.sd AS psd
+               FROM g JOIN p ON p.lang = g.lang AND g.len_s >= p.lo AND g.len_s < p.hi
+               WHERE g.n < {min_pairs} AND g.unit IN {_tuple(PRIOR_UNITS)}
+                 AND {prior_pairs} > 0),
+        rm AS (SELECT lang, unit, lo, count(*) AS nb, median(x) AS rmed FROM sp GROUP BY ALL),
+        rs AS (SELECT lang, unit, lo, any_value(nb) AS nb, any_value(rmed) AS rmed,
+                      1.4826 * median(abs(x - rmed)) AS rsd
+               FROM sp JOIN rm USING (lang, unit, lo) GROUP BY ALL),
+        borrowed AS (
+            SELECT sp.key, sp.unit, sp.x,
+                   (pp * sp.pmed + rs.nb * rs.rmed) / (pp + rs.nb) AS med,
+                   sqrt((pp * sp.psd ^ 2 + rs.nb * rs.rsd ^ 2) / (pp + rs.nb)) AS sd,
+                   rs.nb, sp.lo, sp.hi, TRUE AS prior
+            FROM sp JOIN rs USING (lang, unit, lo), (SELECT {prior_pairs} AS pp)),
+        z AS (SELECT *, (x - med) / sd AS z FROM (SELECT * FROM own UNION ALL
+                                                  SELECT * FROM borrowed) WHERE sd > 0)
+        SELECT z.key, z.unit, z.z, exp(z.x) AS ratio, exp(z.med) AS median, z.nb, z.lo,
+               z.hi, z.prior, z.z > -{short_z} AND z.z < {long_z} AS corroborated
+        FROM z JOIN heur_signals s USING (key)
+        WHERE z.z <= -{short_z} OR z.z >= {long_z}
+           OR (z.z <= -{corroborated_z} AND s.term_category IS NOT NULL
+               AND s.term_translation = 'none')"""
+    found = f"""SELECT u.*, c.z, c.ratio, c.median, c.nb, c.lo, c.hi, c.prior, c.corroborated
                 FROM heur_units u JOIN ({calibrated}) c USING (key, unit)"""
     detail = ("f.unit || ': translation ' || printf('%.2f', f.ratio) || '× the source length "
               "(z ' || printf('%+.1f', f.z) || '; ' || f.lang || ' ' || f.unit || "
               "'s of ' || f.lo || '–' || f.hi || ' source characters: median ' || "
-              "printf('%.2f', f.median) || '×, ' || f.nb || ' pairs)'")
+              "printf('%.2f', f.median) || '×, ' || CASE WHEN f.prior THEN "
+              f"'NTREX-128 prior (' || printf('%.0f', {prior_pairs}) || ' pairs) pooled "
+              "with ' || f.nb || "
+              "' of the release''s pairs' ELSE f.nb || ' pairs' END || ')' || "
+              "CASE WHEN f.corroborated THEN ' and its final punctuation mark is lost' "
+              "ELSE '' END")
     located = _located(found, detail, "CASE WHEN f.z < 0 THEN 'short' ELSE 'long' END",
                        "NULL")
     return f"""SELECT rid, id, source_split, 'length_ratio_outlier' AS "check", paragraph_id,
@@ -503,9 +529,12 @@ HEURISTIC_CHECKS = (
            _number_mismatch, {"min_changed": 1}, ("changed",)),
     _check("length_ratio_outlier",
            "The translation's length relative to its source is a robust outlier among the "
-           "release's pairs of its language and unit (z of log ratio per source-length bin).",
+           "release's pairs of its language and unit (z of log ratio per source-length bin; "
+           "a small release's sentences borrow an NTREX-128 prior; a lost final mark "
+           "corroborates a milder shortfall).",
            _length_ratio_outlier,
-           {"short_z": 3.5, "long_z": 4.5, "min_source_chars": 20, "min_pairs": 200},
+           {"short_z": 3.5, "long_z": 4.5, "min_source_chars": 20, "min_pairs": 200,
+            "corroborated_z": 2.5, "prior_pairs": 50.0},
            ("short", "long")),
     _check("repetition_loop",
            "A word or phrase is repeated in a row more often than in the source (a decoding "

@@ -109,9 +109,11 @@ def instance(result: ScanResult, row: int) -> dict:
     if not records:
         raise KeyError(f"no release row {row}")
     record = records[0]
-    findings = con.sql("""SELECT "check", severity, origin, paragraph_id, sentence_index,
-                          detail, category, evidence FROM findings WHERE "row" = ?
-                          ORDER BY paragraph_id NULLS FIRST, sentence_index NULLS FIRST""",
+    # (a scan saved before `source_evidence` existed has no such column)
+    findings = con.sql("""SELECT * EXCLUDE (id, source_split, "row") FROM findings
+                          WHERE "row" = ?
+                          ORDER BY paragraph_id NULLS FIRST, sentence_index NULLS FIRST,
+                                   "check" """,
                        params=[row]).to_arrow_table().to_pylist()
     status = con.sql('SELECT status, flags FROM status WHERE "row" = ?', params=[row]
                      ).fetchall()[0]

@@ -72,7 +72,7 @@ import unicodedata
 import uuid
 import weakref
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -917,6 +917,29 @@ class SignalAppender:
     def __exit__(self, kind, *_) -> None:
         if kind is None:
             self.flush()
+
+
+def fill_signals(con, cache: SignalCache, table: str, todo: str, columns: Sequence[str],
+                 signal_table, count: int, batch: int, parallel_from: int,
+                 part_rows: int | None = None) -> None:
+    """The signals of the `count` rows of temp table `todo` (its `columns`, as lists, to the
+    top-level function `signal_table`, which returns Arrow rows of the cache's schema),
+    `batch` rows at a time, into table `table` and the cache. From `parallel_from` rows on,
+    each batch is split over two processes (one pool serves every batch)."""
+    with ExitStack() as stack:
+        pool = stack.enter_context(ProcessPoolExecutor(2)) if count >= parallel_from else None
+        signals = stack.enter_context(SignalAppender(con, cache, table, part_rows))
+        for start in range(0, count, batch):
+            rows = con.sql(f"SELECT * FROM {todo} WHERE rowid >= ? AND rowid < ?",
+                           params=[start, start + batch]).to_arrow_table()
+            lists = {name: rows.column(name).to_pylist() for name in columns}
+            if pool is None or rows.num_rows < parallel_from:
+                signals.add(signal_table(lists))
+                continue
+            half = (rows.num_rows + 1) // 2
+            halves = [{k: v[:half] for k, v in lists.items()},
+                      {k: v[half:] for k, v in lists.items()}]
+            signals.add(pa.concat_tables(pool.map(signal_table, halves)))
 
 
 def _script_table(keys: list[str], counts, pieces: list[int]) -> pa.Table:

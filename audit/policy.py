@@ -195,8 +195,12 @@ def _check_value(path: Path, where: str, name: str, value: object, default: obje
                          expected=f"a {kind} like the default {default!r}")
     if isinstance(value, bool):
         return
-    low, high = (MIN_KEPT_SIMILARITY, 1.0) if name == "similarity" else (0, math.inf)
+    low, high = _RANGES.get(name, (0, math.inf)) if not name.endswith("_score") else (0, 100)
     if not math.isfinite(value) or not low <= value <= high:
         raise InputError(path, f"{value!r} is out of range", where=where,
-                         expected=f"a number from {low} to {high}" if name == "similarity"
+                         expected=f"a number from {low} to {high}" if high < math.inf
                          else "a finite number ≥ 0")
+
+
+# Thresholds with a range of their own; a fuzzy-match score (`*_score`) is 0–100.
+_RANGES = {"similarity": (MIN_KEPT_SIMILARITY, 1.0)}

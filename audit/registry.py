@@ -11,9 +11,11 @@ from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, HIDING_CHECKS, RELEASE_C
                      SEVERITIES, V11_CHECKS, V2_CHECKS, Check)
 from .heuristics import HEURISTIC_CHECKS
 from .language_checks import LANGUAGE_CHECKS
+from .preservation import PRESERVATION_CHECKS
 
 REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + HIDING_CHECKS + LANGUAGE_CHECKS
-                               + HEURISTIC_CHECKS + V2_CHECKS + RELEASE_CHECKS)
+                               + HEURISTIC_CHECKS + PRESERVATION_CHECKS + V2_CHECKS
+                               + RELEASE_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
 

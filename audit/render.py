@@ -101,38 +101,57 @@ def _wordish(ch: str) -> bool:
     return ch in "\u200c\u200d" or unicodedata.category(ch)[0] in "LMN"
 
 
-def locate(value: str, evidence: str) -> tuple[int, int] | None:
-    """Where `evidence` stands in `value`: its first occurrence that does not start or end
-    inside a word (where its own edge is a word character), else its first occurrence
-    (scripts written without spaces); None when it does not occur."""
-    first = value.find(evidence) if evidence else -1
-    start = first
+def _occurrences(value: str, evidence: str) -> list[tuple[int, int]]:
+    """Every place `evidence` stands in `value`: those that do not start or end inside a
+    word (where its own edge is a word character) first, then the others (scripts written
+    without spaces), each group in text order."""
+    whole, inside = [], []
+    start = value.find(evidence) if evidence else -1
     while start >= 0:
         end = start + len(evidence)
-        if not (start and _wordish(evidence[0]) and _wordish(value[start - 1])) and \
-                not (end < len(value) and _wordish(evidence[-1]) and _wordish(value[end])):
-            return start, end
+        cut = (start and _wordish(evidence[0]) and _wordish(value[start - 1])) or \
+            (end < len(value) and _wordish(evidence[-1]) and _wordish(value[end]))
+        (inside if cut else whole).append((start, end))
         start = value.find(evidence, start + 1)
-    return None if first < 0 else (first, first + len(evidence))
+    return whole + inside
+
+
+def locate(value: str, evidence: str) -> tuple[int, int] | None:
+    """Where `evidence` stands in `value`: its first whole-word occurrence, else its first
+    occurrence; None when it does not occur."""
+    found = _occurrences(value, evidence)
+    return found[0] if found else None
+
+
+def _spans(value: str, marks: tuple[str, ...]) -> list[tuple[int, int]]:
+    """One place per evidence string, never overlapping an earlier string's, in text order."""
+    spans: list[tuple[int, int]] = []
+    for mark in marks:
+        for start, end in _occurrences(value, mark):
+            if all(end <= a or start >= b for a, b in spans):
+                spans.append((start, end))
+                break
+    return sorted(spans)
 
 
 def paragraph(value: str | None, language: str | None = None, css: str = "xt",
-              evidence: str | None = None) -> str:
+              evidence: str | tuple[str, ...] | None = None) -> str:
     """One dataset string as a block, right-to-left where the language is; `evidence`, a
-    substring to highlight (a repeated unit, a number) where `locate` finds it. The raw
-    text is cut there and each piece escaped, so a mark never lands inside an entity."""
+    substring to highlight (a repeated unit, a number), or several, each where `locate`
+    finds it. The raw text is cut there and each piece escaped, so a mark never lands
+    inside an entity or inside another mark."""
     if value is None:
         return '<div class="missing">(no sentence)</div>'
     rtl = " xt-rtl" if language in RTL_CODES else ""
     lang = f' lang="{text(language)}"' if language else ""
     value = str(value)
-    found = locate(value, evidence) if evidence else None
-    if found is None:
-        body = text(value)
-    else:
-        start, end = found
-        body = (f'{text(value[:start])}<mark class="ev">{text(value[start:end])}</mark>'
-                f"{text(value[end:])}")
+    marks = (evidence,) if isinstance(evidence, str) else tuple(evidence or ())
+    pieces, cursor = [], 0
+    for start, end in _spans(value, tuple(m for m in marks if m)):
+        pieces.append(f'{text(value[cursor:start])}<mark class="ev">{text(value[start:end])}'
+                      "</mark>")
+        cursor = end
+    body = "".join(pieces) + text(value[cursor:])
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
 
 

@@ -13,7 +13,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from . import heuristics, langid, registry
+from . import heuristics, langid, preservation, registry
 from .checks import Check
 from .policy import DEFAULT, Policy
 from .readers import Release
@@ -25,6 +25,10 @@ STATUS_ORDER = ("quarantined", "review_required", "accepted")
 # The release's own rule (SPEC §2 / §1.2) maps a reference flag's default severity to status.
 _RULE_STATUS = {"blocking": "quarantined", "review": "review_required"}
 _QUERY_COLUMNS = 'rid, id, source_split, "check", paragraph_id, sentence_index, detail, category'
+_NO_FINDINGS = """SELECT NULL::BIGINT AS rid, NULL::VARCHAR AS id, NULL::VARCHAR AS source_split,
+    NULL::VARCHAR AS "check", NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
+    NULL::VARCHAR AS detail, NULL::VARCHAR AS category, NULL::VARCHAR AS evidence,
+    NULL::VARCHAR AS source_evidence WHERE false"""
 
 
 @dataclass
@@ -144,8 +148,9 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
             FROM row_checks WHERE {" AND ".join(found + [""])}
                                   list_contains(shipped_flags, {literal(name)})""")
     # A whole-release query yields the first eight columns in order, and may add a ninth,
-    # `evidence` (the substring a view highlights); one with thresholds gets those in force.
-    # Each runs here, into a table of its own, so its time is its check's.
+    # `evidence` (the substring a view highlights), and a tenth, `source_evidence` (what it
+    # highlights in the English source); one with thresholds gets those in force. Each runs
+    # here, into a table of its own, so its time is its check's.
     for check in active:
         if check.query is not None and check.needs <= release.capabilities:
             clock = time.perf_counter()
@@ -160,10 +165,12 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     # Every check has run: the signal tables go, so sorting millions of findings does not
     # spill to disk for want of memory they hold; each part goes once collected.
     signals = {name: _record(done) for name, done in (
-        ("language", langid.discard(con)), ("heuristics", heuristics.discard(con))) if done}
-    # The parts are read where they lie (twice: consistency, then the sorted findings).
+        ("language", langid.discard(con)), ("heuristics", heuristics.discard(con)),
+        ("preservation", preservation.discard(con))) if done}
+    # The parts are read where they lie (twice: consistency, then the sorted findings); the
+    # empty first part gives every column its type, whichever checks ran.
     con.execute("CREATE OR REPLACE TEMP VIEW findings_raw AS "
-                + " UNION ALL BY NAME ".join(parts))
+                + " UNION ALL BY NAME ".join([_NO_FINDINGS] + parts))
     _consistency(release, active)
     _status(release, policy, active)
     con.execute("DROP VIEW findings_raw; DROP TABLE IF EXISTS derived; "
@@ -268,7 +275,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
                {case('f."check"', {c.name: c.origin for c in active})} AS origin,
                f.paragraph_id, f.sentence_index, f.detail, f.category, f.evidence,
-               f.rid AS "row"
+               f.rid AS "row", f.source_evidence
         FROM (SELECT * FROM findings_raw
               UNION ALL BY NAME SELECT * FROM consistency_findings) f
         ORDER BY f.rid NULLS LAST, f."check", f.paragraph_id NULLS FIRST,

@@ -195,16 +195,12 @@ def number_mismatch(source: str, translation: str, lang: str) -> NumberMismatch 
     theirs = numerals(translation, lang)
     if not ours or not theirs:
         return None
-    their_values = [v for n in theirs for v in n.values]
-    our_values = [v for n in ours for v in n.values]
-    their_parts = {p for n in theirs for p in n.parts}
-    our_parts = {p for n in ours for p in n.parts} | {
-        int(v) for n in ours for v in n.values if v == int(v)}
-    missing = [n for n in ours if not n.convertible
-               and not any(_close(v, w) for v in n.values for w in their_values)
-               and not (n.parts and set(n.parts) <= their_parts)]
+    missing = _missing(ours, theirs)
     if not missing:
         return None
+    our_values = [v for n in ours for v in n.values]
+    our_parts = {p for n in ours for p in n.parts} | {
+        int(v) for n in ours for v in n.values if v == int(v)}
     converted = [c for n in ours if n.convertible for v in n.values for c in _converted(v)]
     extra = [n for n in theirs
              if not any(_close(v, w) for v in n.values for w in our_values)
@@ -214,6 +210,24 @@ def number_mismatch(source: str, translation: str, lang: str) -> NumberMismatch 
     if not extra:
         return None
     return NumberMismatch([n.text for n in missing], [n.text for n in extra], extra[0].text)
+
+
+def _missing(ours: list[Numeral], theirs: list[Numeral]) -> list[Numeral]:
+    """The numerals of `ours` that no numeral of `theirs` carries: by any of its values,
+    failing that by its digit groups; a convertible (imperial) quantity never misses."""
+    their_values = [v for n in theirs for v in n.values]
+    their_parts = {p for n in theirs for p in n.parts}
+    return [n for n in ours if not n.convertible
+            and not any(_close(v, w) for v in n.values for w in their_values)
+            and not (n.parts and set(n.parts) <= their_parts)]
+
+
+def missing_numerals(source: str, translation: str, lang: str) -> list[str]:
+    """The numerals of an English text (an answer, a title) that the translation does not
+    carry, compared as `number_mismatch` compares them (by value across digit systems,
+    scale words, clock and calendar conventions)."""
+    ours = numerals(source, "en")
+    return [n.text for n in _missing(ours, numerals(translation, lang))] if ours else []
 
 
 # Imperial → metric factors: miles, feet (m, cm), inches (cm, mm), yards, pounds, gallons,

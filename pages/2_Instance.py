@@ -45,10 +45,11 @@ st.query_params["row"] = str(row)
 item = inspect.instance(result, row)
 
 
-def evidence(findings: list[dict]) -> str | None:
-    """What the first of these findings points at in its text (a changed number, a loop, a
-    mangled stretch): highlighted where it occurs."""
-    return next((f["evidence"] for f in findings if f["evidence"]), None)
+def evidence(findings: list[dict], key: str = "evidence") -> tuple[str, ...]:
+    """What these findings point at in the translated text (a changed number, a loop, a
+    mangled stretch, the best match of a lost answer), or with key="source_evidence" in the
+    English one (the answer or entity looked for): highlighted where it occurs."""
+    return tuple(dict.fromkeys(f[key] for f in findings if f.get(key)))
 
 
 def unit_findings(unit: str) -> list[dict]:
@@ -106,4 +107,5 @@ for cand in item["candidates"]:
                                         evidence=evidence(line["findings"])),
                  findings_html(line["findings"]))
         with right:
-            html(render.paragraph(line["source"], "en"))
+            html(render.paragraph(line["source"], "en",
+                                  evidence=evidence(line["findings"], "source_evidence")))

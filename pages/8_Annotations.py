@@ -1,6 +1,7 @@
 """Annotations: pull a batch back from Label Studio (idempotent; refusals logged), then
 agreement per criterion, the final labels, the reports (adequacy/fluency, preservation,
-consequences, MAPLE Table 4, relevance) and the adjudication queue, open vs resolved."""
+consequences, MAPLE Table 4, relevance), the preservation checks against the human flags
+(on the release in the sidebar) and the adjudication queue, open vs resolved."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import streamlit as st
 
 from audit import export
 from audit.errors import InputError
-from audit.review import agreement, charts, loop, reports, routing
+from audit.review import agreement, charts, check_agreement, loop, reports, routing
 from pages import say, setup
 from workbench import auth
 
-setup("Annotations")
+result = setup("Annotations")
 
 batches = loop.batches(loop.REVIEWS)
 if not batches:
@@ -78,6 +79,17 @@ for name, report in tables.items():
     st.dataframe(report.to_pandas(), hide_index=True)
     st.download_button(f"{name} CSV", export.to_bytes(report, "csv"),
                        file_name=f"{batch_id}-{name}.csv", mime="text/csv", key=f"csv-{name}")
+
+st.subheader("Preservation checks against the human flags")
+st.caption("answer_not_in_evidence against answer_preserved, bridge_entity_lost against "
+           "entities_preserved: on the batch's paragraph and instance units drawn from the "
+           "release in the sidebar (left out: units this release lacks or whose text differs "
+           "from what the annotators read), resolved labels only; precision and recall with "
+           "Wilson 95% intervals, for review findings and for review and info findings.")
+versus = check_agreement.against_humans(final, result, batch_id, loop.REVIEWS)
+st.dataframe(versus.to_pandas(), hide_index=True)
+st.download_button("Checks vs humans CSV", export.to_bytes(versus, "csv"),
+                   file_name=f"{batch_id}-checks-vs-humans.csv", mime="text/csv")
 
 st.subheader("Final labels")
 st.caption("Item × criterion: the value the reports use and its origin, agreed by the two "

@@ -60,13 +60,20 @@ def source(**changes) -> dict:
 
 def view(src: dict, languages=("German", "French", "Spanish")) -> list:
     """A clean translated context: every paragraph in the given languages, same counts.
-    Each sentence is a placeholder made of names and a number ("German 0: Danube."), which
-    no language check can fault: names carry no language (tests/test_language_checks.py
-    writes real text); it ends with a full stop like its source, so no translation-quality
-    heuristic faults it either (tests/test_heuristics.py writes real pairs)."""
-    return [[f"{title} ({language[:2]})", [f"{language} {i}: {title}."
-                                          for i, _ in enumerate(sentences)], language]
+    Each sentence is a placeholder made of names and a number ("German 0: Danube · · ·."),
+    which no language check can fault: names carry no language (tests/test_language_checks.py
+    writes real text); it ends with a full stop like its source and is about as long, so no
+    translation-quality heuristic faults it either (the length rule's NTREX-128 prior
+    calibrates a release this small; tests/test_heuristics.py writes real pairs)."""
+    return [[f"{title} ({language[:2]})", [_placeholder(f"{language} {i}: {title}", sentence)
+                                          for i, sentence in enumerate(sentences)], language]
             for (title, sentences), language in zip(src["context"], languages)]
+
+
+def _placeholder(text: str, source: str) -> str:
+    """`text`, padded with middle dots (no letter: no loop, no language) to its source's
+    length, and a full stop."""
+    return text + " ·" * max(0, (len(source.strip()) - len(text)) // 2) + "."
 
 
 def record(src: dict | None = None, context=None, question="Welcher Fluss ist länger?",
@@ -102,14 +109,15 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
 def _language_cache(tmp_path_factory):
     """The signal caches of a test session live in a temporary directory, not in the
     workspace (data/cache): in this process and in every CLI or app it starts."""
-    from audit import heuristics, langid
-    saved = langid.CACHE_DIR, heuristics.CACHE_DIR
+    from audit import heuristics, langid, preservation
+    saved = langid.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR
     saved_env = os.environ.get("AUDIT_CACHE_DIR")
     root = tmp_path_factory.mktemp("cache")
     os.environ["AUDIT_CACHE_DIR"] = str(root)
-    langid.CACHE_DIR, heuristics.CACHE_DIR = root / "langid", root / "heuristics"
+    langid.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = (
+        root / "langid", root / "heuristics", root / "preservation")
     yield langid.CACHE_DIR
-    langid.CACHE_DIR, heuristics.CACHE_DIR = saved
+    langid.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = saved
     if saved_env is None:
         os.environ.pop("AUDIT_CACHE_DIR", None)
     else:

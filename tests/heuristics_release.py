@@ -258,3 +258,54 @@ def build(out_dir: Path, languages: tuple[str, ...] = TARGETS, per_kind: int = 8
     release = Path(out_dir) / "release"
     synth.write_release(records, release)
     return {"release": release, "units": units}
+
+
+# -------------------------------------------------------------------- a small release
+
+SMALL_ROWS, SMALL_PLANTS, SMALL_KEEP = 117, 16, 0.40
+# A shard of two languages (two groups of 210 pairs: they calibrate themselves), one of
+# four (about 105 pairs each: too few) and a sample of all 23 (about 18 each).
+SMALL_RELEASES = {"shard of 2": ("de", "fr"), "shard of 4": ("de", "ru", "zh", "ar"),
+                  "sample of 23": TARGETS}
+
+
+def build_small(out_dir: Path, languages: tuple[str, ...], rows: int = SMALL_ROWS,
+                plants: int = SMALL_PLANTS, keep: float = SMALL_KEEP,
+                seed: int = SEED) -> dict:
+    """A release of `rows` rows, as a shard or a sample is: `rows - plants` rows of four
+    consecutive NTREX-128 lines (languages in turn, each language's blocks one after the
+    other from a seeded line, so no pair repeats), and `plants` rows
+    of one line cut to its first `keep` of words (characters for zh/ja/th), languages in
+    turn. Returns {"release", "units"} as `build` does (kind None or
+    "length_ratio_outlier")."""
+    ntrex = load_ntrex()
+    rng = random.Random(seed)
+    records, units = [], {}
+    total = len(ntrex["en"])
+
+    def add(lang: str, lines: list[int], translated: list[str], kind: str | None) -> None:
+        record = _record(len(records), lang, [ntrex["en"][i] for i in lines], translated)
+        records.append(record)
+        for k, line in enumerate(lines):
+            units[(record["id"], "p00", k)] = {
+                "lang": lang, "line": line, "kind": kind, "source": ntrex["en"][line],
+                "translation": translated[k], "original": ntrex[lang][line]}
+
+    offset = rng.randrange(total)
+    for n in range(rows - plants):
+        lang = languages[n % len(languages)]
+        start = (offset + LINES_PER_ROW * (n // len(languages))) % (total - LINES_PER_ROW)
+        lines = list(range(start, start + LINES_PER_ROW))
+        add(lang, lines, [ntrex[lang][i] for i in lines], None)
+    done = 0
+    while done < plants:
+        lang, line = languages[done % len(languages)], rng.randrange(total)
+        source, words = ntrex["en"][line], _words(ntrex[lang][line], lang)
+        if len(source) < 20 or len(words) < 4:
+            continue
+        add(lang, [line], [_join(words[:max(1, round(len(words) * keep))], lang)],
+            "length_ratio_outlier")
+        done += 1
+    release = Path(out_dir) / "release"
+    synth.write_release(records, release)
+    return {"release": release, "units": units}

@@ -157,12 +157,24 @@ def test_instance_shows_finding_at_its_sentence_and_rtl(server, browser):
     tab.close()
 
 
+def test_instance_marks_what_was_looked_for_and_the_best_match(server, browser):
+    """Row 142: a German-assigned paragraph written in Dutch lost the answer's German
+    rendering: the English sentence marks 'Venice', the translated one its best match."""
+    tab = visit(browser, server + "/Instance?row=142", "Instance",
+                "answer_not_in_evidence: answer 'Venice' lost")
+    marks = tab.locator("mark.ev")
+    assert [marks.nth(i).inner_text() for i in range(marks.count())] == ["Venetië", "Venice"]
+    marks.first.scroll_into_view_if_needed()
+    tab.screenshot(path=str(SHOTS / "instance-answer-lost.png"))
+    tab.close()
+
+
 def test_download_quarantine_csv(server, browser):
     tab = visit(browser, server + "/Export", "Export", "reasons on")
     with tab.expect_download() as download:
         tab.get_by_role("button", name="Download CSV").click()
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
-    assert len(rows) == 129
+    assert len(rows) == 141
     assert {r["status"] for r in rows} == {"quarantined", "review_required"}
     assert rows[0].keys() >= {"id", "source_split", "reason", "paragraph_id", "sentence_index"}
     tab.close()

@@ -42,7 +42,7 @@ def test_findings_page_folds_info_and_shows_severity_per_category():
                                                                   "blocking")] == 6
     assert "info" not in set(table["severity"])
     assert {m.label: m.value for m in at.metric} == {
-        "quarantined": "39", "review required": "39", "accepted": "162",
+        "quarantined": "39", "review required": "40", "accepted": "161",
         "rows in scope": "240"}
     at.toggle[0].set_value(True).run()
     table = at.dataframe[0].value
@@ -166,7 +166,7 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
-    assert "` 129 ` reasons on ` 78 ` rows" in info_text(at)
+    assert "` 141 ` reasons on ` 79 ` rows" in info_text(at)
     whole = at.dataframe[0].value
     assert set(whole["status"]) == {"quarantined", "review_required"}
     filtered_view = page("6_Export", question_language="fa")
@@ -262,6 +262,10 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     assert "3 open, 0 resolved" in markdown_text(at)
     charts = [json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")]
     assert charts == ["bar", "bar", "bar"]      # ratings, preservation, consequences
+    # The planted items name no unit of the demo release in the sidebar: nothing to count.
+    versus = at.dataframe[-3].value
+    assert list(versus["criterion"].unique()) == ["answer_preserved", "entities_preserved"]
+    assert set(versus["units"]) == {0} and set(versus["left_out"]) == {9}
     final = at.dataframe[-2].value
     assert set(final["origin"].dropna()) == {"agreed"}
     queue = at.dataframe[-1].value

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import realdata_release
-from audit import checks, heuristics, readers, scan
+from audit import checks, heuristics, preservation, readers, scan
 from audit.languages import BY_CODE
 from conftest import require_realdata
 
@@ -94,10 +94,12 @@ def built(tmp_path_factory):
     info = realdata_release.build(out)
     specs = [f"{split}={path}" for split, path in info["sources"].items()]
     # Its translated sentences are random NTREX lines, not translations of their HotpotQA
-    # sources: the translation-quality heuristics would judge noise. They are tested on
-    # aligned real pairs (tests/test_heuristics.py).
+    # sources: the translation-quality heuristics and the preservation checks would judge
+    # noise. They are tested on aligned real pairs (tests/test_heuristics.py, XQuAD in
+    # tests/test_preservation.py).
     return info, scan.run(readers.open_release(info["release"], specs),
-                          skip=frozenset(heuristics.HEURISTIC_NAMES))
+                          skip=frozenset(heuristics.HEURISTIC_NAMES)
+                          | frozenset(preservation.PRESERVATION_NAMES))
 
 
 def findings(result, names=None) -> list[tuple]:

@@ -98,7 +98,7 @@ def test_checks_are_the_status_flags(units, scanned):
     con.register("u", units)
     rows = con.sql("SELECT status, count(*) FROM u WHERE unit = 'instance' "
                    "GROUP BY 1").fetchall()
-    assert dict(rows) == {"accepted": 162, "review_required": 39, "quarantined": 39}
+    assert dict(rows) == {"accepted": 161, "review_required": 40, "quarantined": 39}
     assert con.sql("SELECT count(*) FROM u WHERE unit = 'instance' AND \"check\" = 'none' "
                    "AND status <> 'accepted'").fetchall() == [(0,)]
     assert con.sql("SELECT \"check\" FROM u WHERE item_id = "
@@ -150,8 +150,8 @@ def test_equal_allocation_two_dimensions(units):
 
 def test_equal_size_spreads_the_remainder_by_seed(units):
     batch = sample(units, ["status"], seed=11, size=10, where={"unit": "paragraph"})
-    assert strata(batch) == {("accepted",): (1092, 4, 4, 0), ("quarantined",): (263, 3, 3, 0),
-                             ("review_required",): (259, 3, 3, 0)}
+    assert strata(batch) == {("accepted",): (1083, 4, 4, 0), ("quarantined",): (263, 3, 3, 0),
+                             ("review_required",): (268, 3, 3, 0)}
     other = sample(units, ["status"], seed=12, size=10, where={"unit": "paragraph"})
     assert [c["target"] for c in other.manifest["counts"]] == [3, 3, 4]
     assert batch.units.num_rows == other.units.num_rows == 10
@@ -195,9 +195,9 @@ def test_proportional_allocation_sums_to_size(units):
         share = 100 * available / 1614
         assert int(share) <= target <= int(share) + 1
         assert chosen == target and shortfall == 0
-    assert counts[("accepted", "distractor")] == (768, 48, 48, 0)
+    assert counts[("accepted", "distractor")] == (761, 47, 47, 0)
     assert counts[("quarantined", "gold-bridge")] == (15, 1, 1, 0)
-    assert chosen_counts(batch, "status", "support_role")[("review_required", "distractor")] == 11
+    assert chosen_counts(batch, "status", "support_role")[("review_required", "distractor")] == 12
 
 
 def test_proportional_beyond_the_pool_takes_everything(units):

@@ -172,6 +172,13 @@ def test_a_word_found_only_inside_another_is_still_marked():
     assert render.locate("abc", "x") is None and render.locate("abc", "") is None
 
 
+def test_several_evidence_strings_never_mark_inside_a_mark():
+    """A second string ('ev', 'mark', 'class') must not match the first one's tags."""
+    markup = render.paragraph("Venice mark ev class", "en", evidence=("Venice", "ev", "mark"))
+    assert markup == ('<div class="xt" lang="en" dir="auto"><mark class="ev">Venice</mark> '
+                      '<mark class="ev">mark</mark> <mark class="ev">ev</mark> class</div>')
+
+
 # ------------------------------------------------------------------------- SQL
 
 def test_sql_literals_and_identifiers():

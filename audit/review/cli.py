@@ -6,7 +6,10 @@ through the same functions as the Review and Annotations pages.
     review pull BATCH                pull annotations; refusals appended to refusals.jsonl
     review adjudicate BATCH [--adjudicator EMAIL:LANGS ...]
                                      push the open disagreements to adjudicators
-    review report BATCH --out DIR    the CSV and Plotly HTML of every report into a new DIR
+    review report BATCH --out DIR [--release R [--source S]...]
+                                     the CSV and Plotly HTML of every report into a new DIR;
+                                     with the batch's release, the preservation checks
+                                     against the human flags too
 
 Bad input (a spec, a batch, an unreachable server) is one line on stderr and exit 2.
 Progress bars go to stderr. New accounts' passwords are printed once, on stdout, and
@@ -59,6 +62,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="a new directory")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--release", help="the release the batch was drawn from: adds "
+                                     "checks_vs_humans.csv (the preservation checks against "
+                                     "the answer and entity flags)")
+    p.add_argument("--source", action="append", default=[], metavar="SPEC",
+                   help="its HotpotQA source (PATH or split=PATH), repeatable")
     p.set_defaults(func=cmd_report)
 
 
@@ -281,17 +289,26 @@ def cmd_report(args: argparse.Namespace) -> int:
     if table is None or table.num_rows == 0:
         raise InputError(loop.batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
                          "nothing pulled yet", expected="`review pull` first")
-    written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed)
+    extra = {}
+    if args.release:
+        from ..workspace import scan_release
+        from . import agreement, check_agreement
+        final = agreement.final_frame(agreement.prepare(table))
+        extra["checks_vs_humans"] = check_agreement.against_humans(
+            final, scan_release(args.release, args.source or None), args.batch,
+            _workspace(args))
+    written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra)
     print(f"{len(written)} files in {out}:")
     for name in written:
         print(f"  {name}")
     return 0
 
 
-def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0) -> list[str]:
-    """Every report of a pulled table as CSV, the charted ones also as Plotly HTML (with
-    plotly.min.js beside them, so the pages open offline), into a new directory that
-    appears whole or not at all."""
+def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0,
+                  extra: dict | None = None) -> list[str]:
+    """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
+    as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
+    directory that appears whole or not at all."""
     from ..outputs import staged_directory
     from . import agreement, charts, reports
     frame = agreement.prepare(table)
@@ -299,7 +316,7 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0) -> lis
     tables = {"agreement": agreement.agreement(table, n_boot=n_boot, seed=seed),
               **reports.all_reports(table, n_boot=n_boot, seed=seed),
               "final_labels": final.to_arrow(),
-              "adjudication_queue": agreement.queue_frame(final).to_arrow()}
+              "adjudication_queue": agreement.queue_frame(final).to_arrow(), **(extra or {})}
     written = []
     with staged_directory(out, what="report") as staging:
         for name, report in tables.items():

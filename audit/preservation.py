@@ -1,0 +1,615 @@
+"""What the question needs survives translation (issue 22): the answer must still stand in
+the answer-bearing evidence, and the bridge entity must still link the two gold paragraphs.
+Two whole-release checks:
+
+answer_not_in_evidence  a row whose English answer is a name, a number or a date
+                        (`copy_category` name_like / number_or_date), at each supporting
+                        sentence whose English text contains that answer (whole tokens,
+                        release normalisation): the translated sentence must carry it
+bridge_entity_lost      a bridge question, at each supporting sentence of one gold paragraph
+                        whose English text mentions the title of the other gold paragraph
+                        (its trailing "(…)" dropped; else the part before a comma): the
+                        translated sentence must carry that entity
+
+What counts as carrying it, per (language, what is looked for, translated sentence):
+- verbatim: the English text itself (case-folded, fuzzy to `rendering_score` so that an
+  inflected "Obamy" counts), or
+- a rendering from the release itself, the release's own translations being the
+  dictionary: every translated answer whose English answer is this text and every
+  translated title whose English title is, in the sentence's language (so the row's own
+  answer where the languages agree, and on XHotpotQA+ the answer of the sibling view in
+  that language), case-folded, fuzzy to `rendering_score`, or
+- transliterated: the sentence romanised by ICU (`Any-Latin; Latin-ASCII`, word by word;
+  Thai, Chinese and Japanese split by ICU's word break rules) against the English text
+  folded to ASCII, rapidfuzz
+  `partial_ratio`, on the letters and on a phonetic key of both (vowels after a word's
+  first letter, h and doubled letters dropped, w=v, c=k=q, y=i=j…), at least the threshold
+  of the sentence's script (`<script>_score`: latin, cyrillic, greek, arabic, devanagari,
+  bengali, thai, hangul, japanese, han), and
+- every numeral of the English text carried by value (`textsignals.missing_numerals`:
+  digit systems, scale words, calendars), for numbers and dates whatever the script.
+Texts of under MIN_FUZZY_CHARS letters ("UK", "BBC") match only a whole word exactly.
+
+Verdicts. Found: no finding. A numeral missing, or no form found although the release holds
+a rendering in the sentence's language: `lost` (review). Nothing found and no rendering to
+compare with: `unverifiable` (info): romanisation alone cannot tell a translated name
+("Océano Pacífico", "Верховный суд") from a lost one, whatever the script (measured on
+XQuAD by `bench/preservation.py`), so the check says so rather than guess. The detail names
+what was looked for, the best match and its score, and the threshold; `evidence` is the best
+match in the translated sentence and `source_evidence` what was looked for in the English
+one (the Instance page marks both).
+
+Speed: the units are the supporting sentences of each distinct context (the 24 views of an
+XHotpotQA+ source share one), the renderings one join against the release's distinct
+(English, language, translation) pairs, both remembered per release content (`<cache>/
+preservation/units/`, keyed like the heuristics' unit index), and the signals (best matches and scores) are
+computed once per distinct (kind, language, English text, English sentence, translated
+sentence, renderings) and cached by its sha256 (`<cache>/preservation/signals/<version>/`,
+audit.langid's SignalCache). Thresholds are applied in SQL, so a policy that tunes them
+reuses the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+import unicodedata
+import weakref
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+import pyarrow as pa
+
+from . import arrays, descriptors, langid, readers, sqltext, textsignals
+from .checks import ALL, Check
+from .heuristics import Prepared
+from .languages import BY_CODE, CODES
+from .outputs import REPO, cached_parquet, staged_file
+from .sqlsafe import literal
+
+if TYPE_CHECKING:
+    from .readers import Release
+
+CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "preservation"
+TRANSLITERATION = "Any-Latin; Latin-ASCII"
+TARGETS = tuple(code for code in CODES if code != "en")
+UNSPACED = frozenset({"zh", "ja", "th"})
+MIN_FUZZY_CHARS = 4
+SIGNALS_VERSION = "pres-1"
+# Script group (SPEC §4) -> the threshold naming it.
+SCRIPT_KEYS = {"Latin": "latin", "Cyrillic": "cyrillic", "Greek": "greek", "Arabic": "arabic",
+               "Devanagari": "devanagari", "Bengali": "bengali", "Thai": "thai",
+               "Hangul": "hangul", "Japanese": "japanese", "Han": "han"}
+
+
+def script_of(lang: str) -> str:
+    return BY_CODE[lang].script
+
+
+# ------------------------------------------------------------------ words and romanisation
+
+_BREAKERS = threading.local()
+
+
+def _breaker(lang: str):
+    """ICU's word break iterator for a language: stateful, so one per thread."""
+    import icu
+    breakers = _BREAKERS.__dict__.setdefault("by_lang", {})
+    if lang not in breakers:
+        breakers[lang] = icu.BreakIterator.createWordInstance(icu.Locale(lang))
+    return breakers[lang]
+
+
+# A run of letters, marks and digits: Python's \w (fast) plus the combining marks it
+# leaves out (Indic vowel signs, Arabic harakat, Latin diacritics written apart) and
+# ZWNJ/ZWJ, which join Persian and Indic words.
+_WORD = re.compile("[\\w\u0300-\u036f\u0483-\u0489\u0610-\u061a\u064b-\u065f\u0670"
+                   "\u06d6-\u06ed\u0900-\u0dff\u200c\u200d]+")
+
+
+def words(text: str, lang: str) -> list[tuple[int, int]]:
+    """(start, end) of each word or number of a text: runs of letters, marks and digits,
+    and in Thai, Chinese and Japanese the words of ICU's word break rules."""
+    if lang not in UNSPACED:
+        return [m.span() for m in _WORD.finditer(text)]
+    breaker = _breaker(lang)
+    breaker.setText(text)
+    spans, start = [], breaker.first()
+    for end in breaker:
+        if breaker.getRuleStatus() != 0:
+            spans.append((start, end))
+        start = end
+    return spans
+
+
+@lru_cache(maxsize=1)
+def _transliterator():
+    import icu
+    return icu.Transliterator.createInstance(TRANSLITERATION)
+
+
+# Letters of Urdu (and Persian) that ICU's Arabic-Latin rules leave as they are: their
+# Arabic counterparts first.
+_ARABIC_FOLD = str.maketrans({"ہ": "ه", "ھ": "ه", "ۃ": "ة", "ں": "ن", "ے": "ي", "ۓ": "ي",
+                              "ٹ": "ت", "ڈ": "د", "ڑ": "ر", "ک": "ك", "ی": "ي", "ۀ": "ه"})
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+_PHONETIC = (("dzh", "j"), ("dz", "j"), ("zh", "j"), ("kh", "h"), ("ph", "f"), ("th", "t"),
+             ("sch", "s"), ("sh", "s"), ("ch", "c"), ("gh", "g"), ("ck", "k"), ("mp", "b"),
+             ("nt", "d"), ("w", "v"), ("q", "k"), ("c", "k"), ("x", "ks"), ("y", "i"),
+             ("j", "i"))
+_LATER_VOWELS = re.compile(r"(?<=.)[aeiouh]")
+_DOUBLED = re.compile(r"(.)\1+")
+
+
+def phonetic(roman: str) -> str:
+    """A coarse sound key of a romanised word, so that "dzhon elvej" meets "john elway":
+    digraphs merged, w=v, c=k=q, y=i=j, vowels and h after the first letter dropped,
+    doubled letters single."""
+    for old, new in _PHONETIC:
+        roman = roman.replace(old, new)
+    return _DOUBLED.sub(r"\1", _LATER_VOWELS.sub("", roman))
+
+
+@lru_cache(maxsize=500_000)
+def word_forms(word: str) -> tuple[str, str, str]:
+    """One word case-folded (NFKC), romanised (ICU `Any-Latin; Latin-ASCII`, lower-case
+    ASCII letters and digits) and as its phonetic key."""
+    latin = _transliterator().transliterate(word.translate(_ARABIC_FOLD))
+    roman = _NOT_ALNUM.sub("", latin.lower())
+    return unicodedata.normalize("NFKC", word).casefold(), roman, phonetic(roman)
+
+
+def romanise(text: str, lang: str) -> str:
+    """A text romanised word by word, as the check compares it."""
+    return " ".join(word_forms(text[a:b])[1] for a, b in words(text, lang))
+
+
+@dataclass
+class _Joined:
+    """Word forms of a text joined into one string, with each word's place in the string
+    and in the text (so a match in the string names the words of the text it covers)."""
+    text: str
+    string: str
+    places: list[tuple[int, int, int, int]]    # (string start, end, text start, end)
+
+    def original(self, start: int, end: int) -> str:
+        covered = [(a, b) for s, e, a, b in self.places if s < end and e > start]
+        if not covered:
+            return ""
+        return self.text[covered[0][0]:covered[-1][1]]
+
+
+@lru_cache(maxsize=4096)
+def _joined(text: str, lang: str, joiner: str) -> tuple[_Joined, _Joined, _Joined]:
+    """A text's words case-folded, romanised and as phonetic keys (`word_forms`), each
+    form joined by `joiner`."""
+    spans = words(text, lang)
+    forms = [word_forms(text[a:b]) for a, b in spans]
+    out = []
+    for which in range(3):
+        kept = [(form[which], span) for form, span in zip(forms, spans) if form[which]]
+        places, at = [], 0
+        for piece, (a, b) in kept:
+            places.append((at, at + len(piece), a, b))
+            at += len(piece) + len(joiner)
+        out.append(_Joined(text, joiner.join(piece for piece, _ in kept), places))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- matching
+
+@lru_cache(maxsize=1)
+def _fuzz():
+    from rapidfuzz import fuzz
+    return fuzz
+
+
+@dataclass
+class Best:
+    """The best match of one needle in a sentence: score 0–100 and the words it covers."""
+    score: float = 0.0
+    text: str = ""
+    roman: str = ""
+
+
+def _best(needle: _Joined, hay: _Joined, exact: bool) -> Best:
+    """`partial_ratio` of a needle in a haystack (both joined word forms); with `exact`,
+    only a run of whole words equal to the needle counts (score 100)."""
+    if not needle.string or not hay.string:
+        return Best()
+    if exact:
+        words_ = [hay.string[s:e] for s, e, _, _ in hay.places]
+        wanted = [needle.string[s:e] for s, e, _, _ in needle.places]
+        n = len(wanted)
+        for i in range(len(words_) - n + 1):
+            if words_[i:i + n] == wanted:
+                return Best(100.0, hay.original(hay.places[i][0], hay.places[i + n - 1][1]),
+                            hay.string[hay.places[i][0]:hay.places[i + n - 1][1]])
+        return Best()
+    found = _fuzz().partial_ratio_alignment(needle.string, hay.string)
+    if found is None or found.score == 0:
+        return Best()
+    start, end = found.dest_start, found.dest_end     # always the haystack's span
+    return Best(round(found.score, 1), hay.original(start, end), hay.string[start:end])
+
+
+def _letters(text: str) -> int:
+    """Letters, digits and marks (an Indic vowel sign is part of its word's length)."""
+    return sum(ch.isalnum() or unicodedata.category(ch)[0] == "M" for ch in text)
+
+
+def match_signals(kind: str, lang: str, target: str, source: str, translation: str,
+                  renderings: Sequence[str] = ()) -> dict:
+    """Every signal of one unit: where the English text stands in the English sentence
+    (`src_match`), its best verbatim match in the translation (`en_*`), the best match of
+    the release's renderings (`form_*`, `form`), the best romanised match (`roman_*`, the
+    larger of the letters' and the phonetic keys' scores; not computed, NULL, when a
+    verbatim or rendered match scores 100), and the English text's numerals the translation
+    does not carry (`num_missing`, ', '-joined, None when none). `kind` (answer, bridge)
+    only keys the cache."""
+    joiner = "" if lang in UNSPACED else " "
+    exact = _letters(target) < MIN_FUZZY_CHARS and lang not in UNSPACED
+    row: dict = {"forms_n": len(renderings), "src_match": _english_span(target, source)}
+    hay, hay_roman, hay_sound = _joined(translation, lang, joiner)
+    en_native, en_roman, en_sound = _joined(target, "en", joiner)
+    verbatim = _best(en_native, hay, exact)
+    row.update(en_score=verbatim.score, en_match=verbatim.text or None)
+    best_form, best = (renderings[0] if renderings else None), Best()
+    for rendering in renderings:
+        found = _best(_joined(rendering, lang, joiner)[0], hay,
+                      _letters(rendering) < MIN_FUZZY_CHARS and lang not in UNSPACED)
+        if found.score > best.score:
+            best_form, best = rendering, found
+    row.update(form_score=best.score if renderings else None, form_match=best.text or None,
+               form=best_form)
+    if max(verbatim.score, best.score) < 100:
+        roman = _best(en_roman, hay_roman, exact)
+        if len(en_sound.string) >= MIN_FUZZY_CHARS and not exact:
+            sound = _best(en_sound, hay_sound, False)
+            roman = roman if roman.score >= sound.score else sound
+        row.update(roman_score=roman.score, roman_match=roman.text or None,
+                   roman_text=romanise(roman.text, lang) if roman.text else None)
+    missing = textsignals.missing_numerals(target, translation, lang)
+    row["num_missing"] = ", ".join(missing) if missing else None
+    return row
+
+
+def _english_span(target: str, source: str) -> str | None:
+    """The English text as it stands in the English sentence (case-insensitive)."""
+    at = source.casefold().find(target.casefold())
+    if at >= 0 and len(source.casefold()) == len(source):
+        return source[at:at + len(target)]
+    return target if target in source else None
+
+
+# ------------------------------------------------------------------ the signals per unit
+
+SIGNAL_SCHEMA = pa.schema([
+    ("key", pa.string()), ("forms_n", pa.int16()), ("src_match", pa.string()),
+    ("en_score", pa.float64()), ("en_match", pa.string()),
+    ("form_score", pa.float64()), ("form_match", pa.string()), ("form", pa.string()),
+    ("roman_score", pa.float64()), ("roman_match", pa.string()), ("roman_text", pa.string()),
+    ("num_missing", pa.string()),
+])
+COLUMNS = ("key", "kind", "lang", "target", "src", "tgt", "forms")
+
+
+def signal_table(columns: dict[str, list]) -> pa.Table:
+    rows = [match_signals(kind, lang, target, src, tgt, forms or ())
+            for kind, lang, target, src, tgt, forms in
+            zip(*(columns[name] for name in COLUMNS[1:]))]
+    values = {f.name: [r.get(f.name) for r in rows] for f in SIGNAL_SCHEMA if f.name != "key"}
+    return arrays.table({"key": columns["key"], **values}, SIGNAL_SCHEMA)
+
+
+@lru_cache(maxsize=1)
+def cache_version() -> str:
+    """The rules' code, ICU's and rapidfuzz's versions: a change to any never reads stale
+    rows."""
+    import icu
+    from importlib.metadata import version
+    rules = hashlib.sha256(Path(__file__).read_bytes() + Path(textsignals.__file__)
+                           .read_bytes()).hexdigest()[:12]
+    return (f"{SIGNALS_VERSION}-{rules}-icu{icu.ICU_VERSION}-rapidfuzz{version('rapidfuzz')}"
+            f"-unicode{unicodedata.unidata_version}")
+
+
+# ------------------------------------------------------------------ units of a release
+
+_CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
+# A title's trailing disambiguation "(film)", "（电影）" is not part of how a text names it.
+_PAREN = r"'[\s\p{Z}]*[(（][^()（）]*[)）][\s\p{Z}]*$'"
+
+# Each supporting sentence of each distinct context (its paragraph's language, English and
+# translated text) with the context's gold paragraphs (id, English and translated title).
+_SUPPORT = f"""
+CREATE OR REPLACE TEMP TABLE pres_support AS
+WITH c AS (
+    SELECT ctx, candidates, supporting_facts,
+           list_transform(candidates, lambda c: c.paragraph_id) AS cids
+    FROM contexts),
+g AS (
+    SELECT ctx, candidates, cids,
+           list_distinct(list_transform(list_filter(supporting_facts, lambda f:
+               f.paragraph_id IS NOT NULL AND f.sentence_index >= 0
+               AND list_contains(cids, f.paragraph_id)),
+               lambda f: {{'p': f.paragraph_id, 'k': f.sentence_index}})) AS facts
+    FROM c),
+s AS (
+    SELECT ctx,
+           list_transform(facts, lambda f: {{'p': f.p, 'k': f.k,
+               'lang': candidates[list_position(cids, f.p)].language_code,
+               'src': candidates[list_position(cids, f.p)].source_sentences[f.k + 1],
+               'tgt': candidates[list_position(cids, f.p)].sentences[f.k + 1]}}) AS support,
+           list_transform(list_distinct(list_transform(facts, lambda f: f.p)), lambda p: {{
+               'p': p, 'title': candidates[list_position(cids, p)].source_title}}) AS gold
+    FROM g WHERE len(facts) > 0)
+SELECT ctx, f.p AS paragraph_id, f.k::INTEGER AS sentence_index, f.lang, f.src, f.tgt, gold
+FROM (SELECT ctx, gold, unnest(support) AS f FROM s)
+WHERE f.lang IN {_CODES} AND f.src IS NOT NULL AND f.tgt IS NOT NULL
+  AND NOT is_blank(f.src) AND NOT is_blank(f.tgt)
+"""
+
+# answer units: (ctx, English answer) for each eligible answer a view of the context has,
+# at the supporting sentences whose English text contains it; bridge units: at the
+# supporting sentences of a bridge context whose English text mentions the title of
+# another gold paragraph (without its "(…)"; failing that, the part before a comma).
+_UNITS = f"""
+CREATE OR REPLACE TEMP TABLE pres_norms AS
+SELECT s, ' ' || answer_norm_en(s) || ' ' AS n FROM (
+    SELECT src AS s FROM pres_support
+    UNION SELECT source_answer FROM pres_answers
+    UNION SELECT unnest(mentions) FROM (
+        SELECT list_transform(gold, lambda g: regexp_replace(g.title, {_PAREN}, '')) ||
+               list_transform(gold, lambda g: split_part(regexp_replace(g.title, {_PAREN}, ''),
+                                                         ',', 1)) AS mentions
+        FROM pres_support));
+CREATE OR REPLACE TEMP TABLE pres_units AS
+SELECT s.ctx, 'answer' AS kind, s.paragraph_id, s.sentence_index, s.lang, a.source_answer
+         AS target, NULL::VARCHAR AS other, s.src, s.tgt
+FROM pres_support s JOIN pres_answers a USING (ctx)
+JOIN pres_norms ns ON ns.s = s.src JOIN pres_norms na ON na.s = a.source_answer
+WHERE na.n <> '  ' AND contains(ns.n, na.n)
+UNION ALL
+SELECT ctx, 'bridge', paragraph_id, sentence_index, lang,
+       CASE WHEN contains(ns.n, nf.n) THEN m.full ELSE m.head END, other, src, tgt
+FROM (SELECT s.*, g.p AS other, regexp_replace(g.title, {_PAREN}, '') AS full,
+             split_part(regexp_replace(g.title, {_PAREN}, ''), ',', 1) AS head
+      FROM (SELECT *, unnest(gold) AS g FROM pres_support
+            SEMI JOIN (SELECT DISTINCT ctx FROM views WHERE question_type = 'bridge')
+            USING (ctx) WHERE len(gold) >= 2) s
+      WHERE g.p <> s.paragraph_id) m
+JOIN pres_norms ns ON ns.s = m.src
+JOIN pres_norms nf ON nf.s = m.full JOIN pres_norms nh ON nh.s = m.head
+WHERE (nf.n <> '  ' AND contains(ns.n, nf.n))
+   OR (m.head <> m.full AND length(nh.n) >= 6 AND contains(ns.n, nh.n));
+"""
+_ELIGIBLE_ANSWERS = """
+CREATE OR REPLACE TEMP TABLE pres_answers AS
+SELECT DISTINCT ctx, source_answer FROM views
+WHERE source_answer IS NOT NULL AND NOT is_blank(source_answer)
+  AND copy_category(source_answer) IN ('name_like', 'number_or_date')
+"""
+# The release's own translations of each English text the units look for, in the units'
+# languages: translated titles (without their "(…)") and translated answers; one left in
+# English is a rendering too (that language writes the name as English does).
+_RENDERINGS = f"""
+CREATE OR REPLACE TEMP TABLE pres_wanted AS
+SELECT DISTINCT title_key(target) AS k, lang FROM pres_units;
+CREATE OR REPLACE TEMP TABLE pres_dictionary AS
+SELECT DISTINCT w.k, w.lang, d.form FROM (
+    SELECT title_key(regexp_replace(t.en, {_PAREN}, '')) AS k, t.l AS lang,
+           regexp_replace(t.tr, {_PAREN}, '') AS form
+    FROM (SELECT unnest(list_transform(candidates, lambda c: {{
+              'en': c.source_title, 'l': c.language_code, 'tr': c.title}})) AS t
+          FROM contexts)
+    UNION ALL
+    SELECT title_key(source_answer), answer_language, answer FROM views
+    WHERE source_answer IS NOT NULL) d
+JOIN pres_wanted w ON w.k = d.k AND w.lang = d.lang
+WHERE d.form IS NOT NULL AND NOT is_blank(d.form);
+CREATE OR REPLACE TEMP TABLE pres_keyed AS
+SELECT u.*, sha256(u.kind || chr(31) || u.lang || chr(31) || u.target || chr(31) || u.src ||
+                   chr(31) || u.tgt || chr(31) || array_to_string(u.forms, chr(30))) AS key
+FROM (SELECT u.*, coalesce((SELECT list_sort(list(DISTINCT d.form)) FROM pres_dictionary d
+                            WHERE d.k = title_key(u.target) AND d.lang = u.lang),
+                           []::VARCHAR[]) AS forms
+      FROM pres_units u) u;
+"""
+
+
+_PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+BATCH = 50_000
+PARALLEL_FROM = 5_000
+
+
+def prepare(release: "Release", cache_dir: Path | None = None,
+            force: bool = False) -> Prepared:
+    """Table pres_found on the release's connection: every unit (ctx, kind, paragraph_id,
+    sentence_index, lang, target, other, forms) with its signals; once per connection
+    unless `force`."""
+    con = release.con
+    if con in _PREPARED and not force:
+        return _PREPARED[con]
+    descriptors.register(con)       # answer_norm_en
+    done = Prepared()
+    root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    clock = time.perf_counter()
+    _units(release, root)
+    done.seconds["units"] = time.perf_counter() - clock
+    cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
+    with langid.cache_lock(root):
+        clock = time.perf_counter()
+        done.pairs, done.computed = langid.cached_signals(
+            con, cache, "pres_signals", "SELECT DISTINCT key FROM pres_keyed", "pres_missing")
+        done.seconds["lookup"] = time.perf_counter() - clock
+        if done.computed:
+            clock = time.perf_counter()
+            con.execute("""CREATE OR REPLACE TEMP TABLE pres_todo AS
+                SELECT DISTINCT ON (key) key, kind, lang, target, src, tgt, forms
+                FROM pres_keyed SEMI JOIN pres_missing USING (key)""")
+            langid.fill_signals(con, cache, "pres_signals", "pres_todo", COLUMNS,
+                                signal_table, done.computed, BATCH, PARALLEL_FROM)
+            con.execute("DROP TABLE pres_todo")
+            done.seconds["compute"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    con.execute("""CREATE OR REPLACE TEMP TABLE pres_found AS
+        SELECT u.* EXCLUDE (key, src, tgt), s.* EXCLUDE (key)
+        FROM pres_keyed u JOIN pres_signals s USING (key);
+        DROP TABLE pres_missing; DROP TABLE pres_keyed; DROP TABLE pres_signals""")
+    done.seconds["found"] = time.perf_counter() - clock
+    done.units = con.sql("SELECT count(*) FROM pres_found").fetchall()[0][0]
+    done.seconds["total"] = sum(done.seconds.values())
+    _PREPARED[con] = done
+    return done
+
+
+UNIT_INDEXES_KEPT = 8
+
+
+def _units(release: "Release", root: Path) -> None:
+    """Table pres_keyed: every unit with its renderings, texts and signal key, remembered
+    under `<root>/units/` by the sha256 of the release files and of what builds it (the
+    SQL, the macros and normalisation it calls, the context numbering): a warm rescan reads
+    it instead of reading every view's answer and every candidate's title again."""
+    con = release.con
+    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
+                    "('views', 'contexts') ORDER BY 1").fetchall()
+    digest = hashlib.sha256("\n".join(
+        [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), sqltext.MACROS,
+         readers.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
+    digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
+    for path in release.paths:
+        digest.update(release.digests[str(path)].encode("ascii"))
+    index = root / "units" / f"{digest.hexdigest()}.parquet"
+    if cached_parquet(con, index):
+        con.execute("CREATE OR REPLACE TEMP TABLE pres_keyed AS SELECT * FROM "
+                    f"read_parquet({literal(str(index))})")
+        os.utime(index)   # most recently used
+        return
+    for sql in (_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS):
+        con.execute(sql)
+    con.execute("""DROP TABLE pres_support; DROP TABLE pres_norms; DROP TABLE pres_answers;
+                   DROP TABLE pres_units; DROP TABLE pres_wanted; DROP TABLE pres_dictionary""")
+    index.parent.mkdir(parents=True, exist_ok=True)
+    with staged_file(index) as staging:
+        con.execute(f"COPY pres_keyed TO {literal(str(staging))} (FORMAT parquet, "
+                    "COMPRESSION zstd)")
+    for old in sorted(index.parent.glob("*.parquet"),
+                      key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
+        old.unlink(missing_ok=True)
+
+
+def discard(con) -> Prepared | None:
+    """Drop what `prepare` put on a connection and return what it did."""
+    con.execute("DROP TABLE IF EXISTS pres_found")
+    return _PREPARED.pop(con, None)
+
+
+# ------------------------------------------------------------------------ the checks
+
+# Per-script romanised-match thresholds (partial_ratio, 0–100): the lowest score that an
+# unrelated sentence reaches for at most ~1 % of NTREX-128 names in every language of the
+# script (bench/preservation.py prints the table: at 85 all stay within 0.8 %). Arabic
+# script writes few vowels, so its true matches score lower and its unrelated ones too: at
+# 80 it finds 28–50 % of the names (16–33 % at 85) for 0.2–1.0 % false matches.
+SCRIPT_SCORES = {"latin_score": 85.0, "cyrillic_score": 85.0, "greek_score": 85.0,
+                 "arabic_score": 80.0, "devanagari_score": 85.0, "bengali_score": 85.0,
+                 "thai_score": 85.0, "hangul_score": 85.0, "japanese_score": 85.0,
+                 "han_score": 85.0}
+THRESHOLDS = {"rendering_score": 85.0, **SCRIPT_SCORES}
+
+
+def _script_threshold(t: dict) -> str:
+    """The romanised-match threshold of each unit's language, as SQL."""
+    cases = " ".join(f"WHEN {literal(code)} THEN {literal(float(t[SCRIPT_KEYS[script_of(code)] + '_score']))}"
+                     for code in TARGETS)
+    return f"(CASE f.lang {cases} END)"
+
+
+def _names_sql(column: str, mapping: dict[str, str]) -> str:
+    cases = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in mapping.items())
+    return f"(CASE {column} {cases} END)"
+
+
+def _query(release: "Release", t: dict, kind: str, check: str) -> str:
+    prepare(release)
+    rendering = literal(float(t["rendering_score"]))
+    script = _script_threshold(t)
+    language = _names_sql("f.lang", {c: BY_CODE[c].name for c in TARGETS})
+    group = _names_sql("f.lang", {c: script_of(c) for c in TARGETS})
+    label = ("'answer ''' || f.target || ''''" if kind == "answer" else
+             "'bridge entity ''' || f.target || ''' (title of ' || f.other || ')'")
+    best = ("CASE WHEN coalesce(f.roman_score, 0) > greatest(f.en_score, coalesce(f.form_score, 0))"
+            " THEN 'romanised' WHEN coalesce(f.form_score, 0) > f.en_score THEN 'rendering' "
+            "ELSE 'english' END")
+    score = "CASE b WHEN 'romanised' THEN f.roman_score WHEN 'rendering' THEN f.form_score ELSE f.en_score END"
+    text = "CASE b WHEN 'romanised' THEN f.roman_match WHEN 'rendering' THEN f.form_match ELSE f.en_match END"
+    # The verdict: thresholds applied here, so a tuned policy reuses the cached signals.
+    found = (f"(f.en_score >= {rendering} OR coalesce(f.form_score, 0) >= {rendering} "
+             f"OR coalesce(f.roman_score, 0) >= {script})")
+    numeric = r"NOT regexp_matches(f.target, '\p{L}')"
+    via = (f"CASE b WHEN 'romanised' THEN 'romanised ''' || coalesce(f.roman_text, '') || "
+           f"''' ' || printf('%.0f', {score}) || ' < ' || {group} || ' threshold ' || "
+           f"printf('%.0f', {script}) WHEN 'rendering' THEN 'as the rendering ' || "
+           f"printf('%.0f', {score}) || ' < ' || printf('%.0f', {rendering}) ELSE "
+           f"'verbatim ' || printf('%.0f', {score}) || ' < ' || printf('%.0f', {rendering}) END")
+    best_part = (f"CASE WHEN {text} IS NULL THEN 'no match at all' ELSE 'best match ''' || "
+                 f"{text} || ''' (' || {via} || ')' END")
+    detail = f"""CASE
+        WHEN f.num_missing IS NOT NULL THEN {label} || ' lost: numeral ' || f.num_missing ||
+             ' is not in the translated sentence'
+        WHEN f.forms_n > 0 THEN {label} || ' lost: not verbatim, not as the release''s ' ||
+             {language} || ' rendering ''' || f.form || ''', not romanised (' || {group} ||
+             ', ICU); ' || {best_part}
+        ELSE {label} || ' not confirmed: the release holds no ' || {language} ||
+             ' rendering of it and romanised (' || {group} || ', ICU) it does not match; ' ||
+             {best_part} || ': a translated name cannot be told from a lost one' END"""
+    found_units = f"""SELECT f.*, {best} AS b FROM pres_found f
+        WHERE f.kind = {literal(kind)} AND (f.num_missing IS NOT NULL
+              OR (NOT ({numeric}) AND NOT {found}))"""
+    located = f"""SELECT v.rid, v.id, v.source_split, f.paragraph_id, f.sentence_index,
+               {detail} AS detail,
+               CASE WHEN f.num_missing IS NOT NULL OR f.forms_n > 0 THEN 'lost'
+                    ELSE 'unverifiable' END AS category,
+               CASE WHEN f.num_missing IS NULL THEN {text} END AS evidence,
+               f.src_match AS source_evidence
+        FROM ({found_units}) f JOIN views v ON v.ctx = f.ctx AND """ + (
+        "v.source_answer = f.target" if kind == "answer" else "v.question_type = 'bridge'")
+    return f"""SELECT rid, id, source_split, {literal(check)} AS "check", paragraph_id,
+                      sentence_index, detail, category, evidence, source_evidence
+               FROM ({located})"""
+
+
+def _answer_not_in_evidence(release: "Release", t: dict) -> str:
+    return _query(release, t, "answer", "answer_not_in_evidence")
+
+
+def _bridge_entity_lost(release: "Release", t: dict) -> str:
+    return _query(release, t, "bridge", "bridge_entity_lost")
+
+
+def _check(name: str, description: str, query) -> Check:
+    return Check(name, "sentence", "review", "translation", description, ALL, query=query,
+                 thresholds=tuple(THRESHOLDS.items()), categories=("lost", "unverifiable"),
+                 category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION)
+
+
+PRESERVATION_CHECKS = (
+    _check("answer_not_in_evidence",
+           "A name, number or date answer that the English supporting sentence contains is "
+           "not in its translation: not verbatim, not as the release's own rendering in that "
+           "language, not romanised (ICU, per-script fuzzy thresholds); info where no "
+           "rendering exists and romanisation cannot tell.", _answer_not_in_evidence),
+    _check("bridge_entity_lost",
+           "A bridge question's supporting sentence mentions the other gold paragraph's title "
+           "in English, and its translation does not: not verbatim, not as a translated title "
+           "of that entity in the release, not romanised; info where no rendering exists.",
+           _bridge_entity_lost),
+)
+PRESERVATION_NAMES = tuple(check.name for check in PRESERVATION_CHECKS)
