@@ -7,9 +7,9 @@ would judge the release: set-based, nothing re-implemented here.
 `judge`: for each edit, one view holding the unit, as it is (old) and with every candidate
 edit applied (new). Each check's findings on the unit before and after give what the edit
 fixes, what it introduces and what it still raises. Release-wide checks (ids, checksums,
-the shipped flags' consistency, the sources) say nothing about one unit's text and are not
-run; `length_ratio_outlier` is calibrated over the whole release, so a probe cannot judge
-it: the re-scan of the corrected release does (UNJUDGED).
+the shipped flags' consistency, the sources, the sibling views' shared context) say nothing
+about one unit's text and are not run; `length_ratio_outlier` is calibrated over the whole
+release, so a probe cannot judge it: the re-scan of the corrected release does (UNJUDGED).
 
 `derive`: every view an applied edit changes, corrected, scanned with the release's own
 reference checks only; their findings are the rows' structural flags and, by the release's
@@ -34,10 +34,11 @@ from . import jsonl, units
 from .edits import Edit, context_edits, patched_contexts, patched_rows
 
 Progress = Callable[[str], None]
-# Checks about the release as a whole, not about one unit's text.
+# Checks about the release as a whole, not about one unit's text. A probe holds each row
+# twice (as it is and corrected), so `view_context_drift` would see the two as siblings.
 RELEASE_WIDE = frozenset({"record_hash_mismatch", "duplicate_id", "missing_source_id",
                           "unexpected_source_id", "status_mismatch",
-                          "structural_flags_mismatch"})
+                          "structural_flags_mismatch", "view_context_drift"})
 UNJUDGED = {"length_ratio_outlier": "calibrated over the whole release's pairs: a probe of "
                                     "a few units cannot judge it; the re-scan does"}
 HOLDING = ("blocking", "review")
