@@ -11,15 +11,16 @@ import sys
 from pathlib import Path
 
 import realdata_release as real
-from audit import heuristics
+from audit import heuristics, preservation
 
 REPO = Path(__file__).resolve().parent.parent
 # The reference toolkit (GitHub Iman998/XhotpotQA): a checkout named by XHOTPOTQA_TOOLKIT,
 # else the machine's mirror of it; never part of this repository.
 TOOLKIT_MIRROR = Path("/work/.mirror/Iman998+XhotpotQA/repo")
 # Random NTREX lines stand beside HotpotQA sentences in the real-text release: the
-# translation-quality heuristics would judge noise there (tests/test_realdata_release.py).
-HEURISTICS = tuple(heuristics.HEURISTIC_NAMES)
+# translation-quality heuristics and the preservation checks (answer, bridge entity) would
+# judge noise there (tests/test_realdata_release.py).
+HEURISTICS = (*heuristics.HEURISTIC_NAMES, *preservation.PRESERVATION_NAMES)
 SKIP_HEURISTICS = [arg for name in HEURISTICS for arg in ("--skip", name)]
 
 

@@ -35,9 +35,12 @@ def demo():
 def batch(demo, tmp_path_factory):
     workspace = tmp_path_factory.mktemp("reviews")
     units = sampling.build_units(demo)
-    where = " OR ".join(f"(rid = {r} AND paragraph_id = '{p}')" for r, p in UNITS)
-    sample = sampling.sample(units, [], seed=1, size=len(UNITS),
-                             where=f"unit = 'paragraph' AND ({where})")
+    # `where` takes scalar columns only; the (row, paragraph) pairs are picked here first.
+    wanted = [i for i, (unit, rid, paragraph) in enumerate(zip(
+        units["unit"].to_pylist(), units["rid"].to_pylist(), units["paragraph_id"].to_pylist()))
+        if unit == "paragraph" and (rid, paragraph) in UNITS]
+    sample = sampling.sample(units.take(wanted), [], seed=1, size=len(UNITS),
+                             where={"unit": "paragraph"})
     recorded = loop.translation_batch(sample, demo.release, "checks-vs-humans")
     loop._record_batch(recorded, workspace)     # what `review push` records first
     by_place = {(u["rid"], u["paragraph_id"]): u["item_id"] for u in sample.units.to_pylist()}

@@ -145,7 +145,7 @@ def test_a_viewer_browses_and_exports_but_sees_no_push_upload_or_save(viewer_app
                 tab.get_by_role("button", name="Download CSV").click()
             rows = list(csv.DictReader(io.StringIO(
                 Path(download.value.path()).read_text("utf-8"))))
-            assert len(rows) == 129
+            assert len(rows) == 141      # the demo's quarantine reasons
         tab.close()
     context.close()
 
