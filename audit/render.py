@@ -46,6 +46,8 @@ CSS = """
 .cc-info { background: #d7e8fb; color: #124; }
 .cc-orthographic { color: #888; }
 .ev { background: #fff2a8; }
+.d-del { background: #f7c6c2; text-decoration: line-through; }
+.d-ins { background: #c9ecd0; text-decoration: none; }
 .xtable { border-collapse: collapse; width: 100%; font-size: .9em; }
 .xtable th { text-align: left; border-bottom: 2px solid #ccc; padding: .2em .4em; }
 .xtable td { border-bottom: 1px solid #eee; padding: .2em .4em; vertical-align: top; }
@@ -153,6 +155,22 @@ def paragraph(value: str | None, language: str | None = None, css: str = "xt",
         cursor = end
     body = "".join(pieces) + text(value[cursor:])
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
+
+
+def diff(pieces: list[tuple[int, str]], side: str, language: str | None = None) -> str:
+    """One side of a text change as a block: "old" shows what was kept and removed
+    (struck through), "new" what was kept and added. `pieces` are (op, text) with op -1
+    removed, 0 kept, 1 added (audit.repair.desk.char_diff)."""
+    if side not in ("old", "new"):
+        raise ValueError("side is 'old' or 'new'")
+    shown, tag = (-1, "del") if side == "old" else (1, "ins")
+    body = "".join(text(t) if op == 0 else f'<{tag} class="d-{tag}">{text(t)}</{tag}>'
+                   for op, t in pieces if op in (0, shown))
+    if not body:
+        return f'<div class="missing">(empty: no {side} text)</div>'
+    rtl = " xt-rtl" if language in RTL_CODES else ""
+    lang = f' lang="{text(language)}"' if language else ""
+    return f'<div class="xt{rtl}"{lang} dir="auto">{body}</div>'
 
 
 def badge(label: object, kind: str = "") -> str:

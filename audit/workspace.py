@@ -46,6 +46,12 @@ def data_roots() -> list[Path]:
     return [root.resolve() for root in (*roots, UPLOADS)]
 
 
+def repairs_root() -> Path:
+    """Where the Repair page keeps each release's repair area: under the first data root,
+    so every corrected release it writes is served back to Compare and Browse."""
+    return data_roots()[0] / "repairs"
+
+
 def _inside(path: Path, roots: list[Path]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 

@@ -118,6 +118,7 @@ def shot(tab, name: str) -> None:
     ("/Annotations", "Annotations", "annotations", "Annotations"),
     ("/Evaluate", "Evaluate predictions", "evaluate", "Evaluate predictions"),
     ("/Judge", "LLM-judge samples", "judge", "LLM-judge samples"),
+    ("/Repair", "Repair", "repair", "on the work list"),
     ("/Retrieval", "MAPLE retrieval runs", "retrieval", "MAPLE retrieval runs"),
 ])
 def test_every_page_renders(server, browser, path, heading, name, content):

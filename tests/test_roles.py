@@ -114,12 +114,13 @@ def workspace(tmp_path, monkeypatch):
 
 WRITES = {"7_Review": ["Push batch"], "8_Annotations": [
     "Pull annotations from Label Studio", "Push the open items to the adjudicators"],
-    "6_Export": ["Save this scan (findings, status, summary, manifest)"]}
+    "6_Export": ["Save this scan (findings, status, summary, manifest)"],
+    "12_Repair": ["Apply"]}
 NOTES = {"7_Review": ["Pushing a batch (and creating Label Studio accounts)"],
          "8_Annotations": ["Pulling annotations from Label Studio",
                            "Pushing the open items to adjudicators (and creating their "
                            "accounts)"],
-         "6_Export": ["Saving a scan"]}
+         "6_Export": ["Saving a scan"], "12_Repair": ["Applying corrections"]}
 
 
 def run(page: str, **setup) -> AppTest:
@@ -139,7 +140,7 @@ def writes(at: AppTest) -> set[str]:
 
 
 @pytest.mark.parametrize("page", ["app", "6_Export", "7_Review", "8_Annotations",
-                                  "9_Evaluate", "10_Judge"])
+                                  "9_Evaluate", "10_Judge", "12_Repair"])
 def test_a_viewer_sees_no_write_action_and_is_told_why(bound, workspace, page):
     bound("0.0.0.0")
     at = run(page)
@@ -157,7 +158,7 @@ def test_a_viewer_sees_no_write_action_and_is_told_why(bound, workspace, page):
         save_upload(object(), (".parquet",))
 
 
-@pytest.mark.parametrize("page", ["6_Export", "7_Review", "8_Annotations"])
+@pytest.mark.parametrize("page", ["6_Export", "7_Review", "8_Annotations", "12_Repair"])
 def test_an_operator_on_loopback_sees_every_write_action(bound, workspace, page):
     bound("127.0.0.1")
     at = run(page)

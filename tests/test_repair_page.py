@@ -1,0 +1,81 @@
+"""The Repair page in a real browser, as a release manager uses it on the demo: apply a
+corrections file, read each outcome with its diff and checks, accept the held one, and open
+Compare on the corrected release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pyarrow.parquet as pq
+
+import repair_demo
+from audit.repair import desk
+from audit.workspace import DEMO_RELEASE, scan_release
+from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
+
+
+def _metrics(tab) -> dict[str, str]:
+    return {m.get_by_test_id("stMetricLabel").inner_text().strip():
+            m.get_by_test_id("stMetricValue").inner_text().strip()
+            for m in tab.get_by_test_id("stMetric").all()}
+
+
+def _pick_first_row(tab, grid: int) -> None:
+    """Tick the first row of the page's `grid`-th table (a canvas: click its checkbox)."""
+    frame = tab.get_by_test_id("stDataFrame").nth(grid)
+    frame.scroll_into_view_if_needed()
+    box = frame.bounding_box()
+    tab.mouse.click(box["x"] + 18, box["y"] + 53)
+
+
+def test_apply_read_accept_and_compare(server, browser, tmp_path_factory):  # noqa: F811
+    base = tmp_path_factory.getbasetemp()         # the server's first data root
+    fixes = repair_demo.write_fixes(scan_release().release, base / "demo-fixes.jsonl")
+    tab = visit(browser, f"{server}/Repair", "Repair",
+                "72 unit(s) on 72 view(s) of 72 on the work list")
+    box = tab.get_by_label("Corrections file (JSONL or CSV) under the data roots")
+    box.fill(str(fixes))
+    box.press("Enter")
+    author = tab.get_by_label("Author of lines that name none")
+    author.fill("Vendor A")
+    author.press("Enter")
+    settled(tab)
+    tab.get_by_role("button", name="Apply", exact=True).click()
+    settled(tab, "Rows changed", "Applied 1, held 1, refused 0 of 2 correction(s)")
+    assert {k: _metrics(tab)[k] for k in ("Corrections", "Applied", "Held", "Refused",
+                                          "Rows changed")} == {
+        "Corrections": "2", "Applied": "1", "Held": "1", "Refused": "0", "Rows changed": "1"}
+
+    _pick_first_row(tab, 3)                       # outcomes: the held one is listed first
+    settled(tab, "Held: ", "Checks after")
+    assert tab.get_by_test_id("stAlert").filter(has_text="near_source_copy").count() == 1
+    assert tab.get_by_text("(empty: no old text)").count() == 1
+    inserted = tab.locator("ins.d-ins")
+    assert inserted.all_inner_texts() == [repair_demo.TURKISH[3]]
+    shot(tab, "repair-held")
+    tab.get_by_label("Reviewer (your name)").fill("Reviewer B")
+    tab.get_by_label("Reviewer (your name)").press("Enter")
+    settled(tab)
+    tab.get_by_role("button", name="Accept and apply again").click()
+    settled(tab, "Applied 2, held 0, refused 0 of 2 correction(s); 2 row(s) changed")
+    assert {k: _metrics(tab)[k] for k in ("Applied", "Held", "Rows changed")} == {
+        "Applied": "2", "Held": "0", "Rows changed": "2"}
+
+    area = desk.area(base / "repairs", scan_release().release)
+    newest = desk.applies(area)[0]["out"]
+    tr = next(r for path in sorted(Path(newest).glob("*.parquet"))
+              if path.name != "corrections.parquet"
+              for r in pq.read_table(path).to_pylist() if r["id"] == repair_demo.TURKISH[0])
+    assert repair_demo.TURKISH[3] in json.dumps(tr, ensure_ascii=False, default=str)
+    shot(tab, "repair-accepted")
+
+    tab.get_by_text("Compare the corrected release with this one").click()
+    tab.get_by_role("heading", name="Compare two releases").first.wait_for(timeout=90_000)
+    # The two corrected findings fixed; the accepted near copy introduced.
+    settled(tab, "Sources in both", "Acceptance gate", "2 fixed, 1 introduced")
+    query = parse_qs(urlparse(tab.url).query)
+    assert query["old"] == [str(DEMO_RELEASE)] and query["release"] == [str(newest)]
+    assert tab.locator('[data-testid="stException"]').count() == 0
+    shot(tab, "repair-compare")
