@@ -65,6 +65,12 @@ st.download_button("Corrections template (JSONL, the chosen units pre-filled)",
                    mime="application/x-ndjson", key="repair_template")
 
 
+def findings_table(findings: list[dict]) -> None:
+    html(render.table(["check", "severity", "sentence", "detail"], [
+        [render.text(f["check"]), render.badge(f["severity"], f["severity"]),
+         render.text(f["sentence_index"]), render.text(f["detail"])] for f in findings]))
+
+
 def _unit_text(unit: dict, side: str) -> list[str]:
     if unit["unit"] == "paragraph":
         return list(unit["sentences" if side == "text" else "source_sentences"] or [])
@@ -86,10 +92,7 @@ def show_unit(unit: dict) -> None:
         st.markdown("**Current translation**")
         html(*(render.paragraph(s, unit["language"], evidence=marks)
                for s in _unit_text(unit, "text")))
-    html(render.table(["check", "severity", "sentence", "detail"], [
-        [render.text(f["check"]), render.badge(f["severity"], f["severity"]),
-         render.text(f["sentence_index"]), render.text(f["detail"])]
-        for f in unit["findings"]]))
+    findings_table(unit["findings"])
 
 
 rows = picked.selection.rows if picked else []
@@ -212,10 +215,7 @@ def show_change(change: dict) -> None:
                             ("Checks after", change["after"])):
         st.markdown(f"**{label}**")
         if findings:
-            html(render.table(["check", "severity", "sentence", "detail"], [
-                [render.text(f["check"]), render.badge(f["severity"], f["severity"]),
-                 render.text(f["sentence_index"]), render.text(f["detail"])]
-                for f in findings]))
+            findings_table(findings)
         else:
             st.caption("none")
 
