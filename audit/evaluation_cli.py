@@ -158,6 +158,10 @@ def parse_ks(text: str) -> tuple[int, ...]:
                          expected="e.g. 5,10,20") from None
     if not ks or min(ks) < 1:
         raise InputError("--k", f"{text!r}", expected="positive cut-offs, e.g. 5,10,20")
+    repeated = sorted({k for k in ks if ks.count(k) > 1})
+    if repeated:
+        raise InputError("--k", f"{text!r} repeats {', '.join(map(str, repeated))}",
+                         expected="each cut-off once, e.g. 5,10,20")
     return ks
 
 

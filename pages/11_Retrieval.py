@@ -15,8 +15,9 @@ from audit.workspace import served_file, stamp
 from pages import say, setup
 
 setup("Retrieval", "MAPLE retrieval runs")
-st.caption("hit@k per query from ranx (hit_rate@k = trec_eval success@k); the demo files are "
-           "synthetic (`python -m audit eval-demo`).")
+st.caption("hit@k per query: the mapped paper among the run's first k documents, ordered as "
+           "trec_eval does (score descending, ties by document id descending); unranked "
+           "queries score 0. The demo files are synthetic (`python -m audit eval-demo`).")
 
 with st.sidebar:
     st.markdown("**Retrieval inputs**")
@@ -31,7 +32,7 @@ with st.sidebar:
     ks_text = st.text_input("Cut-offs k", value="5,10,20", key="ret_k")
 
 
-@st.cache_data(show_spinner="Scoring runs with ranx…", max_entries=4)
+@st.cache_data(show_spinner="Scoring runs…", max_entries=4)
 def computed(qrels_file: tuple, runs: tuple, queries_file: tuple, ks: tuple):
     """Each file as its stamp (path, time, size): a changed file is scored again."""
     return retrieval.evaluate_runs(qrels_file[0][0], [path for path, _, _ in runs],

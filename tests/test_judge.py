@@ -226,3 +226,84 @@ def test_cli_judge_writes_reports_and_strict_fails_on_errors(full, tmp_path):
     pq.write_table(bad, tmp_path / "bad.parquet")
     done = _cli("judge", tmp_path / "bad.parquet", "--strict", "--n-boot", 100)
     assert done.returncode == 1 and "outside 0–100" in done.stdout
+
+
+# ------------------------------------------------------------------ issue 26, items 5–7
+
+def _with(table: pa.Table, name: str, values, kind=None) -> pa.Table:
+    return table.set_column(table.column_names.index(name), name, pa.array(values, kind))
+
+
+def test_one_prompt_version_with_a_hash_per_unit_is_the_contract(full, tmp_path):
+    """The reference builder's layout: one judge_prompt_version, the paragraph and question
+    prompt e939a00a…, the answer prompt 7e560af3…."""
+    table = full["v1"]
+    units = table.column("unit").to_pylist()
+    table = _with(table, "judge_prompt_version", ["glm-judge-v1"] * table.num_rows)
+    table = _with(table, "judge_prompt_sha256", [("7e560af3" if u == "answer" else "e939a00a")
+                                                 + "0" * 56 for u in units])
+    assert judge.validate(_file(tmp_path, table)).num_rows == 0
+    pq.write_table(table, tmp_path / "reference.parquet")
+    done = _cli("judge", tmp_path / "reference.parquet", "--strict", "--n-boot", 100)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 departure(s) from the schema and design" in done.stdout
+
+
+def test_an_unknown_unit_with_a_release_is_reported_and_left_out(demo, tmp_path):
+    from audit.evaluation_cli import judge_reports
+    release, result, table = demo
+    units = table.column("unit").to_pylist()
+    first_answer = units.index("answer")
+    units[first_answer] = "title"
+    pq.write_table(_with(table, "unit", units), tmp_path / "title.parquet")
+    reports = judge_reports([str(tmp_path / "title.parquet")], release, result.findings,
+                            n_boot=100)
+    issues = [r for r in reports["validation_0"].to_pylist() if r["check"] == "unit"]
+    assert issues == [{"severity": "error", "check": "unit", "n": 1, "detail": "1 row(s) with "
+                       "a unit other than paragraph / question / answer (left out of every "
+                       "statistic)"}]
+    answers = [r for r in reports["copies_0"].to_pylist()
+               if (r["language"], r["unit"]) == ("all", "answer")]
+    assert sum(r["n"] for r in answers) == 45          # 46 answers, one now a "title"
+    assert {r["unit"] for r in reports["copies_0"].to_pylist()} == set(judge.UNITS)
+
+
+def test_release_join_counts_paragraph_and_question_units_apart(demo, tmp_path):
+    release, _, table = demo
+    units, paragraphs = table.column("unit").to_pylist(), table.column("paragraph_id").to_pylist()
+    question = units.index("question")
+    paragraph = units.index("paragraph")
+    paragraphs[question] = "p00"                       # a question carrying a paragraph_id
+    paragraphs[paragraph] = "no-such-paragraph"
+    issues = {r["detail"] for r in judge.validate(
+        _file(tmp_path, _with(table, "paragraph_id", paragraphs)), release).to_pylist()
+        if r["check"] == "release join"}
+    assert issues == {"1 paragraph unit(s) whose paragraph_id the instance does not have",
+                      "1 question/answer unit(s) with a paragraph_id, which no question or "
+                      "answer of the instance has"}
+
+
+def test_a_text_sampling_seed_is_compared_by_value(full, tmp_path):
+    seeds = ["20260810"] * full["v1"].num_rows
+    seeds[5] = "7"
+    checks = [(r["check"], r["detail"]) for r in judge.validate(
+        _file(tmp_path, _with(full["v1"], "sampling_seed", seeds))).to_pylist()]
+    assert checks == [("schema", "field sampling_seed is string, expected int64"),
+                      ("sampling seed", "sampling_seed 7 (design 20260810)")]
+
+
+def test_synthetic_language_means_keep_their_published_rounding(full):
+    """V1 Spanish paragraphs are published as 95.08 over 80 units: the only sum whose mean
+    rounds (half up) to it is 7606 (95.075; 7607 gives 95.0875 → 95.09)."""
+    assert judge_synth.rounding_range(95.08, 2, 80) == (7606, 7606)
+    assert judge_synth.rounding_range(93.12, 2, 80) == (7450, 7449)    # no sum reproduces it
+    for profile, table in full.items():
+        sums = judge_synth.stratum_sums(profile, judge.DESIGN)
+        for u, unit in enumerate(judge.UNITS):
+            for lang in judge.LANGUAGE_CODES:
+                low, high = judge_synth.rounding_range(
+                    judge_synth.PROFILES[profile]["languages"][lang][u], 2, judge.DESIGN[unit])
+                assert low > high or low <= sums[(lang, unit)] <= high, (profile, lang, unit)
+    spanish = pc.and_(pc.equal(full["v1"]["target_language"], "es"),
+                      pc.equal(full["v1"]["unit"], "paragraph"))
+    assert pc.sum(full["v1"].filter(spanish)["score"]).as_py() == 7606

@@ -167,7 +167,8 @@ def validate(judge: JudgeFile, release=None, copies: pa.Table | None = None) -> 
                 "('paragraph', 'question', 'answer')")
     if bad:
         issues.append(_issue("error", "unit", f"{bad} row(s) with a unit other than "
-                             "paragraph / question / answer", bad))
+                             "paragraph / question / answer (left out of every statistic)",
+                             bad))
     bad = count("SELECT count(*) FROM j WHERE (unit = 'paragraph') <> (paragraph_id IS NOT NULL)")
     if bad:
         issues.append(_issue("warning", "paragraph_id", f"{bad} row(s) where paragraph_id is "
@@ -194,7 +195,9 @@ ISSUE_SCHEMA = pa.schema([("severity", pa.string()), ("check", pa.string()),
 
 def _consistency(con, table: pa.Table) -> list[dict]:
     issues = []
-    version, digest = _column(table, "judge_prompt_version"), _column(table, "judge_prompt_sha256")
+    # One prompt per unit; one prompt version may carry several (the reference builder's
+    # paragraph/question prompt differs from its answer prompt under the same version).
+    digest = _column(table, "judge_prompt_sha256")
     if digest != "NULL":
         for unit, hashes in con.sql(
                 f"SELECT unit, list(DISTINCT {digest}) FROM j GROUP BY unit ORDER BY unit"
@@ -203,12 +206,6 @@ def _consistency(con, table: pa.Table) -> list[dict]:
                 issues.append(_issue("error", "prompt hash", f"{unit}: {len(hashes)} different "
                                      f"prompt hashes in one file ({', '.join(map(str, hashes))})",
                                      len(hashes)))
-        if version != "NULL":
-            for v, hashes in con.sql(f"SELECT {version}, list(DISTINCT {digest}) FROM j "
-                                     "GROUP BY 1").fetchall():
-                if len(hashes) > 1:
-                    issues.append(_issue("error", "prompt hash", f"prompt version {v} has "
-                                         f"{len(hashes)} different hashes", len(hashes)))
     model = _column(table, "requested_judge_model")
     if model != "NULL":
         models = [m for (m,) in con.sql(f"SELECT DISTINCT {model} FROM j").fetchall()]
@@ -255,11 +252,12 @@ def _design(con, table: pa.Table) -> list[dict]:
                              "languages", n))
     seed = _column(table, "sampling_seed")
     if seed != "NULL":
-        for value, n in con.sql(f"SELECT {seed}, count(*) FROM j GROUP BY 1 ORDER BY 1"
-                                ).fetchall():
+        # A seed stored as text (a schema warning already) is compared by its value.
+        for shown, value, n in con.sql(f"SELECT {seed}::VARCHAR, TRY_CAST({seed} AS BIGINT), "
+                                       "count(*) FROM j GROUP BY 1, 2 ORDER BY 1").fetchall():
             if value != SAMPLING_SEED:
-                issues.append(_issue("warning", "sampling seed", f"sampling_seed {value} "
-                                     f"(design {SAMPLING_SEED})", n))
+                issues.append(_issue("warning", "sampling seed", f"sampling_seed "
+                                     f"{shown or 'missing'} (design {SAMPLING_SEED})", n))
     return issues
 
 
@@ -302,10 +300,19 @@ def _against_release(table: pa.Table, release) -> list[dict]:
     if missing_instance:
         issues.append(_issue("error", "release join", f"{missing_instance} unit(s) whose "
                              "instance_id the release does not have", missing_instance))
-    missing_unit = joined.filter(pl.col("instance_found") & ~pl.col("found")).height
-    if missing_unit:
-        issues.append(_issue("error", "release join", f"{missing_unit} paragraph unit(s) whose"
-                             " paragraph_id the instance does not have", missing_unit))
+    unmatched = joined.filter(pl.col("instance_found") & ~pl.col("found"))
+    missing_paragraph = unmatched.filter(pl.col("unit") == "paragraph").height
+    if missing_paragraph:
+        issues.append(_issue("error", "release join", f"{missing_paragraph} paragraph unit(s) "
+                             "whose paragraph_id the instance does not have",
+                             missing_paragraph))
+    # A question or answer matches only without a paragraph_id; other units are reported
+    # by the unit check.
+    with_paragraph = unmatched.filter(pl.col("unit").is_in(["question", "answer"])).height
+    if with_paragraph:
+        issues.append(_issue("error", "release join", f"{with_paragraph} question/answer "
+                             "unit(s) with a paragraph_id, which no question or answer of the "
+                             "instance has", with_paragraph))
     found = joined.filter(pl.col("found"))
     for check, condition, what in (
             ("language", pl.col("lang") != pl.col("target_language"),
@@ -539,7 +546,8 @@ COPY_SCHEMA = pa.schema([
 def copy_split(units: pa.Table) -> pa.Table:
     """Mean score of exact copies vs the rest (Tables 10, 20, 21 split), per language and unit
     and over all languages; `hash_equal` counts the file's own equal-hash units."""
-    frame = pl.from_arrow(units).filter(pl.col("score").is_between(0, 100))
+    frame = pl.from_arrow(units).filter(pl.col("score").is_between(0, 100),
+                                        pl.col("unit").is_in(UNITS))
     if "hash_equal" not in frame.columns:
         frame = frame.with_columns(pl.lit(None, pl.Boolean).alias("hash_equal"))
     pooled = frame.with_columns(pl.lit("all").alias("target_language"))

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -62,20 +64,36 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def rounding_range(mean: float, decimals: int, n: int) -> tuple[int, int]:
+    """The integer sums s of n scores whose mean s / n rounds (half up) to `mean` at
+    `decimals` places; empty (low > high) when no sum does."""
+    half = Fraction(1, 2 * 10 ** decimals)
+    return (math.ceil((Fraction(str(mean)) - half) * n),
+            math.ceil((Fraction(str(mean)) + half) * n) - 1)
+
+
 def stratum_sums(profile: str, design: dict[str, int]) -> dict[tuple[str, str], int]:
-    """Integer score sum per (language, unit): the language means' sums, corrected (largest
-    rounding remainder first) so each unit's total is round(unit mean × N)."""
+    """Integer score sum per (language, unit): each language's sum nearest its published
+    2-decimal mean, then corrected one point at a time (largest rounding remainder first) so
+    the unit's total gives its published 3-decimal mean. A correction goes first to
+    languages whose mean still rounds to the published figure, so no language's mean
+    departs from its table entry to fix the unit's."""
     spec = PROFILES[profile]
     sums = {}
     for u, unit in enumerate(UNITS):
         n = design[unit]
         raw = {lang: spec["languages"][lang][u] * n for lang in LANGUAGE_CODES}
         chosen = {lang: round(value) for lang, value in raw.items()}
+        ranges = {lang: rounding_range(spec["languages"][lang][u], 2, n)
+                  for lang in LANGUAGE_CODES}
         residual = round(spec["units"][u] * n * len(LANGUAGE_CODES)) - sum(chosen.values())
-        order = sorted(LANGUAGE_CODES, key=lambda lang: (raw[lang] - chosen[lang]) *
-                       (1 if residual > 0 else -1), reverse=True)
+        step = 1 if residual > 0 else -1
+        order = sorted(LANGUAGE_CODES, key=lambda lang: (
+            ranges[lang][0] <= chosen[lang] + step <= ranges[lang][1]
+            or ranges[lang][0] > ranges[lang][1], (raw[lang] - chosen[lang]) * step),
+            reverse=True)
         for lang in order[:abs(residual)]:
-            chosen[lang] += 1 if residual > 0 else -1
+            chosen[lang] += step
         sums.update({(lang, unit): chosen[lang] for lang in LANGUAGE_CODES})
     return sums
 

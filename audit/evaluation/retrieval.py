@@ -7,26 +7,29 @@ Inputs (validated line by line; a bad line is an InputError naming it):
   `{"query_id", "paper_id", "aspect"}`; aspect ∈ motivation, method, experiment-result
   ("experiment/result" and "experiment_result" are read as experiment-result).
 
-Per query, hit@k (the target paper among the top k) is computed by `ranx` (its hit_rate@k,
-trec_eval's success@k). The run's order is made explicit before the library sees it: score
-descending, ties broken by the run's rank, then docid, so a tie never depends on the
-library's sort. Queries of the mapping without a ranking score 0 and are counted; run
-queries outside the mapping are ignored and counted; a mapped query without qrels is an
-error (its hit is undefined).
+Per query, hit@k = 1 when the query's mapped paper is among the run's first k documents for
+that query (MAPLE's 1[q →ₖ p]). The qrels must agree: a mapped query's relevant documents
+are exactly its mapped paper (anything else is refused, naming the query), so the hit is
+the same read from either. The run's order is trec_eval's: score descending, ties by
+document id descending (byte order); the rank column is not used. Hits are computed in one
+DuckDB join keyed by (query id, document id), so a query can never be paired with another
+query's ranking. Queries of the mapping the run does not rank score 0 and are counted, as
+are ranked queries whose paper the run does not retrieve; run queries outside the mapping
+are ignored and counted; a mapped query without qrels is an error (its hit is undefined).
+A (query, document) pair judged twice with different relevance is refused, naming both lines
+(trec_eval refuses it too).
 
 Per paper p with queries Q_p: AllAspect@k = 1 if every query hits, AnyAspect@k = 1 if at
 least one does, AspectCoverage@k = the share that hit; each is averaged over papers. Per
 aspect, R@k = the share of that aspect's queries that hit. Intervals: a bootstrap over
 papers (a paper carries all its queries), 2,000 replicates by default. Two runs: the
-paired difference B − A with the same paper resamples, and a paired randomisation test
-(sign flips of per-paper / per-query differences, SciPy's permutation_test, seeded).
-ranx's own Fisher test draws from numba's per-thread generators and gives a different
-p-value on every call even with one thread, so it cannot back a seeded report.
+paired difference B − A with the same paper resamples, and a paired randomisation test at
+the same level: sign flips per paper (of its paper-metric difference, or of the sum of its
+differences over the aspect's queries for R@k), SciPy's permutation_test, seeded.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +49,10 @@ PAPER_METRICS = ("all_aspect", "any_aspect", "aspect_coverage")
 N_BOOT = 2000
 SEED = 20260810
 N_PERMUTATIONS = 10_000
+HIT_RULE = ("1 if the query's mapped paper (its only relevant document in the qrels) is among "
+            "the run's first k documents for the query, in trec_eval's order: score "
+            "descending, ties by document id descending, the rank column not used; an "
+            "unranked query, or one whose paper the run does not retrieve, scores 0")
 
 
 def _lines(path: Path):
@@ -63,7 +70,8 @@ def _lines(path: Path):
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    qrels: dict[str, dict[str, int]] = {}
+    """qid → {docid: relevance}."""
+    qrels: dict[str, dict[str, tuple[int, str]]] = {}
     for where, parts in _lines(Path(path)):
         if len(parts) != 4:
             raise InputError(path, f"{len(parts)} fields", where=where,
@@ -73,10 +81,16 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         except ValueError:
             raise InputError(path, f"relevance {parts[3]!r} is not an integer",
                              where=where, expected="qid iter docid rel") from None
-        qrels.setdefault(parts[0], {})[parts[2]] = rel
+        judged = qrels.setdefault(parts[0], {})
+        if parts[2] in judged and judged[parts[2]][0] != rel:
+            first, first_where = judged[parts[2]]
+            raise InputError(path, f"query {parts[0]!r} document {parts[2]!r} judged "
+                             f"{first} on {first_where} and {rel} on {where}", where=where,
+                             expected="one relevance per query and document")
+        judged.setdefault(parts[2], (rel, where))
     if not qrels:
         raise InputError(path, "no judgement", expected="qid iter docid rel lines")
-    return qrels
+    return {q: {d: rel for d, (rel, _) in judged.items()} for q, judged in qrels.items()}
 
 
 def read_run(path: str | Path) -> dict[str, list[tuple[str, int, float]]]:
@@ -136,37 +150,54 @@ def read_queries(path: str | Path) -> dict[str, tuple[str, str]]:
 
 # ----------------------------------------------------------------------------- hits
 
-def _ordered(run: dict[str, list[tuple[str, int, float]]]) -> dict[str, dict[str, float]]:
-    """The run with strictly decreasing scores in the order score ↓, rank ↑, docid ↑."""
-    out = {}
-    for qid, docs in run.items():
-        ranked = sorted(docs, key=lambda d: (-d[2], d[1], d[0]))
-        out[qid] = {doc: float(len(ranked) - i) for i, (doc, _, _) in enumerate(ranked)}
-    return out
-
-
-def hits(qrels: dict, run: dict, queries: dict, ks: tuple[int, ...]) -> dict[int, np.ndarray]:
-    """hit@k per mapped query (mapping order) from ranx."""
-    from ranx import Qrels, Run, evaluate
-    qids = list(queries)
-    no_qrels = [q for q in qids if not any(v > 0 for v in qrels.get(q, {}).values())]
+def check_targets(qrels: dict, queries: dict) -> None:
+    """Every mapped query's relevant documents are exactly its mapped paper (module
+    docstring): otherwise a hit read from the qrels would not be MAPLE's 1[q →ₖ p]."""
+    no_qrels = [q for q in queries if not any(v > 0 for v in qrels.get(q, {}).values())]
     if no_qrels:
         raise InputError("qrels", f"{len(no_qrels)} mapped quer(ies) without a relevant "
                          f"document, e.g. {no_qrels[0]!r}",
                          expected="a relevant document for every mapped query")
-    ordered = _ordered(run)
-    lib_qrels = Qrels({q: {d: r for d, r in qrels[q].items() if r > 0} for q in qids})
-    lib_run = Run({q: ordered.get(q) or {} for q in qids})
-    lib_run = lib_run.make_comparable(lib_qrels)
-    with warnings.catch_warnings():   # numba's note about ranx's own uint64 → int64 ids
-        warnings.simplefilter("ignore")
-        scores = evaluate(lib_qrels, lib_run, [f"hit_rate@{k}" for k in ks],
-                          return_mean=False)
-    if len(ks) == 1:
-        scores = {f"hit_rate@{ks[0]}": scores}
-    order = {q: i for i, q in enumerate(lib_run.get_query_ids())}
-    position = np.array([order[q] for q in qids])
-    return {k: np.asarray(scores[f"hit_rate@{k}"], dtype=float)[position] for k in ks}
+    for qid, (paper, _) in queries.items():
+        relevant = sorted(d for d, rel in qrels[qid].items() if rel > 0)
+        if relevant != [paper]:
+            raise InputError("qrels", f"query {qid!r}: relevant document(s) "
+                             f"{', '.join(map(repr, relevant))}, its mapped paper is {paper!r}",
+                             expected="the mapped paper as the query's only relevant document")
+
+
+_POSITIONS = """
+SELECT m.ordinal, t.position
+FROM mapping m
+LEFT JOIN (SELECT qid, docid, row_number() OVER (PARTITION BY qid
+                                                 ORDER BY score DESC, docid DESC) AS position
+           FROM run) t
+  ON t.qid = m.qid AND t.docid = m.paper
+ORDER BY m.ordinal
+"""
+
+
+def target_positions(run: dict, queries: dict) -> np.ndarray:
+    """Per mapped query (mapping order) the 1-based position of its paper in the run under
+    trec_eval's order (score ↓, docid ↓), 0 when the run does not retrieve it."""
+    import duckdb
+    run_table = pa.table({
+        "qid": [q for q, docs in run.items() for _ in docs],
+        "docid": [d for docs in run.values() for d, _, _ in docs],
+        "score": pa.array([s for docs in run.values() for _, _, s in docs], pa.float64())})
+    mapping = pa.table({"ordinal": range(len(queries)), "qid": list(queries),
+                        "paper": [paper for paper, _ in queries.values()]})
+    con = duckdb.connect()
+    con.register("run", run_table)
+    con.register("mapping", mapping)
+    positions = con.sql(_POSITIONS).to_arrow_table().column("position")
+    con.close()
+    return positions.fill_null(0).to_numpy().astype(np.int64)
+
+
+def hits(positions: np.ndarray, ks: tuple[int, ...]) -> dict[int, np.ndarray]:
+    """hit@k per mapped query: its paper retrieved at a position ≤ k."""
+    return {k: ((positions > 0) & (positions <= k)).astype(float) for k in ks}
 
 
 @dataclass
@@ -203,6 +234,7 @@ def evaluate_runs(qrels_path, run_paths: list, queries_path, ks=(5, 10, 20),
                   n_permutations: int = N_PERMUTATIONS) -> RetrievalReport:
     """Metrics of one or two runs (module docstring)."""
     qrels, queries = read_qrels(qrels_path), read_queries(queries_path)
+    check_targets(qrels, queries)
     runs = [read_run(p) for p in run_paths]
     labels = ["A", "B"][:len(runs)]
     qids = list(queries)
@@ -212,9 +244,14 @@ def evaluate_runs(qrels_path, run_paths: list, queries_path, ks=(5, 10, 20),
     query_boot = stats.ClusterBootstrap(paper_index, n_boot, seed, "papers")
     per_query = {"qid": qids, "paper": [queries[q][0] for q in qids],
                  "aspect": [queries[q][1] for q in qids]}
-    rows, by_run = [], []
+    rows, by_run, not_retrieved = [], [], {}
     for label, run in zip(labels, runs):
-        run_hits = hits(qrels, run, queries, tuple(ks))
+        positions = target_positions(run, queries)
+        per_query[f"position_{label}"] = pa.array(np.where(positions > 0, positions, None),
+                                                  pa.int64())
+        not_retrieved[label] = int(sum(1 for q, at in zip(qids, positions)
+                                       if at == 0 and q in run))
+        run_hits = hits(positions, tuple(ks))
         values = {}
         for k in ks:
             per_query[f"hit@{k}_{label}"] = run_hits[k]
@@ -241,18 +278,21 @@ def evaluate_runs(qrels_path, run_paths: list, queries_path, ks=(5, 10, 20),
                "aspects": {a: int((aspect_codes == i).sum()) for i, a in enumerate(ASPECTS)},
                "runs": {label: {"file": str(p), "queries_ranked": len(set(run) & set(qids)),
                                 "queries_unranked": len(set(qids) - set(run)),
+                                "queries_paper_not_retrieved": not_retrieved[label],
                                 "queries_outside_mapping": len(set(run) - set(qids))}
                         for label, p, run in zip(labels, run_paths, runs)},
                "ks": list(ks), "n_boot": n_boot, "seed": seed,
-               "hit_at_k": "ranx hit_rate@k (trec_eval success@k)"}
+               "hit_at_k": HIT_RULE}
     return RetrievalReport(pa.Table.from_pylist(rows, schema=METRIC_SCHEMA),
                            pa.table(per_query), comparison, summary)
 
 
 def _compare(by_run, ks, paper_index, aspect_codes, paper_boot, query_boot, n_permutations,
              seed) -> pa.Table:
-    """B − A per k and metric: paired bootstrap interval over papers, randomisation p-value
-    over papers (paper metrics) or the aspect's queries (recall), Holm across all rows."""
+    """B − A per k and metric: paired bootstrap interval over papers and a randomisation
+    p-value flipping signs per paper (for recall, of the paper's summed differences over the
+    aspect's queries: the statistic is their total over the aspect's n queries, so the test
+    resamples the unit the interval resamples), Holm across all rows."""
     rows = []
     for k in ks:
         for metric in (*PAPER_METRICS, *(f"recall_{a}" for a in ASPECTS)):
@@ -261,20 +301,28 @@ def _compare(by_run, ks, paper_index, aspect_codes, paper_boot, query_boot, n_pe
             if level == "paper":
                 _, reps = paper_boot.means(diff)
                 inside = np.ones(len(diff), bool)
+                flipped = diff
             else:
                 inside = aspect_codes == ASPECTS.index(level)
                 _, reps = query_boot.means(diff, [(np.where(inside, 0, -1), 1)])
+                flipped = _per_paper_sums(diff[inside], paper_index[inside])
             low, high, _ = stats.percentile_interval(reps[:, 0, 0])
             a_mean, b_mean = a_values[inside].mean(), b_values[inside].mean()
             rng = stats.rng_for(seed, "randomisation", str(k), metric)
             rows.append({"k": k, "metric": metric, "a": float(a_mean), "b": float(b_mean),
                          "difference": float(b_mean - a_mean), "ci_low": low, "ci_high": high,
-                         "p_value": _randomisation_p(diff[inside], n_permutations, rng),
-                         "test": "paired randomisation (sign flips), two-sided",
+                         "p_value": _randomisation_p(flipped, n_permutations, rng),
+                         "test": "paired randomisation (sign flips per paper), two-sided",
                          "n_permutations": n_permutations})
     adjusted = stats.holm([r["p_value"] for r in rows])
     return pa.Table.from_pylist([{**r, "p_holm": float(p)} for r, p in zip(rows, adjusted)],
                                 schema=COMPARISON_SCHEMA)
+
+
+def _per_paper_sums(diff: np.ndarray, paper_index: np.ndarray) -> np.ndarray:
+    """The summed difference of each paper that has queries here."""
+    present, codes = np.unique(paper_index, return_inverse=True)
+    return np.bincount(codes, weights=diff, minlength=len(present))
 
 
 def _randomisation_p(diff: np.ndarray, n_permutations: int, rng) -> float:
