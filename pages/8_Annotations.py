@@ -1,5 +1,6 @@
 """Annotations: pull a batch back from Label Studio (idempotent; refusals logged), then
-agreement per criterion, the final labels, the reports (adequacy/fluency, preservation,
+agreement per criterion (pooled, per language group and per annotator pair, the groups
+below a κ floor flagged), the final labels, the reports (adequacy/fluency, preservation,
 consequences, MAPLE Table 4, relevance), the preservation checks against the human flags
 (on the release in the sidebar) and the adjudication queue, open vs resolved."""
 
@@ -60,16 +61,46 @@ def computed(batch: str, rows: int, latest: str):
             agreement.queue_frame(final).to_arrow())
 
 
+@st.cache_data(show_spinner="Computing agreement per language and pair…")
+def breakdown(batch: str, rows: int, latest: str, by: str, floor: float):
+    return agreement.agreement_by(table, by, kappa_floor=floor)
+
+
 latest = str(max(table.column("updated_at").to_pylist()))
 scores, tables, final, queue = computed(batch_id, table.num_rows, latest)
 
 st.subheader("Agreement per criterion")
-st.caption("Cohen's κ (unweighted for nominal criteria, linear and quadratic for 1–5 "
-           "ratings), Krippendorff's α and raw agreement between the two initial annotators, "
-           "with 95% bootstrap intervals that resample source instances.")
+st.caption("Cohen's κ (unweighted; for 1–5 ratings also linear and quadratic), "
+           "Krippendorff's α and raw agreement between the two initial annotators, pooled "
+           "over every language and pair, with 95% bootstrap intervals that resample source "
+           "instances. n_items: the items each statistic rests on (two initial annotations; "
+           "an empty consequence counts as none); n_irregular: those left out (one or three "
+           "annotators).")
 st.dataframe(scores.to_pandas(), hide_index=True)
 st.download_button("Agreement CSV", export.to_bytes(scores, "csv"),
                    file_name=f"{batch_id}-agreement.csv", mime="text/csv")
+
+st.subheader("Agreement per language group and annotator pair")
+floor = st.number_input("κ floor (a group whose κ is below it is flagged)", min_value=-1.0,
+                        max_value=1.0, value=agreement.KAPPA_FLOOR, step=0.05,
+                        key="kappa_floor")
+st.caption("Raw agreement and κ within each group, each with its own n (items with two "
+           "initial annotations), clusters and 95% bootstrap interval over that group's "
+           "source instances; a pooled κ can hide one weak pair. Click a column to sort.")
+for by in agreement.BREAKDOWNS:
+    grouped = breakdown(batch_id, table.num_rows, latest, by, float(floor))
+    flagged = sorted({r["group"] for r in grouped.to_pylist() if r["flagged"]})
+    label = "language group" if by == "language" else "annotator pair"
+    if flagged:
+        say(st.warning, f"Below the κ floor {floor:g}, per {label}: {{groups}}",
+            groups=", ".join(flagged))
+    figure = charts.figure(f"agreement_by_{by}", grouped)
+    if figure is not None:
+        st.plotly_chart(figure, key=f"chart-agreement-{by}")
+    st.dataframe(grouped.to_pandas(), hide_index=True)
+    st.download_button(f"Agreement per {label} CSV", export.to_bytes(grouped, "csv"),
+                       file_name=f"{batch_id}-agreement-by-{by}.csv", mime="text/csv",
+                       key=f"csv-agreement-{by}")
 
 for name, report in tables.items():
     st.subheader(name.replace("_", " ").capitalize())
