@@ -778,3 +778,18 @@ def _postgres_round_trip(server: ls.Server, tmp_path: Path) -> None:
     pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
     assert pulled.rows_added == len(TRANSLATION_CRITERIA)
     assert loop.push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
+
+
+def test_status_after_an_unclean_death_says_not_running_without_a_proc_error(tmp_path):
+    """server.pid left behind by a server killed with -9 names a pid that is gone."""
+    import subprocess
+    import sys
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()                          # reaped: its pid (and /proc entry) no longer exist
+    data = tmp_path / "ls"
+    data.mkdir()
+    (data / "server.pid").write_text(f"{gone.pid}\n")
+    script = Path(__file__).resolve().parent.parent / "scripts" / "labelstudio.sh"
+    done = subprocess.run(["bash", str(script), "status", "--data-dir", str(data)],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (3, f"not running ({data})\n", "")
