@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..render import chart_label
+from .agreement import split_setting
 
 TITLES = {
     "agreement": "Agreement per criterion (initial annotators, 95% cluster bootstrap)",
@@ -53,18 +54,27 @@ def figure(name: str, table: pa.Table):
         fig.add_bar(x=[chart_label(r["consequence"]) for r in rows], y=[r["n"] for r in rows])
         fig.update_layout(yaxis_title="units")
     elif name == "realism":
-        settings = [chart_label(r["setting"]) for r in rows]
+        settings = [chart_label(_with_source_a(r["setting"])) for r in rows]
         for column, label in (("prefer_a", "Prefer A"), ("tie", "Tie"),
                               ("prefer_b", "Prefer B")):
             fig.add_bar(name=label, y=settings, x=[r[column] for r in rows], orientation="h")
+        # The legend reads left to right like the stacked segments (Plotly reverses a
+        # stacked chart's legend by default), under the plot.
         fig.update_layout(barmode="stack", xaxis_title="% of pairs",
-                          yaxis={"autorange": "reversed"})   # the paper's order, top down
+                          yaxis={"autorange": "reversed"},   # the paper's order, top down
+                          legend={"orientation": "h", "traceorder": "normal",
+                                  "x": 0, "y": -0.2})
     else:
         fig.add_bar(x=["relevant"], y=[r["share_relevant"] for r in rows],
                     error_y=_errors(rows, "share_relevant"))
         fig.update_layout(yaxis_range=[0, 1], yaxis_title="share relevant")
     fig.update_layout(title=TITLES[name], height=380, margin={"t": 50, "b": 40})
     return fig
+
+
+def _with_source_a(setting: str) -> str:
+    """'MAPLE vs Human' -> 'MAPLE vs Human (A = MAPLE)': which source Prefer A means."""
+    return f"{setting} (A = {split_setting(setting)[0]})"
 
 
 KAPPAS = ("cohen_kappa", "cohen_kappa_linear")
