@@ -130,31 +130,42 @@ st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
                    file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
 
 st.subheader("Adjudication queue")
+queue = loop.queue_with_skips(queue, loop.read_skips(batch_id, loop.REVIEWS), batch_id)
 states = queue.column("state").to_pylist()
 open_n, resolved_n = states.count("open"), states.count("resolved")
-st.write(f"{open_n:,} open, {resolved_n:,} resolved: items on which the two initial "
-         "annotators disagree.")
-shown = st.radio("Show", ["open", "resolved", "all"], horizontal=True, key="queue_state")
+skipped_n = states.count("skipped")
+st.write(f"{open_n:,} open, {skipped_n:,} skipped, {resolved_n:,} resolved: items on which "
+         "the two initial annotators disagree.")
+if skipped_n:
+    say(st.warning, "{n} open items were skipped by their adjudicator (as of the last pull): "
+        "Label Studio no longer offers them. Re-offer them below, or run {command}.",
+        n=f"{skipped_n:,}", command=f"python -m audit review adjudicate {batch_id} --reoffer")
+shown = st.radio("Show", ["open", "skipped", "resolved", "all"], horizontal=True,
+                 key="queue_state")
 rows = queue.to_pandas()
 st.dataframe(rows if shown == "all" else rows[rows["state"] == shown], hide_index=True)
-writer = bool(open_n) and auth.gate("Pushing the open items to adjudicators (and creating "
-                                    "their accounts)")
+writer = bool(open_n or skipped_n) and auth.gate("Pushing the open items to adjudicators "
+                                                 "(and creating their accounts)")
 lines = st.text_area("Adjudicators (one per line: email:languages; never one of the item's "
                      "two annotators)", key="adjudicators") if writer else ""
 adjudicators = [line.strip() for line in lines.splitlines() if line.strip()]
+reoffer = writer and bool(skipped_n) and st.checkbox(
+    "Also offer the skipped items again (deletes their skips in Label Studio; the skips stay "
+    "in skips.log.jsonl)", key="reoffer")
 if writer and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
     try:
         routing.parse_annotators(adjudicators, where="adjudicators")
         sites = loop.ledger_sites(batch_id, loop.REVIEWS)
         try:
             pushed = loop.push_adjudication(sites, batch_id, adjudicators,
-                                             workspace=loop.REVIEWS)
+                                             workspace=loop.REVIEWS, reoffer=bool(reoffer))
         finally:
             sites.close()
     except InputError as error:
         say(st.error, "Push failed: {problem}", problem=error)
     else:
-        st.success(f"Sent {pushed.sent:,} new adjudication tasks.")
+        st.success(f"Sent {pushed.sent:,} new adjudication tasks; offered "
+                   f"{len(pushed.reoffered):,} skipped ones again.")
         st.dataframe([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
                        "sent": p.sent} for p in pushed.projects], hide_index=True)
         if pushed.routing["left_out"]:

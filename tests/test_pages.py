@@ -259,7 +259,7 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     assert not at.exception
     scores = at.dataframe[0].value
     assert set(scores["statistic"]) >= {"cohen_kappa", "raw_agreement", "krippendorff_alpha"}
-    assert "3 open, 0 resolved" in markdown_text(at)
+    assert "3 open, 0 skipped, 0 resolved" in markdown_text(at)
     charts = [json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")]
     # κ per language and per pair, ratings, preservation, consequences
     assert charts == ["bar"] * 5

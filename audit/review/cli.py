@@ -4,8 +4,10 @@ through the same functions as the Review and Annotations pages.
     review push SPEC                 route, invite and push a batch (spec.py describes SPEC)
     review status BATCH [--watch S]  done / skipped / remaining per annotator and language
     review pull BATCH                pull annotations; refusals appended to refusals.jsonl
-    review adjudicate BATCH [--adjudicator EMAIL:LANGS ...]
-                                     push the open disagreements to adjudicators
+    review adjudicate BATCH [--adjudicator EMAIL:LANGS ...] [--reoffer]
+                                     push the open disagreements to adjudicators; lists
+                                     the ones an adjudicator skipped, --reoffer offers
+                                     them again
     review report BATCH --out DIR [--kappa-floor K] [--release R [--source S]...]
                                      the CSV and Plotly HTML of every report into a new DIR
                                      (agreement pooled, per language and per annotator
@@ -51,6 +53,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("batch")
     p.add_argument("--adjudicator", action="append", default=[], metavar="EMAIL:LANGS",
                    help="repeatable; default: the spec's adjudicators")
+    p.add_argument("--reoffer", action="store_true",
+                   help="offer the open items an adjudicator skipped again (deletes the skip "
+                        "in Label Studio; the skip stays in skips.log.jsonl)")
     p.set_defaults(func=cmd_adjudicate)
     p = commands.add_parser("evidence", help="a paired batch's ΔH (Eq. 37) and preservation "
                                              "flags, as the acceptance gate reads them")
@@ -242,7 +247,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
     bars = Bars()
     try:
         report = loop.push_adjudication(sites, args.batch, adjudicators, workspace=workspace,
-                                        progress=bars)
+                                        progress=bars, reoffer=args.reoffer)
     finally:
         bars.close()
         sites.close()
@@ -252,6 +257,15 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
                    "sent": p.sent} for p in report.projects]), end="")
     for row in report.routing["left_out"][:20]:
         print(f"  not pushed: {row['item_id']}: {row['reason']}")
+    for skip in report.reoffered:
+        print(f"  offered again: {skip['item_id']} (task {skip['task_id']}, skipped by "
+              f"{skip['annotator']})")
+    if report.skipped:
+        print(f"{len(report.skipped):,} open items skipped by their adjudicator: "
+              f"{loop.reoffer_hint(args.batch)}")
+        for skip in report.skipped:
+            print(f"  skipped: {skip['item_id']} (task {skip['task_id']}, by "
+                  f"{skip['annotator']})")
     _print_accounts(report, folder)
     return 0
 
@@ -303,7 +317,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             final, scan_release(args.release, args.source or None), args.batch,
             _workspace(args))
     written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra,
-                            kappa_floor=floor)
+                            kappa_floor=floor, batch_id=args.batch,
+                            skips=loop.read_skips(args.batch, _workspace(args)))
     print(f"{len(written)} files in {out}:")
     for name in written:
         print(f"  {name}")
@@ -350,12 +365,13 @@ def _kappa_line(row: dict) -> dict:
 
 
 def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0,
-                  extra: dict | None = None, kappa_floor: float | None = None) -> list[str]:
+                  extra: dict | None = None, kappa_floor: float | None = None,
+                  skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
     """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
     as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
     directory that appears whole or not at all."""
     from ..outputs import staged_directory
-    from . import agreement, charts, reports
+    from . import agreement, charts, loop, reports
     frame = agreement.prepare(table)
     final = agreement.final_frame(frame)
     floor = agreement.KAPPA_FLOOR if kappa_floor is None else kappa_floor
@@ -365,7 +381,9 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0,
                  for by in agreement.BREAKDOWNS},
               **reports.all_reports(table, n_boot=n_boot, seed=seed),
               "final_labels": final.to_arrow(),
-              "adjudication_queue": agreement.queue_frame(final).to_arrow(), **(extra or {})}
+              "adjudication_queue": loop.queue_with_skips(
+                  agreement.queue_frame(final).to_arrow(), skips, batch_id),
+              **(extra or {})}
     written = []
     with staged_directory(out, what="report") as staging:
         for name, report in tables.items():
