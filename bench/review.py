@@ -10,8 +10,8 @@ unresolved labels). Agreement is realistic, not perfect: ratings are a latent qu
 annotator noise, yes/no labels flip now and then, and consequences are sometimes misjudged
 (seeded, so every run times the same table).
 
-Timed: agreement() (2,000 source-clustered bootstrap replicates per statistic) plus
-all_reports() (2,000 replicates per mean and rate), from the pulled table to pyarrow tables.
+Timed: agreement() pooled and agreement_by() per language and per pair (2,000
+source-clustered bootstrap replicates per statistic and group) plus all_reports() (2,000 replicates per mean and rate), from the pulled table to pyarrow tables.
 Target: < 5 s.
 
 Push, status and pull against a real Label Studio (bench_push_pull): a 2,760-item
@@ -111,6 +111,8 @@ def run(table: pa.Table) -> tuple[float, float]:
     shared machine: it does not count time spent waiting for a core)."""
     wall, cpu = time.perf_counter(), time.process_time()
     ag.agreement(table)
+    for by in ag.BREAKDOWNS:
+        ag.agreement_by(table, by)
     reports.all_reports(table)
     return time.perf_counter() - wall, time.process_time() - cpu
 

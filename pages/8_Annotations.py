@@ -1,5 +1,6 @@
 """Annotations: pull a batch back from Label Studio (idempotent; refusals logged), then
-agreement per criterion, the final labels, the reports (adequacy/fluency, preservation,
+agreement per criterion (pooled, per language group and per annotator pair, the groups
+below a κ floor flagged), the final labels, the reports (adequacy/fluency, preservation,
 consequences, MAPLE Table 4, relevance), the preservation checks against the human flags
 (on the release in the sidebar) and the adjudication queue, open vs resolved."""
 
@@ -60,16 +61,46 @@ def computed(batch: str, rows: int, latest: str):
             agreement.queue_frame(final).to_arrow())
 
 
+@st.cache_data(show_spinner="Computing agreement per language and pair…")
+def breakdown(batch: str, rows: int, latest: str, by: str, floor: float):
+    return agreement.agreement_by(table, by, kappa_floor=floor)
+
+
 latest = str(max(table.column("updated_at").to_pylist()))
 scores, tables, final, queue = computed(batch_id, table.num_rows, latest)
 
 st.subheader("Agreement per criterion")
-st.caption("Cohen's κ (unweighted for nominal criteria, linear and quadratic for 1–5 "
-           "ratings), Krippendorff's α and raw agreement between the two initial annotators, "
-           "with 95% bootstrap intervals that resample source instances.")
+st.caption("Cohen's κ (unweighted; for 1–5 ratings also linear and quadratic), "
+           "Krippendorff's α and raw agreement between the two initial annotators, pooled "
+           "over every language and pair, with 95% bootstrap intervals that resample source "
+           "instances. n_items: the items each statistic rests on (two initial annotations; "
+           "an empty consequence counts as none); n_irregular: those left out (one or three "
+           "annotators).")
 st.dataframe(scores.to_pandas(), hide_index=True)
 st.download_button("Agreement CSV", export.to_bytes(scores, "csv"),
                    file_name=f"{batch_id}-agreement.csv", mime="text/csv")
+
+st.subheader("Agreement per language group and annotator pair")
+floor = st.number_input("κ floor (a group whose κ is below it is flagged)", min_value=-1.0,
+                        max_value=1.0, value=agreement.KAPPA_FLOOR, step=0.05,
+                        key="kappa_floor")
+st.caption("Raw agreement and κ within each group, each with its own n (items with two "
+           "initial annotations), clusters and 95% bootstrap interval over that group's "
+           "source instances; a pooled κ can hide one weak pair. Click a column to sort.")
+for by in agreement.BREAKDOWNS:
+    grouped = breakdown(batch_id, table.num_rows, latest, by, float(floor))
+    flagged = sorted({r["group"] for r in grouped.to_pylist() if r["flagged"]})
+    label = "language group" if by == "language" else "annotator pair"
+    if flagged:
+        say(st.warning, f"Below the κ floor {floor:g}, per {label}: {{groups}}",
+            groups=", ".join(flagged))
+    figure = charts.figure(f"agreement_by_{by}", grouped)
+    if figure is not None:
+        st.plotly_chart(figure, key=f"chart-agreement-{by}")
+    st.dataframe(grouped.to_pandas(), hide_index=True)
+    st.download_button(f"Agreement per {label} CSV", export.to_bytes(grouped, "csv"),
+                       file_name=f"{batch_id}-agreement-by-{by}.csv", mime="text/csv",
+                       key=f"csv-agreement-{by}")
 
 for name, report in tables.items():
     st.subheader(name.replace("_", " ").capitalize())
@@ -99,31 +130,42 @@ st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
                    file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
 
 st.subheader("Adjudication queue")
+queue = loop.queue_with_skips(queue, loop.read_skips(batch_id, loop.REVIEWS), batch_id)
 states = queue.column("state").to_pylist()
 open_n, resolved_n = states.count("open"), states.count("resolved")
-st.write(f"{open_n:,} open, {resolved_n:,} resolved: items on which the two initial "
-         "annotators disagree.")
-shown = st.radio("Show", ["open", "resolved", "all"], horizontal=True, key="queue_state")
+skipped_n = states.count("skipped")
+st.write(f"{open_n:,} open, {skipped_n:,} skipped, {resolved_n:,} resolved: items on which "
+         "the two initial annotators disagree.")
+if skipped_n:
+    say(st.warning, "{n} open items were skipped by their adjudicator (as of the last pull): "
+        "Label Studio no longer offers them. Re-offer them below, or run {command}.",
+        n=f"{skipped_n:,}", command=f"python -m audit review adjudicate {batch_id} --reoffer")
+shown = st.radio("Show", ["open", "skipped", "resolved", "all"], horizontal=True,
+                 key="queue_state")
 rows = queue.to_pandas()
 st.dataframe(rows if shown == "all" else rows[rows["state"] == shown], hide_index=True)
-writer = bool(open_n) and auth.gate("Pushing the open items to adjudicators (and creating "
-                                    "their accounts)")
+writer = bool(open_n or skipped_n) and auth.gate("Pushing the open items to adjudicators "
+                                                 "(and creating their accounts)")
 lines = st.text_area("Adjudicators (one per line: email:languages; never one of the item's "
                      "two annotators)", key="adjudicators") if writer else ""
 adjudicators = [line.strip() for line in lines.splitlines() if line.strip()]
+reoffer = writer and bool(skipped_n) and st.checkbox(
+    "Also offer the skipped items again (deletes their skips in Label Studio; the skips stay "
+    "in skips.log.jsonl)", key="reoffer")
 if writer and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
     try:
         routing.parse_annotators(adjudicators, where="adjudicators")
         sites = loop.ledger_sites(batch_id, loop.REVIEWS)
         try:
             pushed = loop.push_adjudication(sites, batch_id, adjudicators,
-                                             workspace=loop.REVIEWS)
+                                             workspace=loop.REVIEWS, reoffer=bool(reoffer))
         finally:
             sites.close()
     except InputError as error:
         say(st.error, "Push failed: {problem}", problem=error)
     else:
-        st.success(f"Sent {pushed.sent:,} new adjudication tasks.")
+        st.success(f"Sent {pushed.sent:,} new adjudication tasks; offered "
+                   f"{len(pushed.reoffered):,} skipped ones again.")
         st.dataframe([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
                        "sent": p.sent} for p in pushed.projects], hide_index=True)
         if pushed.routing["left_out"]:

@@ -64,7 +64,9 @@ server_pid() {  # the pid of DIR's running server, or nothing
   pid=$(cat "$pid_file" 2>/dev/null || true)
   [[ $pid =~ ^[0-9]+$ ]] || return 0
   # A recycled pid is not ours: the process must be label-studio started on this port.
-  if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q "label-studio start"; then
+  # The braces put the redirection itself under 2>/dev/null: after an unclean death the
+  # pid is gone and /proc/$pid/cmdline with it.
+  if { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -q "label-studio start"; then
     echo "$pid"
   fi
 }

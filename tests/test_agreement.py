@@ -103,7 +103,9 @@ def test_weighted_kappa_on_ratings_by_hand_with_fixed_labels():
     assert cohen_kappa_score([2, 4, 5, 4], [2, 5, 5, 2], weights="quadratic") == \
         pytest.approx(2 / 3)
     assert stat(result, "adequacy", "raw_agreement")["estimate"] == pytest.approx(0.5)
-    assert "cohen_kappa" not in {r["statistic"] for r in result.to_pylist()}
+    # Unweighted κ on ratings as well: p_o = 2/4; p_e = .25*.5 (2) + .25*.5 (5) = .25;
+    #   κ = (.5 - .25) / (1 - .25) = 1/3
+    assert stat(result, "adequacy", "cohen_kappa")["estimate"] == pytest.approx(1 / 3, abs=1e-9)
 
 
 def test_ordinal_alpha_by_hand():
@@ -162,7 +164,7 @@ def test_replicate_estimators_equal_the_point_estimators():
                 expected, abs=1e-12)
         for weights in (None, "linear", "quadratic"):
             expected = ag.cohen_kappa(first, second, n_labels, weights)
-            got = ag.kappa_of_table(table, weights)
+            got = float(ag.kappa_of_tables(table[None], weights)[0])
             assert (math.isnan(expected) and math.isnan(got)) or got == pytest.approx(
                 expected, abs=1e-12)
 
@@ -356,3 +358,86 @@ def test_the_benchmark_table_is_well_formed():
     for row in result.to_pylist():
         assert row["n_items"] == 72 and row["n_clusters"] == 12
         assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
+
+
+def three_language_batch() -> list[dict]:
+    """Adequacy on 18 items. ar: amal & badr, (2,2) (2,2) (3,3) (3,4) (4,5) (5,5); de: dirk &
+    erna agree on 1 2 3 4 5 5; ur: umar & yara agree on 1 3 5, umar & zaid on 2 4 4."""
+    groups = [("ar", "amal", "badr", [2, 2, 3, 3, 4, 5], [2, 2, 3, 4, 5, 5]),
+              ("de", "dirk", "erna", [1, 2, 3, 4, 5, 5], [1, 2, 3, 4, 5, 5]),
+              ("ur", "umar", "yara", [1, 3, 5], [1, 3, 5]),
+              ("ur", "umar", "zaid", [2, 4, 4], [2, 4, 4])]
+    records = []
+    for language, first, second, ones, twos in groups:
+        for i, (one, two) in enumerate(zip(ones, twos)):
+            item = f"{language}-{second}-{i}"
+            records += [{"item": item, "who": first, "criterion": "adequacy", "value": str(one),
+                         "language": language},
+                        {"item": item, "who": second, "criterion": "adequacy",
+                         "value": str(two), "language": language}]
+    return records
+
+
+def by_group(result: pa.Table, group: str, name: str) -> dict:
+    rows = [r for r in result.to_pylist() if r["group"] == group and r["statistic"] == name]
+    assert len(rows) == 1, (group, name)
+    return rows[0]
+
+
+def test_agreement_per_language_and_pair_shows_the_pair_the_pooled_kappa_hides():
+    table = annotations(three_language_batch())
+    # Pooled, 18 items, 2 disagreements: p_o = 16/18. Marginals (annotator 1 / annotator 2)
+    # over ratings 1..5: 2 4 4 4 4 / 2 4 3 4 5, p_e = (4+16+12+16+20)/324 = 17/81;
+    # κ = (72/81 - 17/81) / (64/81) = 55/64
+    pooled = stat(ag.agreement(table, n_boot=200), "adequacy", "cohen_kappa")
+    assert pooled["estimate"] == pytest.approx(55 / 64, abs=1e-9)
+    languages = ag.agreement_by(table, "language", n_boot=200)
+    # ar: p_o = 4/6; marginals amal 2 2 1 1, badr 2 1 1 2 (ratings 2..5), p_e = 9/36;
+    #   κ = (2/3 - 1/4) / (3/4) = 5/9 = 0.556
+    # linear: observed mean |i-j| = 2/6; expected Σ a_i b_j |i-j| / 36 = 48/36;
+    #   κ_linear = 1 - (1/3) / (4/3) = 3/4
+    arabic = by_group(languages, "ar", "cohen_kappa")
+    assert arabic["estimate"] == pytest.approx(5 / 9, abs=1e-9)
+    assert (arabic["n_items"], arabic["n_clusters"], arabic["flagged"]) == (6, 6, True)
+    assert arabic["ci_low"] <= arabic["estimate"] <= arabic["ci_high"]
+    linear = by_group(languages, "ar", "cohen_kappa_linear")
+    assert linear["estimate"] == pytest.approx(3 / 4, abs=1e-9)
+    assert linear["flagged"] is False          # 0.75 is above the 0.6 floor
+    assert by_group(languages, "ar", "raw_agreement")["estimate"] == pytest.approx(2 / 3)
+    assert [(r["group"], r["n_items"], r["estimate"]) for r in languages.to_pylist()
+            if r["statistic"] == "cohen_kappa"] == [("ar", 6, pytest.approx(5 / 9)),
+                                                     ("de", 6, 1.0), ("ur", 6, 1.0)]
+    pairs = ag.agreement_by(table, "pair", n_boot=200)
+    assert [(r["group"], r["language"], r["n_items"], r["estimate"], r["flagged"])
+            for r in pairs.to_pylist() if r["statistic"] == "cohen_kappa"] == [
+        ("amal & badr", "ar", 6, pytest.approx(5 / 9), True),
+        ("dirk & erna", "de", 6, 1.0, False),
+        ("umar & yara", "ur", 3, 1.0, False),
+        ("umar & zaid", "ur", 3, 1.0, False)]
+    # a stricter policy flags the linear κ too; a lenient one flags nothing
+    strict = ag.agreement_by(table, "pair", n_boot=50, kappa_floor=0.8)
+    assert by_group(strict, "amal & badr", "cohen_kappa_linear")["flagged"] is True
+    lenient = ag.agreement_by(table, "pair", n_boot=50, kappa_floor=0.5)
+    assert not any(lenient.column("flagged").to_pylist())
+    with pytest.raises(ValueError, match="'annotator' is not one of"):
+        ag.agreement_by(table, "annotator")
+
+
+def test_empty_consequence_is_scored_none_so_empty_against_named_is_a_disagreement():
+    first = ["cosmetic", "cosmetic", "reasoning-changing", None, None, None]
+    second = ["cosmetic", None, "reasoning-changing", None, None, "label-invalidating"]
+    records = paired("consequence", first, second) + paired("adequacy", [5] * 6, [5] * 6)
+    result = ag.agreement(annotations(records), n_boot=200)
+    # Empty = none: (cos,cos) (cos,none) (rc,rc) (none,none) (none,none) (none,li)
+    # p_o = 4/6; ann: cos 2, rc 1, none 3; bob: cos 1, rc 1, none 3, li 1;
+    # p_e = (2*1 + 1*1 + 3*3) / 36 = 1/3; κ = (2/3 - 1/3) / (2/3) = 1/2
+    kappa = stat(result, "consequence", "cohen_kappa")
+    assert kappa["estimate"] == pytest.approx(0.5, abs=1e-9)
+    assert (kappa["n_items"], kappa["n_irregular"]) == (6, 0)
+    assert stat(result, "consequence", "raw_agreement")["estimate"] == pytest.approx(4 / 6)
+    # the final labels read the same items the same way
+    final = {r["item_id"]: (r["value"], r["status"]) for r in
+             ag.final_labels(annotations(records)).to_pylist() if r["criterion"] == "consequence"}
+    assert final == {"i00": ("cosmetic", "agreed"), "i01": (None, "disagreement"),
+                     "i02": ("reasoning-changing", "agreed"), "i03": ("none", "agreed"),
+                     "i04": ("none", "agreed"), "i05": (None, "disagreement")}

@@ -12,6 +12,7 @@ the admin (an intruder). The crash test and the PostgreSQL test start servers of
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import os
 import shutil
@@ -521,6 +522,61 @@ def test_status_counts_done_skipped_and_remaining(session, tmp_path):
     assert pulled.rejected == []
 
 
+def _next_task(me: ls.Server, project_id: int) -> int | None:
+    """The task Label Studio's queue ("Label All Tasks") would offer me next, or None."""
+    answer = httpx.get(f"{me.url}/api/projects/{project_id}/next",
+                       headers={"Authorization": f"Token {me._token}"}, timeout=60)
+    return answer.json()["id"] if answer.status_code == 200 else None
+
+
+def test_a_skipped_adjudication_is_listed_as_skipped_and_can_be_offered_again(session,
+                                                                               tmp_path):
+    server = session.server
+    batch = german_batch(session, {"paragraph": 2}, seed=SEED + 9, tag="-sk")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    a, b = batch.item_ids
+    for project, adequacy in zip(report.projects, ("4", "2")):   # they disagree on a only
+        me = person(session, project.annotator)
+        ids = tasks_of(server, project.project_id)
+        annotate(me, ids[a], translation_result(dict(BASE, adequacy=adequacy)))
+        annotate(me, ids[b], translation_result(BASE))
+    loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pushed = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    _track(session, pushed)
+    sign_in_all(session, pushed)
+    (project,) = pushed.projects
+    me = person(session, ADJ)
+    task = tasks_of(server, project.project_id)[a]
+    assert _next_task(me, project.project_id) == task
+    skip = annotate(me, task, [], skip=True)
+    assert _next_task(me, project.project_id) is None       # Label Studio's queue is empty
+    loop.pull(server, batch.batch_id, workspace=tmp_path)
+    table = loop.read_annotations(batch.batch_id, tmp_path)
+    queue = loop.queue_with_skips(agreement.adjudication_queue(table),
+                                  loop.read_skips(batch.batch_id, tmp_path), batch.batch_id)
+    (row,) = queue.to_pylist()
+    assert (row["item_id"], row["state"], row["skipped_by"]) == (a, "skipped", ADJ)
+    assert f"review adjudicate {batch.batch_id} --reoffer" in row["todo"]
+    again = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    assert again.sent == 0 and again.reoffered == ()
+    assert [(s["item_id"], s["annotation_id"], s["annotator"]) for s in again.skipped] == [
+        (a, skip, ADJ)]
+    offered = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"],
+                                     workspace=tmp_path, reoffer=True)
+    assert [s["item_id"] for s in offered.reoffered] == [a] and offered.skipped == ()
+    assert _next_task(me, project.project_id) == task        # back in the queue
+    assert loop.read_skips(batch.batch_id, tmp_path) == []
+    logged = (tmp_path / batch.batch_id / "skips.log.jsonl").read_text().splitlines()
+    assert [json.loads(line)["annotation_id"] for line in logged] == [skip]
+    annotate(me, task, translation_result(dict(BASE, adequacy="3")))
+    loop.pull(server, batch.batch_id, workspace=tmp_path)
+    final = {(r["item_id"], r["criterion"]): (r["value"], r["origin"]) for r in
+             agreement.final_labels(loop.read_annotations(batch.batch_id, tmp_path)).to_pylist()}
+    assert final[(a, "adequacy")] == ("3", "adjudicated")
+
+
 class SilentReceiver:
     """A webhook receiver that is down the worst way: it accepts connections and never
     answers (Label Studio then waits out its 1 s webhook timeout on every event)."""
@@ -778,3 +834,18 @@ def _postgres_round_trip(server: ls.Server, tmp_path: Path) -> None:
     pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
     assert pulled.rows_added == len(TRANSLATION_CRITERIA)
     assert loop.push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
+
+
+def test_status_after_an_unclean_death_says_not_running_without_a_proc_error(tmp_path):
+    """server.pid left behind by a server killed with -9 names a pid that is gone."""
+    import subprocess
+    import sys
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()                          # reaped: its pid (and /proc entry) no longer exist
+    data = tmp_path / "ls"
+    data.mkdir()
+    (data / "server.pid").write_text(f"{gone.pid}\n")
+    script = Path(__file__).resolve().parent.parent / "scripts" / "labelstudio.sh"
+    done = subprocess.run(["bash", str(script), "status", "--data-dir", str(data)],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (3, f"not running ({data})\n", "")

@@ -259,10 +259,28 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     assert not at.exception
     scores = at.dataframe[0].value
     assert set(scores["statistic"]) >= {"cohen_kappa", "raw_agreement", "krippendorff_alpha"}
-    assert "3 open, 0 resolved" in markdown_text(at)
+    assert "3 open, 0 skipped, 0 resolved" in markdown_text(at)
     charts = [json.loads(c.proto.spec)["data"][0]["type"] for c in at.get("plotly_chart")]
-    assert charts == ["bar", "bar", "bar"]      # ratings, preservation, consequences
+    # κ per language and per pair, ratings, preservation, consequences
+    assert charts == ["bar"] * 5
+    # Planted (test_agreement.planted_review): ann & bob, all de; ann answers 5 / yes /
+    # cosmetic throughout, so p_e = p_o on each criterion and κ = 0 < 0.6: flagged.
+    by_language, by_pair = at.dataframe[1].value, at.dataframe[2].value
+    kappa = by_pair[by_pair["statistic"] == "cohen_kappa"]
+    assert dict(zip(kappa["criterion"], zip(kappa["n_items"], kappa["estimate"],
+                                            kappa["flagged"]))) == {
+        "adequacy": (10, 0.0, True), "answer_preserved": (10, 0.0, True),
+        "consequence": (10, 0.0, True)}
+    german = by_language[(by_language["statistic"] == "cohen_kappa")
+                         & (by_language["criterion"] == "adequacy")]
+    assert german[["group", "n_items", "n_irregular"]].values.tolist() == [["de", 10, 1]]
+    assert [w.value for w in at.warning] == [
+        "Below the κ floor 0.6, per language group: ` de `",
+        "Below the κ floor 0.6, per annotator pair: ` ann & bob `"]
+    at.number_input(key="kappa_floor").set_value(-0.5).run()
+    assert not at.warning and not at.dataframe[2].value["flagged"].any()
     # The planted items name no unit of the demo release in the sidebar: nothing to count.
+    at.number_input(key="kappa_floor").set_value(0.6).run()
     versus = at.dataframe[-3].value
     assert list(versus["criterion"].unique()) == ["answer_preserved", "entities_preserved"]
     assert set(versus["units"]) == {0} and set(versus["left_out"]) == {9}

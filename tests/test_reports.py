@@ -248,3 +248,17 @@ def test_to_csv_is_atomic_and_writes_lists_as_json(tmp_path, monkeypatch):
         reports.to_csv(final, target)
     assert sorted(p.name for p in target.parent.iterdir()) == ["final.csv"]
     assert target.read_text(encoding="utf-8").count("\n") == final.num_rows + 1
+
+
+def test_table4_chart_legend_runs_with_the_bars_and_names_source_a():
+    from audit.review import charts
+    table = pa.Table.from_pylist([
+        {"setting": "MAPLE vs Human", "prefer_a": 50.0, "tie": 25.0, "prefer_b": 25.0, "n": 4,
+         "n_unresolved": 0, "kappa": 1.0, "n_pairs": 4, "note": ""},
+        {"setting": "Human vs LLM", "prefer_a": 0.0, "tie": 0.0, "prefer_b": 100.0, "n": 2,
+         "n_unresolved": 0, "kappa": 1.0, "n_pairs": 2, "note": ""}],
+        schema=reports.REALISM_SCHEMA)
+    fig = charts.figure("realism", table)
+    assert [trace.name for trace in fig.data] == ["Prefer A", "Tie", "Prefer B"]
+    assert (fig.layout.legend.traceorder, fig.layout.legend.orientation) == ("normal", "h")
+    assert list(fig.data[0].y) == ["MAPLE vs Human (A = MAPLE)", "Human vs LLM (A = Human)"]

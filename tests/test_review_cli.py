@@ -158,3 +158,38 @@ server = "{server.url}"
     assert {r["value"] for r in final if r["criterion"] == "answer_preserved"} == {"yes"}
     again = review("report", f"cli-{RUN}", "--out", str(out), workspace=work)
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_report_writes_agreement_per_language_and_pair_and_prints_n_and_the_flagged(tmp_path):
+    import pyarrow.parquet as pq
+    from test_agreement import annotations, three_language_batch
+    batch = tmp_path / "ws" / "three"
+    batch.mkdir(parents=True)
+    pq.write_table(annotations(three_language_batch()), batch / "annotations.parquet")
+    out = tmp_path / "reports"
+    done = review("report", "three", "--out", str(out), "--n-boot", "100", "--kappa-floor",
+                  "0.6", workspace=tmp_path / "ws")
+    assert done.returncode == 0, done.stderr
+    names = {p.name for p in out.iterdir()}
+    assert {"agreement_by_language.csv", "agreement_by_language.html",
+            "agreement_by_pair.csv", "agreement_by_pair.html"} <= names
+    with (out / "agreement_by_pair.csv").open(encoding="utf-8") as stream:
+        pairs = [r for r in csv.DictReader(stream) if r["statistic"] == "cohen_kappa"]
+    # hand computations: tests/test_agreement.py three_language_batch (ar κ = 5/9)
+    assert [(r["group"], r["language"], r["n_items"], round(float(r["estimate"]), 3))
+            for r in pairs] == [("amal & badr", "ar", "6", 0.556), ("dirk & erna", "de", "6", 1.0),
+                                ("umar & yara", "ur", "3", 1.0), ("umar & zaid", "ur", "3", 1.0)]
+    # pooled κ 55/64 over 18 items; only the Arabic unweighted κ is below 0.6
+    assert "adequacy   cohen_kappa            0.859" in done.stdout
+    pooled = next(line for line in done.stdout.splitlines()
+                  if line.startswith("adequacy   cohen_kappa "))
+    assert pooled.split()[5:7] == ["18", "18"]          # n items, clusters
+    assert "below the κ floor 0.6: 2" in done.stdout
+    flagged = done.stdout.split("below the κ floor 0.6: 2")[1].splitlines()[2:]
+    assert [line.split()[:6] for line in flagged] == [
+        ["language", "ar", "ar", "adequacy", "cohen_kappa", "0.556"],
+        ["pair", "amal", "&", "badr", "ar", "adequacy"]]
+    wrong = review("report", "three", "--out", str(tmp_path / "r2"), "--kappa-floor", "3",
+                   workspace=tmp_path / "ws")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
+    assert "--kappa-floor" in wrong.stderr and "between -1 and 1" in wrong.stderr

@@ -305,3 +305,23 @@ def test_unit_texts_feed_the_translation_payload(scanned, units):
     assert all(p["batch_id"] == batch.batch_id for p in payloads)
     assert set(payloads[0]) == {"item_id", "batch_id"} | set(
         configs.FIELDS["translation_review"])
+
+
+def test_a_blank_question_or_answer_shows_a_marker_not_an_empty_line(tmp_path):
+    from conftest import record, scan_records
+    scanned = scan_records(tmp_path, [record(question="\u3000", answer="")])
+    units = build_units(scanned, descriptors.descriptors(scanned.release))
+    batch = sample(units, ["unit"], seed=1, per_stratum=1,
+                   where={"unit": ["question", "answer", "instance"]})
+    texts = {t["unit"]: t for t in sampling.unit_texts(scanned.release, batch.units)}
+    blank_question = "(blank in the release: 1 character(s), U+3000)"
+    empty = "(blank in the release: empty)"
+    assert texts["question"]["translation_text"] == blank_question
+    assert texts["question"]["question"] == blank_question
+    assert texts["answer"]["translation_text"] == empty
+    assert texts["instance"]["translation_text"].startswith(f"Q: {blank_question}\nA: {empty}\n")
+    # the English source side is untouched
+    assert texts["question"]["source_text"] == "Which river is longer, the Danube or the Rhine?"
+    assert sampling.visible("\u200b \u3000") == \
+        "(blank in the release: 3 character(s), U+200B U+0020 U+3000)"
+    assert sampling.visible(" a ") == " a "

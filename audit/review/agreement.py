@@ -37,7 +37,11 @@ Conventions:
 - In a pair, annotator 1 is the name that sorts first: with one fixed pair of annotators
   this is exactly the two-rater Cohen's κ.
 - A criterion one initial annotator answered and the other did not is a disagreement
-  (queue, final label null) but not a pair (it is listed among the irregular pairs).
+  (queue, final label null) but not a pair (it is listed among the irregular pairs). The
+  consequence is the exception: the form asks for one only when there is an error, so an
+  initial annotator who left it empty on an item they annotated is scored "none" (as the
+  final labels read it), and "cosmetic" against empty is a scored disagreement, not
+  irregular (in a table where anyone named a consequence at all).
 - Adjudication settles disputed criteria only: an adjudicator's answer on a criterion the
   two initial annotators agree on is ignored (the agreed value is kept). Several
   adjudications of one item and criterion: the latest counts.
@@ -51,11 +55,12 @@ Conventions:
   replicates that are undefined (a resample with one category) are left out of the
   percentiles and counted (n_boot_defined, note).
 
-Agreement comes from libraries only: κ from sklearn's cohen_kappa_score (fixed `labels`);
-α from the `krippendorff` package. Bootstrap replicates reuse the same estimators on the
-resampled contingency table (statsmodels' cohens_kappa, identical to sklearn's value; α via
-an exact compact value-count matrix) because 2,000 replicates of sklearn's per-call
-overhead would take about 20 s for the seven translation criteria.
+Point estimates come from libraries: κ from sklearn's cohen_kappa_score (fixed `labels`);
+α from the `krippendorff` package. Bootstrap replicates compute the same estimators on the
+resampled contingency tables: κ and raw agreement for all 2,000 tables in one array
+expression (kappa_of_tables; tests hold it equal to sklearn's value), α per table via an
+exact compact value-count matrix, because a library call per replicate would take about
+20 s for the seven translation criteria, and a multiple of that per language and pair.
 """
 
 from __future__ import annotations
@@ -71,7 +76,6 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import cohens_kappa
 
 # The bootstrap helpers live in the shared statistics module (also used by evaluation).
 from ..stats import CI_LEVEL, cluster_weights, percentile_interval, rng_for  # noqa: F401
@@ -237,7 +241,8 @@ def pairs(table: pa.Table | pl.DataFrame) -> Pairs:
 
 
 def pair_frames(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    initial = frame.filter(pl.col("role") == "initial").sort("annotator")
+    initial = _empty_consequence_as_none(frame.filter(pl.col("role") == "initial"))
+    initial = initial.sort("annotator")
     per_item = initial.group_by("item_id").agg(
         pl.col("annotator").n_unique().alias("n_item_annotators"))
     grouped = (initial.group_by(ITEM + ["criterion"], maintain_order=True)
@@ -254,6 +259,31 @@ def pair_frames(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         *ITEM, "criterion", "n_annotators", "n_item_annotators",
         pl.col("annotator").alias("annotators"), pl.col("value").alias("values"))
     return complete, irregular
+
+
+def _empty_consequence_as_none(initial: pl.DataFrame) -> pl.DataFrame:
+    """A "none" consequence row for each (translation item, initial annotator) that has
+    annotations but no consequence: empty is how the form says "no error". Only where
+    someone named a consequence: without one, nothing shows the form asked for it."""
+    translation = initial.filter(pl.col("kind") == "translation")
+    answered = translation.filter(pl.col("criterion") == "consequence").select(
+        "item_id", "annotator")
+    if answered.height == 0:
+        return initial
+    silent = (translation.unique(subset=["item_id", "annotator"], keep="first",
+                                 maintain_order=True)
+              .join(answered, on=["item_id", "annotator"], how="anti")
+              .with_columns(pl.lit("consequence").alias("criterion"),
+                            pl.lit(NO_CONSEQUENCE).alias("value")))
+    return pl.concat([initial, silent.select(initial.columns)], how="vertical")
+
+
+def scored_scale(kind: str, criterion: str) -> Scale:
+    """The categories agreement scores: the form's, plus "none" for the consequence."""
+    scale = CRITERIA[kind][criterion]
+    if (kind, criterion) == ("translation", "consequence"):
+        return Scale((NO_CONSEQUENCE, *scale.labels))
+    return scale
 
 
 # ----------------------------------------------------------------- single-sample statistics
@@ -311,14 +341,23 @@ def undefined_note(first: np.ndarray, second: np.ndarray, scale: Scale) -> str:
 
 # ------------------------------------------------------ statistics of a contingency table
 
-def kappa_of_table(table: np.ndarray, weights: str | None = None) -> float:
-    """Same estimator as cohen_kappa, from a contingency table (statsmodels)."""
-    if table.sum() == 0:
-        return float("nan")
+def kappa_of_tables(tables: np.ndarray, weights: str | None = None) -> np.ndarray:
+    """Same estimator as cohen_kappa, for each of a stack of (n, L, L) contingency tables
+    at once: κ = 1 - Σ w·p_observed / Σ w·p_row·p_column with disagreement weights w
+    (1 off the diagonal; |i-j|; (i-j)²). NaN where undefined (empty, or chance agreement 1).
+    One array expression: the per-table call of a library costs ~50 µs, 2,000 replicates per
+    criterion and group."""
+    n_labels = tables.shape[-1]
+    index = np.arange(n_labels)
+    distance = np.abs(index[:, None] - index[None, :]).astype(float)
+    weight = {None: (distance > 0).astype(float), "linear": distance,
+              "quadratic": distance ** 2}[weights]
     with np.errstate(all="ignore"):
-        if weights is None:
-            return float(cohens_kappa(table, return_results=False))
-        return float(cohens_kappa(table, wt=weights, return_results=False))
+        p = tables / tables.sum(axis=(1, 2), keepdims=True)
+        chance = p.sum(axis=2)[:, :, None] * p.sum(axis=1)[:, None, :]
+        expected = (weight * chance).sum(axis=(1, 2))
+        kappa = 1 - (weight * p).sum(axis=(1, 2)) / expected
+    return np.where(expected > 0, kappa, np.nan)
 
 
 def alpha_of_table(table: np.ndarray, level: str) -> float:
@@ -347,31 +386,34 @@ def _pair_rows(n: int) -> np.ndarray:
     return rows
 
 
-def raw_of_table(table: np.ndarray) -> float:
-    total = table.sum()
-    return float(np.trace(table) / total) if total else float("nan")
+def raw_of_tables(tables: np.ndarray) -> np.ndarray:
+    total = tables.sum(axis=(1, 2))
+    with np.errstate(all="ignore"):
+        return np.where(total > 0, np.trace(tables, axis1=1, axis2=2) / total, np.nan)
 
 
 @dataclass(frozen=True)
 class Statistic:
     name: str
     point: Callable[[np.ndarray, np.ndarray, Scale], float]
-    of_table: Callable[[np.ndarray, Scale], float]
+    of_tables: Callable[[np.ndarray, Scale], np.ndarray]   # (n, L, L) -> n replicates
 
 
 def statistics(scale: Scale) -> list[Statistic]:
-    """Raw agreement, κ (unweighted for nominal; linear and quadratic for ratings), α."""
+    """Raw agreement, κ (unweighted; for ratings also linear and quadratic), α."""
     n = len(scale.labels)
     stats = [Statistic("raw_agreement", lambda a, b, s: raw_agreement(a, b),
-                       lambda t, s: raw_of_table(t))]
-    kappas = (("linear", "quadratic") if scale.ordinal else (None,))
+                       lambda t, s: raw_of_tables(t))]
+    # Unweighted κ on ratings too: it says how often a pair gives the same rating, which
+    # the weighted κ (near misses count as partial agreement) does not.
+    kappas = ((None, "linear", "quadratic") if scale.ordinal else (None,))
     for weights in kappas:
         name = "cohen_kappa" + (f"_{weights}" if weights else "")
         stats.append(Statistic(name, lambda a, b, s, w=weights: cohen_kappa(a, b, n, w),
-                               lambda t, s, w=weights: kappa_of_table(t, w)))
+                               lambda t, s, w=weights: kappa_of_tables(t, w)))
     stats.append(Statistic("krippendorff_alpha",
                            lambda a, b, s: krippendorff_alpha(a, b, n, s.level),
-                           lambda t, s: alpha_of_table(t, s.level)))
+                           lambda t, s: np.array([alpha_of_table(x, s.level) for x in t])))
     return stats
 
 
@@ -404,32 +446,93 @@ def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = 0)
     """Per criterion: raw agreement, Cohen's κ, Krippendorff's α with source-clustered
     percentile bootstrap 95% intervals. One row per (criterion, statistic)."""
     complete, irregular = pair_frames(prepare(table))
+    return pa.Table.from_pylist(_criteria_rows(complete, irregular, n_boot, seed),
+                                schema=AGREEMENT_SCHEMA)
+
+
+def _criteria_rows(complete: pl.DataFrame, irregular: pl.DataFrame, n_boot: int, seed: int,
+                   *keys: str, statistic_names: tuple[str, ...] | None = None) -> list[dict]:
     rows = []
     for kind, criteria in CRITERIA.items():
-        for criterion, scale in criteria.items():
+        for criterion in criteria:
             mine = (pl.col("kind") == kind) & (pl.col("criterion") == criterion)
             group, n_irregular = complete.filter(mine), irregular.filter(mine).height
             if group.height or n_irregular:
-                rows += criterion_agreement(group, scale, n_boot, rng_for(seed, kind, criterion),
-                                            kind=kind, criterion=criterion,
+                rows += criterion_agreement(group, scored_scale(kind, criterion), n_boot,
+                                            rng_for(seed, kind, criterion, *keys),
+                                            statistic_names, kind=kind, criterion=criterion,
                                             n_irregular=n_irregular)
-    return pa.Table.from_pylist(rows, schema=AGREEMENT_SCHEMA)
+    return rows
+
+
+# A manager's policy: a pair or language whose κ falls below this is flagged for a look
+# (0.6 is the lower end of "substantial" agreement in Landis & Koch's reading of κ).
+KAPPA_FLOOR = 0.6
+BREAKDOWNS = ("language", "pair")
+# The breakdowns bootstrap raw agreement and κ only: α per group would multiply the
+# slowest estimator by the number of groups, and the pooled table has it.
+BREAKDOWN_STATISTICS = ("raw_agreement", "cohen_kappa", "cohen_kappa_linear",
+                        "cohen_kappa_quadratic")
+BREAKDOWN_SCHEMA = pa.schema([
+    ("by", pa.string()), ("group", pa.string()), ("language", pa.string()),
+    ("annotator_1", pa.string()), ("annotator_2", pa.string()),
+    *(field for field in AGREEMENT_SCHEMA),
+    ("kappa_floor", pa.float64()), ("flagged", pa.bool_()),
+])
+
+
+def agreement_by(table: pa.Table | pl.DataFrame, by: str, n_boot: int = 2000, seed: int = 0,
+                 kappa_floor: float = KAPPA_FLOOR) -> pa.Table:
+    """agreement() within each language group (by="language") or annotator pair
+    (by="pair"), each with its own n and cluster bootstrap. `flagged`: a κ whose estimate
+    is below kappa_floor. A pair's items with a third or a missing annotator count among
+    its language's irregular pairs, not its own; `language` of a pair lists every language
+    it annotated."""
+    if by not in BREAKDOWNS:
+        raise ValueError(f"agreement breakdown {by!r} is not one of {BREAKDOWNS}")
+    complete, irregular = pair_frames(prepare(table))
+    keys = ["language"] if by == "language" else ["annotator_1", "annotator_2"]
+    rows = []
+    for values, group in complete.sort(keys, nulls_last=True).group_by(keys,
+                                                                       maintain_order=True):
+        labels = dict(zip(keys, values))
+        if by == "language":
+            language = labels["language"]
+            name = language if language is not None else "(no language)"
+            mine = irregular.filter(pl.col("language").eq_missing(language))
+        else:
+            name = f"{labels['annotator_1']} & {labels['annotator_2']}"
+            language = ", ".join(sorted(group["language"].drop_nulls().unique()))
+            mine = irregular.clear()
+        for row in _criteria_rows(group, mine, n_boot, seed, by, name,
+                                  statistic_names=BREAKDOWN_STATISTICS):
+            kappa = row["statistic"].startswith("cohen_kappa")
+            rows.append({"by": by, "group": name, "language": language,
+                         "annotator_1": labels.get("annotator_1"),
+                         "annotator_2": labels.get("annotator_2"), **row,
+                         "kappa_floor": kappa_floor,
+                         "flagged": bool(kappa and row["estimate"] < kappa_floor)})
+    return pa.Table.from_pylist(rows, schema=BREAKDOWN_SCHEMA)
 
 
 def criterion_agreement(group: pl.DataFrame, scale: Scale, n_boot: int,
-                        rng: np.random.Generator, **labels) -> list[dict]:
-    """Rows for one criterion from its complete pairs (value_1, value_2, cluster_id)."""
+                        rng: np.random.Generator, statistic_names: tuple[str, ...] | None = None,
+                        **labels) -> list[dict]:
+    """Rows for one criterion from its complete pairs (value_1, value_2, cluster_id); only
+    the statistics named in statistic_names when given."""
     first, second = codes(group["value_1"], scale), codes(group["value_2"], scale)
     clusters = group["cluster_id"].to_numpy()
     tables = bootstrap_tables(first, second, clusters, len(scale.labels), n_boot, rng)
     rows = []
     for stat in statistics(scale):
+        if statistic_names is not None and stat.name not in statistic_names:
+            continue
         estimate = stat.point(first, second, scale)
         if np.isnan(estimate):   # undefined on the data: no interval either
             low, high, defined = float("nan"), float("nan"), 0
             note = undefined_note(first, second, scale)
         else:
-            replicates = np.array([stat.of_table(t, scale) for t in tables])
+            replicates = stat.of_tables(tables, scale)
             low, high, defined = percentile_interval(replicates)
             note = (f"{n_boot - defined} of {n_boot} bootstrap replicates undefined, excluded"
                     if defined < n_boot else "")

@@ -7,9 +7,12 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..render import chart_label
+from .agreement import split_setting
 
 TITLES = {
     "agreement": "Agreement per criterion (initial annotators, 95% cluster bootstrap)",
+    "agreement_by_language": "κ per language group (95% cluster bootstrap; dashed: the κ floor)",
+    "agreement_by_pair": "κ per annotator pair (95% cluster bootstrap; dashed: the κ floor)",
     "rating_means": "Mean adequacy and fluency by language (95% cluster bootstrap)",
     "preservation_rates": "Share preserved (95% cluster bootstrap)",
     "consequences": "Error consequences (final labels)",
@@ -24,6 +27,10 @@ def figure(name: str, table: pa.Table):
         return None
     import plotly.graph_objects as go
     rows = table.to_pylist()
+    if name.startswith("agreement_by_"):
+        fig = _small_multiples(rows)
+        fig.update_layout(title=TITLES[name], margin={"t": 70, "b": 40})
+        return fig
     fig = go.Figure()
     if name == "agreement":
         for statistic in ("cohen_kappa", "cohen_kappa_quadratic", "krippendorff_alpha"):
@@ -47,17 +54,49 @@ def figure(name: str, table: pa.Table):
         fig.add_bar(x=[chart_label(r["consequence"]) for r in rows], y=[r["n"] for r in rows])
         fig.update_layout(yaxis_title="units")
     elif name == "realism":
-        settings = [chart_label(r["setting"]) for r in rows]
+        settings = [chart_label(_with_source_a(r["setting"])) for r in rows]
         for column, label in (("prefer_a", "Prefer A"), ("tie", "Tie"),
                               ("prefer_b", "Prefer B")):
             fig.add_bar(name=label, y=settings, x=[r[column] for r in rows], orientation="h")
+        # The legend reads left to right like the stacked segments (Plotly reverses a
+        # stacked chart's legend by default), under the plot.
         fig.update_layout(barmode="stack", xaxis_title="% of pairs",
-                          yaxis={"autorange": "reversed"})   # the paper's order, top down
+                          yaxis={"autorange": "reversed"},   # the paper's order, top down
+                          legend={"orientation": "h", "traceorder": "normal",
+                                  "x": 0, "y": -0.2})
     else:
         fig.add_bar(x=["relevant"], y=[r["share_relevant"] for r in rows],
                     error_y=_errors(rows, "share_relevant"))
         fig.update_layout(yaxis_range=[0, 1], yaxis_title="share relevant")
     fig.update_layout(title=TITLES[name], height=380, margin={"t": 50, "b": 40})
+    return fig
+
+
+def _with_source_a(setting: str) -> str:
+    """'MAPLE vs Human' -> 'MAPLE vs Human (A = MAPLE)': which source Prefer A means."""
+    return f"{setting} (A = {split_setting(setting)[0]})"
+
+
+KAPPAS = ("cohen_kappa", "cohen_kappa_linear")
+
+
+def _small_multiples(rows: list[dict]):
+    """One panel per criterion: unweighted (and, for ratings, linear) κ of each group with
+    its interval, n under the group's name, and the policy floor as a dashed line."""
+    from plotly.subplots import make_subplots
+    criteria = list(dict.fromkeys(r["criterion"] for r in rows))
+    fig = make_subplots(rows=len(criteria), cols=1,
+                        subplot_titles=[chart_label(c) for c in criteria])
+    for index, criterion in enumerate(criteria, start=1):
+        for statistic, colour in zip(KAPPAS, ("#1f77b4", "#ff7f0e")):
+            part = [r for r in rows if r["criterion"] == criterion and r["statistic"] == statistic]
+            if part:
+                fig.add_bar(name=statistic, legendgroup=statistic, showlegend=index == 1,
+                            marker_color=colour, row=index, col=1,
+                            x=[chart_label(f"{r['group']} (n={r['n_items']})") for r in part],
+                            y=[r["estimate"] for r in part], error_y=_errors(part, "estimate"))
+        fig.add_hline(y=rows[0]["kappa_floor"], line_dash="dash", row=index, col=1)
+    fig.update_layout(barmode="group", height=max(380, 220 * len(criteria)))
     return fig
 
 

@@ -4,12 +4,16 @@ through the same functions as the Review and Annotations pages.
     review push SPEC                 route, invite and push a batch (spec.py describes SPEC)
     review status BATCH [--watch S]  done / skipped / remaining per annotator and language
     review pull BATCH                pull annotations; refusals appended to refusals.jsonl
-    review adjudicate BATCH [--adjudicator EMAIL:LANGS ...]
-                                     push the open disagreements to adjudicators
-    review report BATCH --out DIR [--release R [--source S]...]
-                                     the CSV and Plotly HTML of every report into a new DIR;
-                                     with the batch's release, the preservation checks
-                                     against the human flags too
+    review adjudicate BATCH [--adjudicator EMAIL:LANGS ...] [--reoffer]
+                                     push the open disagreements to adjudicators; lists
+                                     the ones an adjudicator skipped, --reoffer offers
+                                     them again
+    review report BATCH --out DIR [--kappa-floor K] [--release R [--source S]...]
+                                     the CSV and Plotly HTML of every report into a new DIR
+                                     (agreement pooled, per language and per annotator
+                                     pair); prints each κ with its n and the pairs below
+                                     the κ floor; with the batch's release, the
+                                     preservation checks against the human flags too
 
 Bad input (a spec, a batch, an unreachable server) is one line on stderr and exit 2.
 Progress bars go to stderr. New accounts' passwords are printed once, on stdout, and
@@ -49,6 +53,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("batch")
     p.add_argument("--adjudicator", action="append", default=[], metavar="EMAIL:LANGS",
                    help="repeatable; default: the spec's adjudicators")
+    p.add_argument("--reoffer", action="store_true",
+                   help="offer the open items an adjudicator skipped again (deletes the skip "
+                        "in Label Studio; the skip stays in skips.log.jsonl)")
     p.set_defaults(func=cmd_adjudicate)
     p = commands.add_parser("evidence", help="a paired batch's ΔH (Eq. 37) and preservation "
                                              "flags, as the acceptance gate reads them")
@@ -62,6 +69,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="a new directory")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--kappa-floor", type=float, default=None, metavar="K",
+                   help="flag language groups and pairs whose κ is below K (default 0.6)")
     p.add_argument("--release", help="the release the batch was drawn from: adds "
                                      "checks_vs_humans.csv (the preservation checks against "
                                      "the answer and entity flags)")
@@ -238,7 +247,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
     bars = Bars()
     try:
         report = loop.push_adjudication(sites, args.batch, adjudicators, workspace=workspace,
-                                        progress=bars)
+                                        progress=bars, reoffer=args.reoffer)
     finally:
         bars.close()
         sites.close()
@@ -248,6 +257,15 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
                    "sent": p.sent} for p in report.projects]), end="")
     for row in report.routing["left_out"][:20]:
         print(f"  not pushed: {row['item_id']}: {row['reason']}")
+    for skip in report.reoffered:
+        print(f"  offered again: {skip['item_id']} (task {skip['task_id']}, skipped by "
+              f"{skip['annotator']})")
+    if report.skipped:
+        print(f"{len(report.skipped):,} open items skipped by their adjudicator: "
+              f"{loop.reoffer_hint(args.batch)}")
+        for skip in report.skipped:
+            print(f"  skipped: {skip['item_id']} (task {skip['task_id']}, by "
+                  f"{skip['annotator']})")
     _print_accounts(report, folder)
     return 0
 
@@ -285,6 +303,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     refuse_existing(out, "report")
     if args.n_boot < 1:
         raise InputError("--n-boot", str(args.n_boot), expected="a positive number")
+    floor = agreement_floor(args.kappa_floor)
     table = loop.read_annotations(args.batch, _workspace(args))
     if table is None or table.num_rows == 0:
         raise InputError(loop.batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
@@ -297,26 +316,74 @@ def cmd_report(args: argparse.Namespace) -> int:
         extra["checks_vs_humans"] = check_agreement.against_humans(
             final, scan_release(args.release, args.source or None), args.batch,
             _workspace(args))
-    written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra)
+    written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra,
+                            kappa_floor=floor, batch_id=args.batch,
+                            skips=loop.read_skips(args.batch, _workspace(args)))
     print(f"{len(written)} files in {out}:")
     for name in written:
         print(f"  {name}")
+    _print_agreement(out, floor)
     return 0
 
 
+def agreement_floor(value: float | None) -> float:
+    from .agreement import KAPPA_FLOOR
+    if value is None:
+        return KAPPA_FLOOR
+    if not -1 <= value <= 1:
+        raise InputError("--kappa-floor", str(value), expected="a κ between -1 and 1")
+    return value
+
+
+def _print_agreement(out: Path, floor: float) -> None:
+    """Each κ with the items it rests on, then the groups below the floor (read back from
+    the CSVs just written, so the lines say exactly what the files hold)."""
+    import csv
+
+    def rows(name: str) -> list[dict]:
+        with (out / f"{name}.csv").open(encoding="utf-8") as stream:
+            return [r for r in csv.DictReader(stream) if r["statistic"].startswith("cohen_kappa")]
+
+    print("\nκ pooled (95% cluster bootstrap; n = items with two initial annotations):")
+    print(_table([_kappa_line(r) for r in rows("agreement")]), end="")
+    flagged = [r for name in ("agreement_by_language", "agreement_by_pair")
+               for r in rows(name) if r["flagged"].lower() == "true"]
+    print(f"\nbelow the κ floor {floor:g}: {len(flagged)}")
+    if flagged:
+        print(_table([{"by": r["by"], "group": r["group"], "language": r["language"],
+                       **_kappa_line(r)} for r in flagged]), end="")
+
+
+def _kappa_line(row: dict) -> dict:
+    def number(text: str) -> str:
+        return "—" if text in ("", "nan") else f"{float(text):.3f}"
+    return {"criterion": row["criterion"], "statistic": row["statistic"],
+            "estimate": number(row["estimate"]),
+            "95% interval": f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
+            "n": row["n_items"], "clusters": row["n_clusters"],
+            "irregular": row["n_irregular"], "note": row["note"]}
+
+
 def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0,
-                  extra: dict | None = None) -> list[str]:
+                  extra: dict | None = None, kappa_floor: float | None = None,
+                  skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
     """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
     as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
     directory that appears whole or not at all."""
     from ..outputs import staged_directory
-    from . import agreement, charts, reports
+    from . import agreement, charts, loop, reports
     frame = agreement.prepare(table)
     final = agreement.final_frame(frame)
+    floor = agreement.KAPPA_FLOOR if kappa_floor is None else kappa_floor
     tables = {"agreement": agreement.agreement(table, n_boot=n_boot, seed=seed),
+              **{f"agreement_by_{by}": agreement.agreement_by(table, by, n_boot=n_boot,
+                                                               seed=seed, kappa_floor=floor)
+                 for by in agreement.BREAKDOWNS},
               **reports.all_reports(table, n_boot=n_boot, seed=seed),
               "final_labels": final.to_arrow(),
-              "adjudication_queue": agreement.queue_frame(final).to_arrow(), **(extra or {})}
+              "adjudication_queue": loop.queue_with_skips(
+                  agreement.queue_frame(final).to_arrow(), skips, batch_id),
+              **(extra or {})}
     written = []
     with staged_directory(out, what="report") as staging:
         for name, report in tables.items():

@@ -577,6 +577,10 @@ class Server:
             self.client.annotations.update(id=annotation_id, result=result,
                                            request_options=_NO_RETRY)
 
+    def delete_annotation(self, annotation_id: int) -> None:
+        with self._calling(f"delete annotation {annotation_id}"):
+            self.client.annotations.delete(id=annotation_id, request_options=_NO_RETRY)
+
     def project_counts(self, project_ids: Sequence[int]) -> dict[int, Counts]:
         """Progress counts of these projects in one request (projects gone are absent)."""
         if not project_ids:

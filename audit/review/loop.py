@@ -42,6 +42,12 @@ routing, attribution and adjudication come from our side, and blinding from the 
   (configs.adjudication_payload). The pull reads back the disputed criteria only, and
   agreement.final_frame applies an adjudication to a criterion only while it is
   disputed. A re-push sends the items that are open and not yet in the project.
+- Skips. Label Studio takes a skipped task out of its annotator's queue for good (only
+  "Cancel skip" in its data manager brings it back). The pull records every skip by a
+  project's own annotator in skips.json (rewritten from the server each pull); the
+  adjudication queue lists an open item whose adjudication was skipped as "skipped", with
+  what to do, and push_adjudication(reoffer=True) (`review adjudicate --reoffer`) deletes
+  those skip annotations so the task is offered again.
 - MAPLE realism blinding: a task holds only the two query texts as A and B; which source
   is shown as A stays in the workspace (assignments.jsonl, items.parquet source_a/b).
 - Idempotent, resumable push: every task carries our item_id and batch_id. A push lists
@@ -74,6 +80,7 @@ Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
     annotations.parquet  ANNOTATION_SCHEMA: agreement.py's long table + project_id, task_id
     final_labels.parquet agreement.final_labels of the pulled table
     refusals.jsonl       every refused annotation or draft, appended (mode 600)
+    skips.json           the tasks each project's annotator skipped, as of the last pull
     credentials.txt      new accounts' passwords (mode 600): hand them over, then delete
                          (both are appended through append_private: a symlink, or a file
                          that is not the user's own, is refused)
@@ -465,6 +472,8 @@ class PushReport:
     routing: dict                      # pairs, left_out, shortfall (routing.json)
     blinding: str                      # "enforced" | "detected"
     queue: pa.Table | None = None      # adjudication pushes: the open items pushed
+    skipped: tuple[dict, ...] = ()     # adjudication pushes: open items still skipped
+    reoffered: tuple[dict, ...] = ()   # adjudication pushes: skips deleted by this push
 
     @property
     def sent(self) -> int:
@@ -563,10 +572,11 @@ def push(servers: Server | Sites, batch: ReviewBatch,
 def push_adjudication(servers: Server | Sites, batch_id: str,
                       adjudicators: Sequence[Annotator | str], *,
                       workspace: Path = REVIEWS, chunk_size: int = CHUNK_SIZE,
-                      progress: Progress | None = None) -> PushReport:
+                      progress: Progress | None = None, reoffer: bool = False) -> PushReport:
     """Push the open items of the adjudication queue (from the pulled table) to each
     group's adjudication project, assigned to an adjudicator who reads the group and is
-    neither of its annotators (routing.route_adjudicators)."""
+    neither of its annotators (routing.route_adjudicators). An open item its adjudicator
+    skipped is reported (`skipped`), or with reoffer=True offered again (`reoffered`)."""
     sites = _sites(servers)
     folder = batch_dir(batch_id, workspace)
     ledger = read_ledger(batch_id, workspace)
@@ -613,12 +623,61 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
                                      chosen[group], label_config, payloads, chunk_size,
                                      progress, known[server.url]))
     unrouted = {i: (g, missing[g]) for i, g in groups.items() if g in missing}
+    skipped = [s for s in read_skips(batch_id, workspace)
+               if s["role"] == ADJUDICATION and s["item_id"] in groups]
+    reoffered = _reoffer(sites, batch_id, workspace, skipped) if reoffer else []
     return PushReport(batch_id, reports, notes,
                       {"pairs": {g: [a] for g, a in sorted(chosen.items())},
                        "left_out": [{"item_id": i, "group": g, "reason": r}
                                     for i, (g, r) in sorted(unrouted.items())],
                        "shortfall": []},
-                      ledger.get("blinding") or "detected", queue=open_items.to_arrow())
+                      ledger.get("blinding") or "detected", queue=open_items.to_arrow(),
+                      skipped=tuple(s for s in skipped if s not in reoffered),
+                      reoffered=tuple(reoffered))
+
+
+def _reoffer(sites: Sites, batch_id: str, workspace: Path, skipped: list[dict]
+             ) -> list[dict]:
+    """Delete the skip annotations of these skips (the task returns to its annotator's
+    queue) and drop them from skips.json; the skips stay in skips.log.jsonl."""
+    for skip in skipped:
+        _server_for(sites, skip["server"]).delete_annotation(skip["annotation_id"])
+    folder = batch_dir(batch_id, workspace)
+    if skipped:
+        append_private(folder / "skips.log.jsonl", "".join(
+            json.dumps(skip | {"reoffered_at": _now()}, sort_keys=True) + "\n"
+            for skip in skipped))
+        gone = {s["annotation_id"] for s in skipped}
+        _write_json_atomic(folder / "skips.json",
+                           [s for s in read_skips(batch_id, workspace)
+                            if s["annotation_id"] not in gone])
+    return skipped
+
+
+def read_skips(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+    path = batch_dir(batch_id, workspace) / "skips.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+
+
+def reoffer_hint(batch_id: str) -> str:
+    return (f"skipped in Label Studio, so its adjudicator's queue no longer offers it: "
+            f"`python -m audit review adjudicate {batch_id} --reoffer` (or the Annotations "
+            f"page's re-offer button) offers it again")
+
+
+def queue_with_skips(queue: pa.Table, skips: Sequence[dict], batch_id: str) -> pa.Table:
+    """The adjudication queue with an open item its adjudicator skipped as state
+    "skipped", who skipped it, and what to do."""
+    skipped_by: dict[str, str] = {s["item_id"]: s["annotator"] for s in skips
+                                  if s["role"] == ADJUDICATION}
+    ids, states = queue.column("item_id").to_pylist(), queue.column("state").to_pylist()
+    marked = [i in skipped_by and state == "open" for i, state in zip(ids, states)]
+    return (queue.set_column(queue.schema.get_field_index("state"), "state",
+                             pa.array(["skipped" if m else s for m, s in zip(marked, states)]))
+            .append_column("skipped_by", pa.array([skipped_by[i] if m else None
+                                                   for i, m in zip(ids, marked)], pa.string()))
+            .append_column("todo", pa.array([reoffer_hint(batch_id) if m else None
+                                             for m in marked], pa.string())))
 
 
 def _disputes(final, items: Mapping[str, dict], config: str
@@ -851,6 +910,7 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
     listed: dict[str, list] = {}
     rows: list[dict] = []
     rejected: list[dict] = []
+    skips: list[dict] = []
     projects = []
     entries = sorted(ledger["projects"].items(),
                      key=lambda kv: (kv[1]["group"], ROLES.index(kv[1]["role"])))
@@ -871,8 +931,9 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
             export, ledger, entry, project_id, items, users[server.url], server.url)
         rows += accepted
         rejected += refused
+        skips += skipped
         projects.append(ProjectPull(key, entry["title"], project_id, entry["annotator"],
-                                    annotations=found, skipped=skipped,
+                                    annotations=found, skipped=len(skipped),
                                     accepted=len({r["annotation_id"] for r in accepted})))
     if progress is not None:
         progress("done", len(entries), len(entries))
@@ -899,6 +960,8 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
                                                               r["updated_at"]))
     projects = [replace(p, new=len(new_versions.get(p.project_id, ()))) for p in projects]
     logged = _append_refusals(folder / "refusals.jsonl", rejected)
+    if skips != read_skips(batch_id, workspace):
+        _write_json_atomic(folder / "skips.json", skips)
     return PullReport(batch_id, path, projects, rejected, logged, len(fresh), table.num_rows,
                       bool(fresh))
 
@@ -914,13 +977,13 @@ def _locate(server: Server, entry: dict, listed: list) -> int | None:
 
 def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int,
                   items: Mapping[str, dict], users: Mapping[int, object], url: str
-                  ) -> tuple[int, list[dict], list[dict], int]:
-    """(annotations found, accepted rows, refusals, skipped by the annotator)."""
+                  ) -> tuple[int, list[dict], list[dict], list[dict]]:
+    """(annotations found, accepted rows, refusals, skips by the annotator)."""
     role = "adjudication" if entry["role"] == ADJUDICATION else "initial"
     config = ledger["config"] if role == "initial" else \
         configs.ADJUDICATION_CONFIGS[ledger["config"]]
     assigned = entry["annotator"].lower()
-    found, accepted, refused, skipped = 0, [], [], 0
+    found, accepted, refused, skipped = 0, [], [], []
     for task in export:
         data = task.get("data") or {}
         item_id = data.get("item_id")
@@ -937,7 +1000,11 @@ def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int
             editor = _email(annotation.get("updated_by"), users)
             problem = _attribution_problem(data, items, ledger, entry, author, editor)
             if problem is None and annotation.get("was_cancelled"):
-                skipped += 1
+                skipped.append({"item_id": item_id, "role": entry["role"],
+                                "annotator": author, "project": entry["title"],
+                                "server": url, "task_id": int(task["id"]),
+                                "annotation_id": int(annotation["id"]),
+                                "updated_at": annotation.get("updated_at")})
                 continue
             values = None
             if problem is None:

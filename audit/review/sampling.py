@@ -551,9 +551,9 @@ def _texts(row: dict) -> dict:
     return {"item_id": row["item_id"], "unit": row["unit"],
             "language": _language_label(row["language"]),
             "question": _if_readable(row["question"], row["question_language"], readable),
-            "source_question": row["source_question"] or "",
+            "source_question": visible(row["source_question"]),
             "answer": _if_readable(row["answer"], row["answer_language"], readable),
-            "source_answer": row["source_answer"] or "",
+            "source_answer": visible(row["source_answer"]),
             "title": paragraph.get("title") or "",
             "source_title": paragraph.get("source_title") or "",
             "source_text": source, "translation_text": translation}
@@ -561,31 +561,48 @@ def _texts(row: dict) -> dict:
 
 def _if_readable(text: str | None, language: str | None, readable: set[str]) -> str:
     if (language or "und") in readable:
-        return text or ""
+        return visible(text)
     return f"(in {_language_label(language)}: not part of this unit)"
 
 
 def _unit_sides(row: dict) -> tuple[str, str]:
     unit = row["unit"]
     if unit == "question":
-        return row["source_question"] or "", row["question"] or ""
+        return visible(row["source_question"]), visible(row["question"])
     if unit == "answer":
-        return row["source_answer"] or "", row["answer"] or ""
+        return visible(row["source_answer"]), visible(row["answer"])
     if unit == "paragraph":
         p = row["paragraph"] or {}
         return (_paragraph(p.get("source_title"), p.get("source_sentences")),
                 _paragraph(p.get("title"), p.get("sentences")))
     gold = row["gold"] or []
     head = "Q: {}\nA: {}"
-    return ("\n\n".join([head.format(row["source_question"] or "", row["source_answer"] or "")]
+    return ("\n\n".join([head.format(visible(row["source_question"]),
+                                       visible(row["source_answer"]))]
                         + [_paragraph(c["source_title"], c["source_sentences"]) for c in gold]),
-            "\n\n".join([head.format(row["question"] or "", row["answer"] or "")]
+            "\n\n".join([head.format(visible(row["question"]), visible(row["answer"]))]
                         + [_paragraph(c["title"], c["sentences"]) for c in gold]))
 
 
 def _paragraph(title: str | None, sentences: list | None) -> str:
-    lines = [title or ""] + [f"[{i}] {s or ''}" for i, s in enumerate(sentences or [])]
+    lines = [title or ""] + [f"[{i}] {visible(s)}" for i, s in enumerate(sentences or [])]
     return "\n".join(lines)
+
+
+# Characters that show nothing although Python does not count them as whitespace.
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff"
+
+
+def visible(text: str | None) -> str:
+    """The text as the release holds it, or, when it would show as an empty line (missing,
+    empty, or only whitespace such as U+3000), a marker naming what is there, so an
+    annotator can tell a blank in the data from a display fault."""
+    if text and any(not c.isspace() and c not in _INVISIBLE for c in text):
+        return text
+    if not text:
+        return "(blank in the release: empty)"
+    points = " ".join(dict.fromkeys(f"U+{ord(c):04X}" for c in text))
+    return f"(blank in the release: {len(text)} character(s), {points})"
 
 
 def _language_label(code: str | None) -> str:
