@@ -245,6 +245,18 @@ def test_release_filter_and_row_survive_a_walk_through_the_pages(server, browser
     settled(tab, "Where a check fired")
     assert_view(tab, folder, len(rows))
     assert "No HotpotQA source is attached" in tab.inner_text("body")
+    # Drill down to another check's examples: a local choice, the filter stays.
+    select = tab.locator('[data-testid="stSelectbox"]').filter(has_text="Examples of")
+    chosen = select.inner_text().split("\n")[-1].strip()
+    select.locator("input").click()
+    options = tab.locator("[role=option]")
+    options.first.wait_for(timeout=90_000)
+    other = next(o.strip() for o in options.all_inner_texts() if o.strip() not in ("", chosen))
+    options.filter(has_text=other).first.click()
+    tab.wait_for_url("**examples=**", timeout=90_000)
+    settled(tab, f"findings of {other}")
+    assert "check" not in parse_qs(urlparse(tab.url).query)
+    assert_view(tab, folder, len(rows))
     shot(tab, "walk-3-findings")
 
     tab.locator('[data-testid="stPageLink"]').filter(has_text="Export").click()

@@ -58,9 +58,27 @@ def test_findings_page_folds_info_and_shows_severity_per_category():
 
 
 def test_findings_drill_down_follows_the_selected_check_and_the_filter():
-    at = page("3_Findings", check="placeholder_sentence")
+    at = page("3_Findings", examples="placeholder_sentence")
     assert at.selectbox[0].value == "placeholder_sentence"
     assert markdown_text(at).count(">placeholder ") == 3 and len(linked_rows(at)) == 3
+
+
+def test_findings_drill_down_is_local_and_never_narrows_the_filter():
+    """Picking a check under "Examples of" changes the examples only: the view's filter,
+    the page's counts and the checks offered stay those of the whole release."""
+    at = page("3_Findings")
+    offered = list(at.selectbox[0].options)
+    at.selectbox[0].set_value("placeholder_sentence").run()
+    assert not at.exception
+    assert "check" not in at.query_params
+    assert at.query_params["examples"] == "placeholder_sentence"
+    assert {m.label: m.value for m in at.metric}["rows in scope"] == "240"
+    assert list(at.selectbox[0].options) == offered
+    assert markdown_text(at).count(">placeholder ") == 3
+    # Narrowing the filter is its own, labelled action.
+    at.button[0].click().run()
+    assert at.query_params["check"] == "placeholder_sentence"
+    assert {m.label: m.value for m in at.metric}["rows in scope"] == "3"
     scoped = page("3_Findings", question_language="fa")
     assert {m.label: m.value for m in scoped.metric}["rows in scope"] == "9"
 
