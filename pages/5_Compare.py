@@ -53,7 +53,12 @@ def compared(old_identity: str, new_identity: str, _old, _new) -> compare.Compar
     return compare.compare(compare.version_of(_old), compare.version_of(_new))
 
 
-comparison = compared(old_result.identity, result.identity, old_result, result)
+try:
+    comparison = compared(old_result.identity, result.identity, old_result, result)
+except InputError as error:     # e.g. no source_id in common: not two versions of one release
+    say(st.error, "Cannot compare {new} (NEW) with {old} (OLD): {problem}",
+        new=result.summary["release"], old=old_path, problem=error)
+    st.stop()
 summary = comparison.as_json()
 
 cols = st.columns(4)

@@ -389,3 +389,17 @@ def test_compare_page_shows_the_change_and_the_gate(server, browser, tmp_path_fa
     links = [a.get_attribute("href") for a in tab.locator('[data-testid="stPageLink"] a').all()]
     assert all("release=" in link for link in links)
     tab.close()
+
+
+def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, browser,
+                                                                    tmp_path_factory):
+    from test_compare import new_rows, write_jsonl
+    new = write_jsonl(tmp_path_factory.mktemp("compare-alone") / "new.jsonl", new_rows())
+    tab = visit(browser, f"{server}/Compare?release={new}&old=data/demo/release",
+                "Compare two releases", "Cannot compare")
+    error = tab.locator('[data-testid="stAlertContentError"]').inner_text()
+    assert "share no source_id" in error and "data/demo/release" in error
+    body = tab.inner_text("body")
+    assert "Traceback" not in body and "/work/" not in body.replace(str(new), "")
+    shot(tab, "compare-no-shared-source")
+    tab.close()

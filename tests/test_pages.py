@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from pathlib import Path
 
@@ -227,6 +228,21 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
     assert "only_old 1 &gt; 0" not in gate and "only_old 1 > 0" in gate
     assert [b.label for b in at.get("download_button")] == [
         "compare.json", "units CSV", "acceptance.json", "report.html"]
+
+
+def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, monkeypatch):
+    """A release against the demo (no source_id in common): one line naming both inputs,
+    no traceback."""
+    from test_compare import new_rows, write_jsonl
+    new = write_jsonl(tmp_path / "new.jsonl", new_rows())
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", os.pathsep.join([str(tmp_path), str(ROOT / "data")]))
+    at = page("5_Compare", release=str(new), old="data/demo/release")
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "Cannot compare ` new ` (NEW) with ` data/demo/release ` (OLD): ` comparison: the two "
+        "releases share no source_id (expected two versions of one release (matched on "
+        "source_id)) `"]
+    assert not at.metric
 
 
 def test_a_slow_browse_query_is_stopped_and_says_so():
