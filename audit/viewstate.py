@@ -3,7 +3,7 @@ and which Browse filter a page works on, round-tripped through the URL.
 
 Every page reads its view from the URL and every link, sidebar entry, "open" action and
 previous/next writes it back, so reloading any URL in a new tab shows exactly what was
-shown. Page-local keys (`row`, `page`, `check`, …) ride along beside it. No Streamlit here.
+shown. Page-local keys (`row`, `page`, `examples`, …) ride along beside it. No Streamlit here.
 """
 
 from __future__ import annotations

@@ -42,11 +42,25 @@ def say(box, template: str, **values: object) -> None:
     box(render.message(template, **values))
 
 
-def int_param(name: str, default: int, low: int, high: int) -> int:
-    """An integer URL parameter clamped to [low, high]; anything else is the default."""
+def url_corrected(name: str, raw: object, done: str) -> None:
+    """Say what was done with a URL parameter that could not be used as given."""
+    say(st.warning, "The URL's {param} " + done + ".", param=f"{name}={raw}")
+
+
+def int_param(name: str, default: int, low: int, high: int, unit: str | None = None) -> int:
+    """An integer URL parameter clamped to [low, high]; anything else is the default. A
+    correction is said in one line ("showing {unit} N")."""
     raw = str(st.query_params.get(name, "")).strip()
-    value = int(raw) if re.fullmatch(r"-?[0-9]{1,18}", raw) else default
-    return min(max(value, low), high)
+    if not raw:
+        return default
+    if not re.fullmatch(r"-?[0-9]{1,18}", raw):
+        value, why = default, "is not a whole number"
+    else:
+        value = min(max(int(raw), low), high)
+        why = f"is outside {low:,}–{high:,}" if value != int(raw) else ""
+    if why:
+        url_corrected(name, raw, f"{why}; showing {unit or name} {value:,}")
+    return value
 
 
 # ------------------------------------------------------------------------- the view
@@ -196,6 +210,8 @@ def setup(title: str, heading: str | None = None) -> ScanResult:
     auth.panel()
     _pickers(view)
     st.title(heading or title)
+    for name, raw, done in browse.Filters.parse(st.query_params.to_dict())[1]:
+        url_corrected(name, raw, done)
     try:
         result = scan_of(view)
     except InputError as error:
