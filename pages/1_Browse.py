@@ -3,6 +3,8 @@ result table whose ids open the instance, and the whole selection in the URL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from audit import browse, render
@@ -35,6 +37,8 @@ try:
 except browse.QueryTimeout as error:
     say(st.warning, "This view is too slow to compute: {problem}", problem=error)
     st.stop()
+view = replace(view, page=page_no + 1)     # the page shown, corrected, is the view's
+st.query_params.from_dict(view.to_query())
 scope_line(result, page.total)
 
 
@@ -101,13 +105,13 @@ left, middle, right = st.columns([1, 3, 1])
 with left:
     if page_no > 0:
         st.page_link("pages/1_Browse.py", label="◀ previous page",
-                     query_params={**view.to_query(), "page": str(page_no)})
+                     query_params=replace(view, page=page_no).to_query())
 middle.caption(f"{page.total:,} of {result.release.rows:,} rows match · page {page_no + 1} "
                f"of {pages_total} · {page.seconds * 1000:.0f} ms")
 with right:
     if page_no < last:
         st.page_link("pages/1_Browse.py", label="next page ▶",
-                     query_params={**view.to_query(), "page": str(page_no + 2)})
+                     query_params=replace(view, page=page_no + 2).to_query())
 
 if page.total == 0:
     st.info("No row matches this filter.")

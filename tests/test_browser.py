@@ -403,3 +403,23 @@ def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, brows
     assert "Traceback" not in body and "/work/" not in body.replace(str(new), "")
     shot(tab, "compare-no-shared-source")
     tab.close()
+
+
+def test_the_browse_page_number_survives_a_reload_and_back_to_browse(server, browser):
+    tab = visit(browser, server + "/Browse", "Browse", "page 1 of 5")
+    tab.get_by_role("link", name="next page ▶").click()
+    tab.wait_for_url("**page=2**", timeout=90_000)
+    settled(tab, "page 2 of 5")
+    tab.reload()
+    tab.get_by_role("heading", name="Browse").first.wait_for(timeout=90_000)
+    settled(tab, "page 2 of 5")
+    first = tab.locator(".xtable tbody tr td a").first
+    first.click()                                              # open a row of page 2
+    tab.get_by_role("heading", name="Instance").first.wait_for(timeout=90_000)
+    settled(tab, "back to Browse")
+    tab.get_by_role("link", name="back to Browse").click()
+    tab.get_by_role("heading", name="Browse").first.wait_for(timeout=90_000)
+    settled(tab, "page 2 of 5")
+    assert parse_qs(urlparse(tab.url).query)["page"] == ["2"]
+    shot(tab, "browse-page-2")
+    tab.close()
