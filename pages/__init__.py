@@ -12,7 +12,6 @@ verbatim), or as data in tables and charts; never as Markdown of their own.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from audit.outputs import staged_file
 from audit.scan import ScanResult
 from audit.viewstate import SPLITS, View
 from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
-                             served_files, stamp)
+                             served_files, stamp, upload_name)
 from workbench import auth
 
 SCANS = ScanCache()
@@ -107,13 +106,11 @@ def _set_param(name: str, key: str) -> None:
 
 
 def save_upload(upload, suffixes: tuple[str, ...]) -> str:
-    """Keep an upload under the upload area, named by its content hash (the uploaded name
-    is never used as a path). Operators only."""
+    """Keep an upload under the upload area, named by its content hash and its sanitised
+    name (`audit.workspace.upload_name`). Operators only."""
     auth.require("Uploading a file")
     data = upload.getvalue()
-    suffix = Path(upload.name).suffix.lower()
-    suffix = suffix if suffix in suffixes else suffixes[0]
-    target = UPLOADS / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    target = UPLOADS / upload_name(upload.name, data, suffixes)
     if not target.exists():
         UPLOADS.mkdir(parents=True, exist_ok=True)
         with staged_file(target) as staging:

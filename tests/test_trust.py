@@ -359,6 +359,24 @@ def test_a_kept_upload_is_served_wherever_the_roots_are(roots, monkeypatch):
         served_files(f"{workspace.UPLOADS}/../elsewhere/secret.parquet")
 
 
+def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
+    """The scope line, exports and history name a release by summary["release"]: an upload
+    is called by its own name there, not by its hash alone."""
+    import hashlib
+    from audit import readers, scan, workspace
+    data = b"x" * 10
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    assert workspace.upload_name("XHotpot v2 (final).PARQUET", data, (".parquet",)) == \
+        f"{digest}-XHotpot_v2_final.parquet"
+    assert workspace.upload_name("../../etc/passwd", data, (".json",)) == f"{digest}-passwd.json"
+    assert workspace.upload_name("<b>.toml", data, (".toml", ".json")) == f"{digest}-b.toml"
+    monkeypatch.setattr(workspace, "UPLOADS", roots[0].parent / "uploads")
+    name = workspace.upload_name("xhotpot-v2.parquet", data, (".parquet",))
+    kept = one_row_release(workspace.UPLOADS, name, blank=False)
+    summary = scan.run(readers.open_release(kept)).summary
+    assert summary["release"] == f"{digest}-xhotpot-v2"
+
+
 PATH_PIECES = ["{inside}", "{outside}", "{nowhere}", "rel", "linkdir", "link.parquet",
                "secret.parquet", "missing.parquet", "r-00000.parquet", "..", ".", "*", "**",
                "?", "[a-z]*", "*.parquet", "etc", "", "~"]
