@@ -197,7 +197,13 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     assert [b.label for b in at.get("download_button")] == [
         "Download CSV", "Download JSONL", "Download PARQUET"]
     button(at, "Save this scan (findings, status, summary, manifest)").click().run()
-    assert len(list((tmp_path / "scans").glob("*/*/manifest.json"))) == 1
+    saved = list((tmp_path / "scans").glob("*/*/manifest.json"))
+    assert len(saved) == 1
+    # The same scan saved again is the one already saved, and says where it is.
+    button(at, "Save this scan (findings, status, summary, manifest)").click().run()
+    assert list((tmp_path / "scans").glob("*/*/manifest.json")) == saved
+    assert any(i.value == "Already saved: this scan (same files, sources, policy and checks) "
+               f"is at ` {saved[0].parent} `" for i in at.info)
 
 
 def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
