@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
 import socket
@@ -385,6 +386,22 @@ def test_compare_page_shows_the_change_and_the_gate(server, browser, tmp_path_fa
     tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"
                           ".length >= 2", timeout=60_000)
     shot(tab, "compare-full")
+    # Every download works however quickly it follows another (built once, kept).
+    labels = ("compare.json", "units CSV", "acceptance.json", "report.html")
+    arrived = []
+    tab.on("download", lambda d: arrived.append(d))
+    for label in labels:                       # one click straight after another
+        tab.get_by_role("button", name=label).click(no_wait_after=True)
+    while len(arrived) < len(labels):          # each download comes, or this times out
+        tab.wait_for_event("download", timeout=30_000)
+    names = {"compare.json": "compare.json", "units.csv": "units CSV",
+             "acceptance.json": "acceptance.json", "acceptance-report.html": "report.html"}
+    got = {names[d.suggested_filename]: Path(d.path()).read_bytes() for d in arrived}
+    assert set(got) == set(labels)
+    assert json.loads(got["compare.json"])["key_equality"]["only_old"] == 1
+    assert got["units CSV"].startswith(b"source_id,") or b"source_id" in got["units CSV"][:200]
+    assert json.loads(got["acceptance.json"])["verdict"] == "fail"
+    assert b"<html" in got["report.html"][:500].lower()
     # The release stays in the menu's links; OLD is this page's own choice.
     links = [a.get_attribute("href") for a in tab.locator('[data-testid="stPageLink"] a').all()]
     assert all("release=" in link for link in links)
