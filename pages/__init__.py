@@ -221,7 +221,8 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
     """One line: which release, which filter and how many rows this page works on."""
     view = current_view()
     summary = result.summary
-    parts = [render.strong(summary["release"]),
+    name = DEMO_NAME if view.release is None else summary["release"]
+    parts = [render.strong(name),
              render.text(f" · {summary['layout']} · {summary['rows']:,} rows")]
     if filtered:
         count = rows if rows is not None else browse.count(result, view.filters)
@@ -233,6 +234,23 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
         ", ".join(Path(s).name for s in sources) if sources else "none attached")))
     parts.append(render.text(f" · policy: {Path(summary['policy']['name']).name}"))
     html(*parts, css="scope")
+
+
+DEMO_NAME = "the bundled demo release"
+
+
+def orientation(result: ScanResult) -> None:
+    """What a first visit needs to know: what is shown, how to open one's own release and
+    where paths are read from. Shown while the view is the bundled demo."""
+    if current_view().release is not None:
+        return
+    st.info(f"You are looking at the bundled demo release: {result.summary['rows']:,} "
+            "synthetic XHotpotQA rows with planted defects and their HotpotQA sources, so every page has something to "
+            "show. To audit your own release, give its path (a Parquet or JSONL file, a "
+            "directory of shards or a glob) in the sidebar under Release, or upload it "
+            "there; paths are read only from the workbench's data roots "
+            "(AUDIT_DATA_ROOTS). The view, filter included, lives in the URL: share or "
+            "reload it to see the same thing.")
 
 
 def no_source_notice(result: ScanResult) -> None:

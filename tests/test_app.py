@@ -19,6 +19,28 @@ def test_overview_on_the_demo_release():
                        "quarantined": "39"}
 
 
+def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    panel = [i.value for i in at.info if i.value.startswith("You are looking at")]
+    assert len(panel) == 1
+    assert panel[0].startswith("You are looking at the bundled demo release: 240 synthetic")
+    assert "in the sidebar under Release, or upload it" in panel[0]
+    assert "data roots (AUDIT_DATA_ROOTS)" in panel[0]
+    scope = [m.value for m in at.markdown if 'class="scope"' in m.value]
+    assert scope and scope[0].startswith('<div class="scope"><b>the bundled demo release</b>')
+    # One's own release: no panel, the release by its name.
+    from test_trust import one_row_release
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    mine = one_row_release(tmp_path, "mine.parquet", blank=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["release"] = str(mine)
+    at.run()
+    assert not at.exception
+    assert not [i for i in at.info if i.value.startswith("You are looking at")]
+    assert [m.value for m in at.markdown if 'class="scope"' in m.value][0].startswith(
+        '<div class="scope"><b>mine</b>')
+
+
 def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
     monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
     bad = tmp_path / "bad.parquet"
