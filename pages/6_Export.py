@@ -15,7 +15,7 @@ from workbench import auth
 result = setup("Export")
 view = current_view()
 filtered = bool(view.filters.to_query())
-scope_line(result, filtered=filtered)
+scope_line(result)      # the Browse filter applies here (Rows: under the current filter)
 
 st.subheader("Quarantine list")
 SCOPES = {"filter": "rows under the current Browse filter", "release": "the whole release"}
