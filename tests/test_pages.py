@@ -171,6 +171,10 @@ def test_mixing_page_names_its_measures_and_follows_the_filter():
     overall_i = rates[(rates["measure"] == "I") & (rates["group"] == "all")].iloc[0]
     assert (overall_i["n"], overall_i["count"]) == (236, 236)
     assert round(overall_i["expected"], 4) == 0.9976
+    table11 = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                   if "counted" in json.dumps(json.loads(c.proto.spec)["data"][0]))
+    assert sorted(a["text"] for a in table11["layout"]["annotations"]) == [
+        "docs", "questions", "support"]
     scoped = page("4_Mixing", question_language="fa")
     rates = scoped.dataframe[0].value
     assert rates[(rates["measure"] == "K_C") & (rates["group"] == "all")].iloc[0]["n"] == 9
