@@ -7,13 +7,14 @@ import streamlit as st
 
 from audit import export, inspect
 from audit.scan import status_disagreements
-from pages import no_source_notice, say, scope_line, setup
+from pages import no_source_notice, orientation, say, scope_line, setup
 
 SEVERITY_COLOURS = {"blocking": "#c0392b", "review": "#e69b22", "info": "#8fb3de"}
 
 result = setup("Overview", "Release overview")
 summary = result.summary
 scope_line(result, filtered=False)
+orientation(result)
 no_source_notice(result)
 cols = st.columns(4)
 cols[0].metric("Rows", f"{summary['rows']:,}")

@@ -89,6 +89,9 @@ FACETS: dict[str, str | SetFacet] = {
 }
 
 
+K_C_RANGE = (1, 24)     # distinct candidate languages a row can have (the Browse slider)
+
+
 @dataclass
 class Filters:
     """A browse selection. Lists mean "any of"; gold_mode 'all' makes gold languages
@@ -112,18 +115,41 @@ class Filters:
     @classmethod
     def from_query(cls, params: dict[str, str]) -> "Filters":
         """Parse `?question_language=fa,ur&k_c_min=3…`; unknown keys are ignored."""
+        return cls.parse(params)[0]
+
+    @classmethod
+    def parse(cls, params: dict[str, str]) -> tuple["Filters", list[tuple[str, str, str]]]:
+        """The filters of a query and what was done with each value that could not be used
+        as given: (key, raw value, what was done), e.g. ("k_c_min", "50", "is above 24;
+        using 24"). K_C bounds are clamped to K_C_RANGE; a maximum below the minimum and
+        any value that is not a whole number are dropped."""
         values: dict = {}
+        notes: list[tuple[str, str, str]] = []
+        low, high = K_C_RANGE
         for f in fields(cls):
             raw = params.get(f.name)
             if raw in (None, ""):
                 continue
+            raw = str(raw)
             if f.name in ("k_c_min", "k_c_max"):
-                values[f.name] = int(raw) if re.fullmatch(r"[0-9]{1,3}", str(raw)) else None
+                if not re.fullmatch(r"-?[0-9]{1,6}", raw.strip()):
+                    notes.append((f.name, raw, "is not a whole number; not applied"))
+                    continue
+                value = min(max(int(raw), low), high)
+                if value != int(raw):
+                    notes.append((f.name, raw, f"is outside {low}–{high}; using {value}"))
+                values[f.name] = value
             elif f.name == "gold_mode":
                 values[f.name] = "all" if raw == "all" else "any"
+                if raw not in ("all", "any"):
+                    notes.append((f.name, raw, "is neither any nor all; using any"))
             else:
-                values[f.name] = [v for v in str(raw).split(",") if v]
-        return cls(**values)
+                values[f.name] = [v for v in raw.split(",") if v]
+        if values.get("k_c_max", high) < values.get("k_c_min", low):
+            notes.append(("k_c_max", params["k_c_max"],
+                          f"is below k_c_min {values['k_c_min']}; not applied"))
+            del values["k_c_max"]
+        return cls(**values), notes
 
     def to_query(self) -> dict[str, str]:
         out = {}

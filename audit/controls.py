@@ -7,10 +7,9 @@
 - info: U+200B ZERO WIDTH SPACE and U+2060 WORD JOINER, invisible but harmless;
 - orthographic: ZWNJ and ZWJ (U+200C/D), part of Persian, Urdu, Hindi and Bengali spelling,
   and the marks LRM, RLM and ALM (U+200E/F, U+061C), ordinary in right-to-left text. Never a
-  finding; the views still show them, as quiet markers.
+  finding, and the views render them as the writing system expects (no marker).
 
-Every other format (Cf) or control (Cc) character but tab and newline is shown as a marker
-too; C0/C1 controls are `invalid_unicode` findings already.
+Every other format (Cf) or control (Cc) character but tab and newline is shown as a marker; C0/C1 controls are `invalid_unicode` findings already.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ Two kinds of output:
   in a code span, which Markdown shows verbatim and never autolinks.
 
 In both, characters that reorder or hide text (bidi controls, zero-width characters, other
-format and control characters; `audit.controls`) become visible tokens such as ⟨U+202E⟩ with
+format and control characters; `audit.controls`) but not the orthographic ones (ZWNJ, ZWJ,
+LRM, RLM, ALM, which Persian, Urdu and Indic spelling and right-to-left text need) become
+visible tokens such as ⟨U+202E⟩ with
 the character's name as a tooltip: an audit view never lets text rearrange itself.
 """
 
@@ -44,7 +46,6 @@ CSS = """
       unicode-bidi: isolate; direction: ltr; }
 .cc-review, .cc-other { background: #f7b1ab; color: #700; }
 .cc-info { background: #d7e8fb; color: #124; }
-.cc-orthographic { color: #888; }
 .ev { background: #fff2a8; }
 .d-del { background: #f7c6c2; text-decoration: line-through; }
 .d-ins { background: #c9ecd0; text-decoration: none; }
@@ -70,8 +71,10 @@ _PUNCTUATION = "&<>\"'\\`*_{}[]()#+-.!|~$:@/=%^;,?"
 def _tables() -> tuple[dict[int, str], dict[int, str]]:
     """str.translate tables: for HTML (entities and marker spans) and for plain text
     (markers as tokens only)."""
+    # Orthographic joiners and marks (ZWNJ, ZWJ, LRM, RLM, ALM) are part of the writing
+    # and render as it expects; only characters that hide or reorder text are marked.
     marked = {cp: ch for cp in range(sys.maxunicode + 1)
-              if controls.kind(ch := chr(cp)) is not None}
+              if controls.kind(ch := chr(cp)) not in (None, "orthographic")}
     as_html: dict[int, str] = {ord(ch): f"&#{ord(ch)};" for ch in _PUNCTUATION}
     as_html[ord("\n")] = "&#10;"
     as_html[ord("\t")] = "&#9;"

@@ -3,11 +3,13 @@ and which Browse filter a page works on, round-tripped through the URL.
 
 Every page reads its view from the URL and every link, sidebar entry, "open" action and
 previous/next writes it back, so reloading any URL in a new tab shows exactly what was
-shown. Page-local keys (`row`, `page`, `check`, …) ride along beside it. No Streamlit here.
+shown. The Browse page belongs to the view (a
+reload or "back to Browse" returns to it). Page-local keys (`row`, `examples`, …) ride along beside it. No Streamlit here.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
@@ -15,7 +17,7 @@ from .browse import FILTER_KEYS, Filters
 
 SPLITS = ("train", "validation")
 RELEASE_KEYS = ("release", "policy", *(f"source_{split}" for split in SPLITS))
-VIEW_KEYS = frozenset(RELEASE_KEYS) | FILTER_KEYS
+VIEW_KEYS = frozenset(RELEASE_KEYS) | FILTER_KEYS | {"page"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class View:
     sources: tuple[tuple[str, str], ...] = ()   # (split, HotpotQA JSON path)
     policy: str | None = None
     filters: Filters = field(default_factory=Filters)
+    page: int | None = None                 # the Browse result page, from 1 (None = 1)
 
     @classmethod
     def from_query(cls, params: dict[str, str]) -> "View":
@@ -33,7 +36,9 @@ class View:
 
         sources = tuple((split, path) for split in SPLITS
                         if (path := text(f"source_{split}")) is not None)
-        return cls(text("release"), sources, text("policy"), Filters.from_query(params))
+        page = text("page") or ""
+        return cls(text("release"), sources, text("policy"), Filters.from_query(params),
+                   int(page) if re.fullmatch(r"[1-9][0-9]{0,8}", page) else None)
 
     def release_query(self) -> dict[str, str]:
         query = {}
@@ -46,10 +51,12 @@ class View:
 
     def to_query(self) -> dict[str, str]:
         """The URL parameters that reproduce this view."""
-        return {**self.release_query(), **self.filters.to_query()}
+        page = {"page": str(self.page)} if self.page and self.page > 1 else {}
+        return {**self.release_query(), **self.filters.to_query(), **page}
 
     def with_filters(self, filters: Filters) -> "View":
-        return replace(self, filters=filters)
+        """Another filter, from its first page."""
+        return replace(self, filters=filters, page=None)
 
     def href(self, page: str, **extra: object) -> str:
         """A relative link to a page of the workbench showing this view (plus page keys)."""

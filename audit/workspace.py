@@ -14,6 +14,7 @@ and never calls this rule.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -22,11 +23,21 @@ from pathlib import Path
 
 from . import readers, scan
 from .errors import InputError
-from .outputs import REPO
+from .outputs import REPO, safe_name
 
 DEMO = REPO / "data" / "demo"
 DEMO_RELEASE = DEMO / "release"
 UPLOADS = REPO / "data" / "uploads"
+
+
+def upload_name(name: str, data: bytes, suffixes: tuple[str, ...]) -> str:
+    """The file name an upload is kept under: its content hash, which makes it unique, then
+    its own name sanitised, which people call it by ("3f2a…-xhotpot_v2.parquet"); the
+    uploaded name is never used as a path. A suffix not in `suffixes` becomes the first."""
+    suffix = Path(name).suffix.lower()
+    suffix = suffix if suffix in suffixes else suffixes[0]
+    stem = safe_name(Path(name).stem)[:60]
+    return f"{hashlib.sha256(data).hexdigest()[:16]}-{stem}{suffix}"
 _MAGIC = ("*", "?", "[")
 
 

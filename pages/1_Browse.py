@@ -3,12 +3,14 @@ result table whose ids open the instance, and the whole selection in the URL."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from audit import browse, render
 from audit.browse import Filters
 from pages import (current_view, follow_url, html, int_param, say, scope_line, setup,
-                   show_view)
+                   show_view, url_corrected)
 
 result = setup("Browse")
 view = current_view()
@@ -22,16 +24,21 @@ LABELS = {"status": "Status (derived)", "check": "Check fired",
           "split": "Split"}
 STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
 
-page_no = int_param("page", 0, 0, result.release.rows // browse.PAGE_SIZE)
+# `page` in the URL counts from 1, as the caption does.
+page_no = int_param("page", 1, 1, result.release.rows // browse.PAGE_SIZE + 1, "page") - 1
 try:
     page = browse.search(result, filters, page_no)
     last = max((page.total - 1) // browse.PAGE_SIZE, 0)
     if page_no > last:      # past the end of this filter's results: show its last page
+        url_corrected("page", page_no + 1, f"is past this filter's last page; showing page "
+                                           f"{last + 1}")
         page_no = last
         page = browse.search(result, filters, page_no)
 except browse.QueryTimeout as error:
     say(st.warning, "This view is too slow to compute: {problem}", problem=error)
     st.stop()
+view = replace(view, page=page_no + 1)     # the page shown, corrected, is the view's
+st.query_params.from_dict(view.to_query())
 scope_line(result, page.total)
 
 
@@ -98,13 +105,13 @@ left, middle, right = st.columns([1, 3, 1])
 with left:
     if page_no > 0:
         st.page_link("pages/1_Browse.py", label="◀ previous page",
-                     query_params={**view.to_query(), "page": str(page_no - 1)})
+                     query_params=replace(view, page=page_no).to_query())
 middle.caption(f"{page.total:,} of {result.release.rows:,} rows match · page {page_no + 1} "
                f"of {pages_total} · {page.seconds * 1000:.0f} ms")
 with right:
     if page_no < last:
         st.page_link("pages/1_Browse.py", label="next page ▶",
-                     query_params={**view.to_query(), "page": str(page_no + 1)})
+                     query_params=replace(view, page=page_no + 2).to_query())
 
 if page.total == 0:
     st.info("No row matches this filter.")

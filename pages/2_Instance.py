@@ -15,7 +15,7 @@ filters = view.filters
 rows = result.release.rows
 matching = browse.matching_rows(result, filters)
 # No row in the URL: the first row of the filter.
-row = int_param("row", matching[0] if matching else 0, 0, rows - 1)
+row = int_param("row", matching[0] if matching else 0, 0, rows - 1, "row")
 position = matching.index(row) + 1 if row in matching else None
 scope_line(result, len(matching))
 

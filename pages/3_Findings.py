@@ -4,13 +4,14 @@ instances, language × check heatmap, exact-copy categories. The Browse filter a
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import plotly.express as px
 import streamlit as st
 
 from audit import inspect, render
 from pages import (current_view, filtered_rows, follow_url, html, no_source_notice, say,
-                   scope_line, setup)
+                   scope_line, setup, show_view)
 
 result = setup("Findings")
 view = current_view()
@@ -55,14 +56,21 @@ st.subheader("Where a check fired")
 checks = sorted(set(table["check"]))
 
 
-def _write_check() -> None:
-    st.query_params["check"] = st.session_state["check"]
+def _write_examples() -> None:
+    # A drill-down is this page's own choice (`examples=`): it never touches the view's
+    # filter, whose `check=` would narrow every page's rows.
+    st.query_params["examples"] = st.session_state["examples_of"]
 
 
-wanted = st.query_params.get("check")
-follow_url("check", wanted if wanted in checks else str(shown["check"].iloc[0]
-                                                        if len(shown) else checks[0]))
-check = st.selectbox("Examples of", checks, key="check", on_change=_write_check)
+wanted = st.query_params.get("examples")
+follow_url("examples_of", wanted if wanted in checks else str(shown["check"].iloc[0]
+                                                              if len(shown) else checks[0]))
+check = st.selectbox("Examples of", checks, key="examples_of", on_change=_write_examples)
+if check not in view.filters.check and st.button(
+        "Narrow the view's filter to rows where this check fired",
+        help="Adds it to the Browse filter, which every page (and Export) then works on"):
+    show_view(view.with_filters(replace(view.filters, check=[*view.filters.check, check])),
+              examples=check)
 examples = inspect.examples(result, check, rows=scope).to_pylist()
 say(st.caption, "The first {n} findings of {check}; the id opens the instance on the same view.",
     n=str(len(examples)), check=check)

@@ -53,7 +53,12 @@ def compared(old_identity: str, new_identity: str, _old, _new) -> compare.Compar
     return compare.compare(compare.version_of(_old), compare.version_of(_new))
 
 
-comparison = compared(old_result.identity, result.identity, old_result, result)
+try:
+    comparison = compared(old_result.identity, result.identity, old_result, result)
+except InputError as error:     # e.g. no source_id in common: not two versions of one release
+    say(st.error, "Cannot compare {new} (NEW) with {old} (OLD): {problem}",
+        new=result.summary["release"], old=old_path, problem=error)
+    st.stop()
 summary = comparison.as_json()
 
 cols = st.columns(4)
@@ -108,11 +113,28 @@ units = comparison.units.to_pandas()
 shown = units[units["change"].isin(changes)]
 say(st.caption, "{n} units; the first 1,000 are listed.", n=f"{len(shown):,}")
 st.dataframe(shown.head(1000), hide_index=True)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def kept_files(key: tuple, _build) -> dict[str, bytes]:
+    """A comparison's download files, built once per `key` and kept: every click of a
+    download serves these same bytes, whenever it comes (a file rebuilt on each rerun
+    could vanish under a click that came a moment after another)."""
+    return _build()
+
+
+def comparison_files() -> dict[str, bytes]:
+    return {"compare.json": json.dumps(summary, indent=2, ensure_ascii=False).encode(),
+            "units.csv": export.to_bytes(comparison.units, "csv")}
+
+
+files = kept_files(("compare", old_result.identity, result.identity), comparison_files)
 d1, d2 = st.columns(2)
-d1.download_button("compare.json", json.dumps(summary, indent=2, ensure_ascii=False),
-                   file_name="compare.json", mime="application/json")
-d2.download_button("units CSV", lambda: export.to_bytes(comparison.units, "csv"),
-                   file_name="units.csv", mime="text/csv", on_click="ignore")
+# on_click="ignore": a download does not rerun the page.
+d1.download_button("compare.json", files["compare.json"], file_name="compare.json",
+                   mime="application/json", on_click="ignore")
+d2.download_button("units CSV", files["units.csv"], file_name="units.csv", mime="text/csv",
+                   on_click="ignore")
 
 st.subheader("Acceptance gate")
 st.caption("Criteria 3 and 4 need a paired review batch: the OLD and NEW version of the same "
@@ -137,9 +159,18 @@ html(render.table(["#", "criterion", "verdict", "why"],
                    for c in decision["criteria"]]))
 with st.expander("Numbers and thresholds"):
     st.json(decision["criteria"])
+
+
+def gate_files() -> dict[str, bytes]:
+    return {"acceptance.json": json.dumps({**decision, "evidence": evidence}, indent=2,
+                                          ensure_ascii=False).encode(),
+            "report.html": acceptance.report_html(decision, comparison, evidence).encode()}
+
+
+gate = kept_files(("gate", old_result.identity, result.identity, batch,
+                   json.dumps(decision, sort_keys=True, default=str)), gate_files)
 g1, g2 = st.columns(2)
-g1.download_button("acceptance.json", json.dumps({**decision, "evidence": evidence}, indent=2,
-                                                 ensure_ascii=False),
-                   file_name="acceptance.json", mime="application/json")
-g2.download_button("report.html", lambda: acceptance.report_html(decision, comparison, evidence),
-                   file_name="acceptance-report.html", mime="text/html", on_click="ignore")
+g1.download_button("acceptance.json", gate["acceptance.json"], file_name="acceptance.json",
+                   mime="application/json", on_click="ignore")
+g2.download_button("report.html", gate["report.html"], file_name="acceptance-report.html",
+                   mime="text/html", on_click="ignore")

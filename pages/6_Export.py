@@ -15,7 +15,7 @@ from workbench import auth
 result = setup("Export")
 view = current_view()
 filtered = bool(view.filters.to_query())
-scope_line(result, filtered=filtered)
+scope_line(result)      # the Browse filter applies here (Rows: under the current filter)
 
 st.subheader("Quarantine list")
 SCOPES = {"filter": "rows under the current Browse filter", "release": "the whole release"}
@@ -59,8 +59,13 @@ st.subheader("Saved scans")
 if auth.gate("Saving a scan") and \
         st.button("Save this scan (findings, status, summary, manifest)"):
     auth.require("Saving a scan")
-    saved = export.write_scan(result)
-    say(st.success, "Saved to {path}", path=saved)
+    # The same inputs, policy and checks are one saved scan, not a second identical copy.
+    already = export.saved_scan(result.release, result.identity)
+    if already is not None:
+        say(st.info, "Already saved: this scan (same files, sources, policy and checks) is "
+                     "at {path}", path=already)
+    else:
+        say(st.success, "Saved to {path}", path=export.write_scan(result))
 history = export.scan_history(result.release)
 readable = [h["directory"] for h in history if not h.get("problem")]
 if history:

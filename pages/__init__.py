@@ -12,7 +12,6 @@ verbatim), or as data in tables and charts; never as Markdown of their own.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ from audit.outputs import staged_file
 from audit.scan import ScanResult
 from audit.viewstate import SPLITS, View
 from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
-                             served_files, stamp)
+                             served_files, stamp, upload_name)
 from workbench import auth
 
 SCANS = ScanCache()
@@ -42,11 +41,25 @@ def say(box, template: str, **values: object) -> None:
     box(render.message(template, **values))
 
 
-def int_param(name: str, default: int, low: int, high: int) -> int:
-    """An integer URL parameter clamped to [low, high]; anything else is the default."""
+def url_corrected(name: str, raw: object, done: str) -> None:
+    """Say what was done with a URL parameter that could not be used as given."""
+    say(st.warning, "The URL's {param} " + done + ".", param=f"{name}={raw}")
+
+
+def int_param(name: str, default: int, low: int, high: int, unit: str | None = None) -> int:
+    """An integer URL parameter clamped to [low, high]; anything else is the default. A
+    correction is said in one line ("showing {unit} N")."""
     raw = str(st.query_params.get(name, "")).strip()
-    value = int(raw) if re.fullmatch(r"-?[0-9]{1,18}", raw) else default
-    return min(max(value, low), high)
+    if not raw:
+        return default
+    if not re.fullmatch(r"-?[0-9]{1,18}", raw):
+        value, why = default, "is not a whole number"
+    else:
+        value = min(max(int(raw), low), high)
+        why = f"is outside {low:,}–{high:,}" if value != int(raw) else ""
+    if why:
+        url_corrected(name, raw, f"{why}; showing {unit or name} {value:,}")
+    return value
 
 
 # ------------------------------------------------------------------------- the view
@@ -93,13 +106,11 @@ def _set_param(name: str, key: str) -> None:
 
 
 def save_upload(upload, suffixes: tuple[str, ...]) -> str:
-    """Keep an upload under the upload area, named by its content hash (the uploaded name
-    is never used as a path). Operators only."""
+    """Keep an upload under the upload area, named by its content hash and its sanitised
+    name (`audit.workspace.upload_name`). Operators only."""
     auth.require("Uploading a file")
     data = upload.getvalue()
-    suffix = Path(upload.name).suffix.lower()
-    suffix = suffix if suffix in suffixes else suffixes[0]
-    target = UPLOADS / f"{hashlib.sha256(data).hexdigest()[:16]}{suffix}"
+    target = UPLOADS / upload_name(upload.name, data, suffixes)
     if not target.exists():
         UPLOADS.mkdir(parents=True, exist_ok=True)
         with staged_file(target) as staging:
@@ -196,6 +207,8 @@ def setup(title: str, heading: str | None = None) -> ScanResult:
     auth.panel()
     _pickers(view)
     st.title(heading or title)
+    for name, raw, done in browse.Filters.parse(st.query_params.to_dict())[1]:
+        url_corrected(name, raw, done)
     try:
         result = scan_of(view)
     except InputError as error:
@@ -208,7 +221,8 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
     """One line: which release, which filter and how many rows this page works on."""
     view = current_view()
     summary = result.summary
-    parts = [render.strong(summary["release"]),
+    name = DEMO_NAME if view.release is None else summary["release"]
+    parts = [render.strong(name),
              render.text(f" · {summary['layout']} · {summary['rows']:,} rows")]
     if filtered:
         count = rows if rows is not None else browse.count(result, view.filters)
@@ -220,6 +234,23 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
         ", ".join(Path(s).name for s in sources) if sources else "none attached")))
     parts.append(render.text(f" · policy: {Path(summary['policy']['name']).name}"))
     html(*parts, css="scope")
+
+
+DEMO_NAME = "the bundled demo release"
+
+
+def orientation(result: ScanResult) -> None:
+    """What a first visit needs to know: what is shown, how to open one's own release and
+    where paths are read from. Shown while the view is the bundled demo."""
+    if current_view().release is not None:
+        return
+    st.info(f"You are looking at the bundled demo release: {result.summary['rows']:,} "
+            "synthetic XHotpotQA rows with planted defects and their HotpotQA sources, so every page has something to "
+            "show. To audit your own release, give its path (a Parquet or JSONL file, a "
+            "directory of shards or a glob) in the sidebar under Release, or upload it "
+            "there; paths are read only from the workbench's data roots "
+            "(AUDIT_DATA_ROOTS). The view, filter included, lives in the URL: share or "
+            "reload it to see the same thing.")
 
 
 def no_source_notice(result: ScanResult) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -15,6 +17,28 @@ def test_overview_on_the_demo_release():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Rows": "240", "accepted": "161", "review required": "40",
                        "quarantined": "39"}
+
+
+def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    panel = [i.value for i in at.info if i.value.startswith("You are looking at")]
+    assert len(panel) == 1
+    assert panel[0].startswith("You are looking at the bundled demo release: 240 synthetic")
+    assert "in the sidebar under Release, or upload it" in panel[0]
+    assert "data roots (AUDIT_DATA_ROOTS)" in panel[0]
+    scope = [m.value for m in at.markdown if 'class="scope"' in m.value]
+    assert scope and scope[0].startswith('<div class="scope"><b>the bundled demo release</b>')
+    # One's own release: no panel, the release by its name.
+    from test_trust import one_row_release
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    mine = one_row_release(tmp_path, "mine.parquet", blank=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["release"] = str(mine)
+    at.run()
+    assert not at.exception
+    assert not [i for i in at.info if i.value.startswith("You are looking at")]
+    assert [m.value for m in at.markdown if 'class="scope"' in m.value][0].startswith(
+        '<div class="scope"><b>mine</b>')
 
 
 def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
@@ -57,3 +81,33 @@ def test_no_url_parameter_raises_on_any_page():
                     at.switch_page(f"pages/{name}.py")
                 at.run()
                 assert not at.exception, (name, key, value, at.exception)
+
+
+def _page_with(name: str, **params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(params)
+    at.switch_page(f"pages/{name}.py")
+    return at.run()
+
+
+@pytest.mark.parametrize(("name", "params", "said"), [
+    ("1_Browse", {"k_c_min": "50", "k_c_max": "-3"},
+     ["The URL's ` k_c_min=50 ` is outside 1–24; using 24.",
+      "The URL's ` k_c_max=-3 ` is outside 1–24; using 1.",
+      "The URL's ` k_c_max=-3 ` is below k_c_min 24; not applied."]),
+    ("1_Browse", {"page": "abc"}, ["The URL's ` page=abc ` is not a whole number; showing page 1."]),
+    ("1_Browse", {"page": "3", "question_language": "fa,ur"},
+     ["The URL's ` page=3 ` is past this filter's last page; showing page 1."]),
+    ("1_Browse", {"page": "0"}, ["The URL's ` page=0 ` is outside 1–5; showing page 1."]),
+    ("2_Instance", {"row": "-1"}, ["The URL's ` row=-1 ` is outside 0–239; showing row 0."]),
+    ("2_Instance", {"row": "999999"},
+     ["The URL's ` row=999999 ` is outside 0–239; showing row 239."]),
+    ("3_Findings", {"k_c_min": "x", "gold_mode": "<b>"},
+     ["The URL's ` gold_mode=<b> ` is neither any nor all; using any.",
+      "The URL's ` k_c_min=x ` is not a whole number; not applied."]),
+])
+def test_every_url_parameter_is_used_clamped_or_refused_and_says_so(name, params, said):
+    """240 demo rows, 50 a Browse page: pages 1–5; fa, ur select 21 rows, one page."""
+    at = _page_with(name, **params)
+    assert not at.exception
+    assert [w.value for w in at.warning if w.value.startswith("The URL's")] == said

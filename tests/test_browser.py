@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import shutil
 import socket
@@ -246,6 +247,18 @@ def test_release_filter_and_row_survive_a_walk_through_the_pages(server, browser
     settled(tab, "Where a check fired")
     assert_view(tab, folder, len(rows))
     assert "No HotpotQA source is attached" in tab.inner_text("body")
+    # Drill down to another check's examples: a local choice, the filter stays.
+    select = tab.locator('[data-testid="stSelectbox"]').filter(has_text="Examples of")
+    chosen = select.inner_text().split("\n")[-1].strip()
+    select.locator("input").click()
+    options = tab.locator("[role=option]")
+    options.first.wait_for(timeout=90_000)
+    other = next(o.strip() for o in options.all_inner_texts() if o.strip() not in ("", chosen))
+    options.filter(has_text=other).first.click()
+    tab.wait_for_url("**examples=**", timeout=90_000)
+    settled(tab, f"findings of {other}")
+    assert "check" not in parse_qs(urlparse(tab.url).query)
+    assert_view(tab, folder, len(rows))
     shot(tab, "walk-3-findings")
 
     tab.locator('[data-testid="stPageLink"]').filter(has_text="Export").click()
@@ -374,7 +387,57 @@ def test_compare_page_shows_the_change_and_the_gate(server, browser, tmp_path_fa
     tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"
                           ".length >= 2", timeout=60_000)
     shot(tab, "compare-full")
+    # Every download works however quickly it follows another (built once, kept).
+    labels = ("compare.json", "units CSV", "acceptance.json", "report.html")
+    arrived = []
+    tab.on("download", lambda d: arrived.append(d))
+    for label in labels:                       # one click straight after another
+        tab.get_by_role("button", name=label).click(no_wait_after=True)
+    while len(arrived) < len(labels):          # each download comes, or this times out
+        tab.wait_for_event("download", timeout=30_000)
+    names = {"compare.json": "compare.json", "units.csv": "units CSV",
+             "acceptance.json": "acceptance.json", "acceptance-report.html": "report.html"}
+    got = {names[d.suggested_filename]: Path(d.path()).read_bytes() for d in arrived}
+    assert set(got) == set(labels)
+    assert json.loads(got["compare.json"])["key_equality"]["only_old"] == 1
+    assert got["units CSV"].startswith(b"source_id,") or b"source_id" in got["units CSV"][:200]
+    assert json.loads(got["acceptance.json"])["verdict"] == "fail"
+    assert b"<html" in got["report.html"][:500].lower()
     # The release stays in the menu's links; OLD is this page's own choice.
     links = [a.get_attribute("href") for a in tab.locator('[data-testid="stPageLink"] a').all()]
     assert all("release=" in link for link in links)
+    tab.close()
+
+
+def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, browser,
+                                                                    tmp_path_factory):
+    from test_compare import new_rows, write_jsonl
+    new = write_jsonl(tmp_path_factory.mktemp("compare-alone") / "new.jsonl", new_rows())
+    tab = visit(browser, f"{server}/Compare?release={new}&old=data/demo/release",
+                "Compare two releases", "Cannot compare")
+    error = tab.locator('[data-testid="stAlertContentError"]').inner_text()
+    assert "share no source_id" in error and "data/demo/release" in error
+    body = tab.inner_text("body")
+    assert "Traceback" not in body and "/work/" not in body.replace(str(new), "")
+    shot(tab, "compare-no-shared-source")
+    tab.close()
+
+
+def test_the_browse_page_number_survives_a_reload_and_back_to_browse(server, browser):
+    tab = visit(browser, server + "/Browse", "Browse", "page 1 of 5")
+    tab.get_by_role("link", name="next page ▶").click()
+    tab.wait_for_url("**page=2**", timeout=90_000)
+    settled(tab, "page 2 of 5")
+    tab.reload()
+    tab.get_by_role("heading", name="Browse").first.wait_for(timeout=90_000)
+    settled(tab, "page 2 of 5")
+    first = tab.locator(".xtable tbody tr td a").first
+    first.click()                                              # open a row of page 2
+    tab.get_by_role("heading", name="Instance").first.wait_for(timeout=90_000)
+    settled(tab, "back to Browse")
+    tab.get_by_role("link", name="back to Browse").click()
+    tab.get_by_role("heading", name="Browse").first.wait_for(timeout=90_000)
+    settled(tab, "page 2 of 5")
+    assert parse_qs(urlparse(tab.url).query)["page"] == ["2"]
+    shot(tab, "browse-page-2")
     tab.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from pathlib import Path
 
@@ -58,9 +59,27 @@ def test_findings_page_folds_info_and_shows_severity_per_category():
 
 
 def test_findings_drill_down_follows_the_selected_check_and_the_filter():
-    at = page("3_Findings", check="placeholder_sentence")
+    at = page("3_Findings", examples="placeholder_sentence")
     assert at.selectbox[0].value == "placeholder_sentence"
     assert markdown_text(at).count(">placeholder ") == 3 and len(linked_rows(at)) == 3
+
+
+def test_findings_drill_down_is_local_and_never_narrows_the_filter():
+    """Picking a check under "Examples of" changes the examples only: the view's filter,
+    the page's counts and the checks offered stay those of the whole release."""
+    at = page("3_Findings")
+    offered = list(at.selectbox[0].options)
+    at.selectbox[0].set_value("placeholder_sentence").run()
+    assert not at.exception
+    assert "check" not in at.query_params
+    assert at.query_params["examples"] == "placeholder_sentence"
+    assert {m.label: m.value for m in at.metric}["rows in scope"] == "240"
+    assert list(at.selectbox[0].options) == offered
+    assert markdown_text(at).count(">placeholder ") == 3
+    # Narrowing the filter is its own, labelled action.
+    at.button[0].click().run()
+    assert at.query_params["check"] == "placeholder_sentence"
+    assert {m.label: m.value for m in at.metric}["rows in scope"] == "3"
     scoped = page("3_Findings", question_language="fa")
     assert {m.label: m.value for m in scoped.metric}["rows in scope"] == "9"
 
@@ -152,6 +171,10 @@ def test_mixing_page_names_its_measures_and_follows_the_filter():
     overall_i = rates[(rates["measure"] == "I") & (rates["group"] == "all")].iloc[0]
     assert (overall_i["n"], overall_i["count"]) == (236, 236)
     assert round(overall_i["expected"], 4) == 0.9976
+    table11 = next(json.loads(c.proto.spec) for c in at.get("plotly_chart")
+                   if "counted" in json.dumps(json.loads(c.proto.spec)["data"][0]))
+    assert sorted(a["text"] for a in table11["layout"]["annotations"]) == [
+        "docs", "questions", "support"]
     scoped = page("4_Mixing", question_language="fa")
     rates = scoped.dataframe[0].value
     assert rates[(rates["measure"] == "K_C") & (rates["group"] == "all")].iloc[0]["n"] == 9
@@ -166,6 +189,9 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
+    scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
+    assert "filter: no filter → 240 rows" in html.unescape(scope)
+    assert "does not apply" not in scope
     assert "` 141 ` reasons on ` 79 ` rows" in info_text(at)
     whole = at.dataframe[0].value
     assert set(whole["status"]) == {"quarantined", "review_required"}
@@ -178,7 +204,13 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     assert [b.label for b in at.get("download_button")] == [
         "Download CSV", "Download JSONL", "Download PARQUET"]
     button(at, "Save this scan (findings, status, summary, manifest)").click().run()
-    assert len(list((tmp_path / "scans").glob("*/*/manifest.json"))) == 1
+    saved = list((tmp_path / "scans").glob("*/*/manifest.json"))
+    assert len(saved) == 1
+    # The same scan saved again is the one already saved, and says where it is.
+    button(at, "Save this scan (findings, status, summary, manifest)").click().run()
+    assert list((tmp_path / "scans").glob("*/*/manifest.json")) == saved
+    assert any(i.value == "Already saved: this scan (same files, sources, policy and checks) "
+               f"is at ` {saved[0].parent} `" for i in at.info)
 
 
 def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
@@ -209,6 +241,21 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
     assert "only_old 1 &gt; 0" not in gate and "only_old 1 > 0" in gate
     assert [b.label for b in at.get("download_button")] == [
         "compare.json", "units CSV", "acceptance.json", "report.html"]
+
+
+def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, monkeypatch):
+    """A release against the demo (no source_id in common): one line naming both inputs,
+    no traceback."""
+    from test_compare import new_rows, write_jsonl
+    new = write_jsonl(tmp_path / "new.jsonl", new_rows())
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", os.pathsep.join([str(tmp_path), str(ROOT / "data")]))
+    at = page("5_Compare", release=str(new), old="data/demo/release")
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "Cannot compare ` new ` (NEW) with ` data/demo/release ` (OLD): ` comparison: the two "
+        "releases share no source_id (expected two versions of one release (matched on "
+        "source_id)) `"]
+    assert not at.metric
 
 
 def test_a_slow_browse_query_is_stopped_and_says_so():

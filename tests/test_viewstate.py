@@ -16,7 +16,7 @@ QUERY = {"release": "data/x/*.parquet", "source_train": "data/hotpot_train.json"
 
 
 def test_a_view_round_trips_through_its_url():
-    view = View.from_query({**QUERY, "row": "7", "page": "2", "unknown": "x"})
+    view = View.from_query({**QUERY, "row": "7", "unknown": "x"})
     assert view.release == "data/x/*.parquet"
     assert view.sources == (("train", "data/hotpot_train.json"),)
     assert view.policy == "data/policy.toml"
@@ -33,6 +33,15 @@ def test_a_view_round_trips_through_its_url():
                                       "gold_mode all · stratum S4 · status accepted · "
                                       "k_c_min 3")
     assert View().href("Browse") == "./Browse" and View().describe_filter() == "no filter"
+
+
+def test_the_browse_page_belongs_to_the_view_and_a_new_filter_starts_at_page_one():
+    view = View.from_query({"stratum": "S4", "page": "3"})
+    assert view.page == 3 and view.to_query() == {"stratum": "S4", "page": "3"}
+    assert "page=3" in view.href("Instance", row=5)
+    assert view.with_filters(Filters(stratum=["S3"])).to_query() == {"stratum": "S3"}
+    assert View.from_query({"page": "abc"}).page is None
+    assert View.from_query({"page": "1"}).to_query() == {}
 
 
 def test_hostile_values_stay_inside_the_query_string():
