@@ -350,15 +350,18 @@ def choose_then_next(tab, letter: str) -> int | None:
     return offered
 
 
-def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser, tmp_path):
+def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser, arabic,
+                                                                workbench):
     """Annotator 1 opens annotator 2's queue and submits one task: Label Studio counts it
     done for the project (maximum_annotations = 1) and locks the next task for annotator 1
     (TASK_LOCK_TTL, 24 h). Status counts 0 of 4 for annotator 2 with one intrusion by
-    annotator 1; the release logs the intruder's annotation and gives annotator 2 all 4."""
+    annotator 1 (the Review page too); the release logs the intruder's annotation and
+    gives annotator 2 all 4."""
+    work = arabic[1]                           # the workspace the Review page shows
     one, two = f"ann1-q-{RUN}@example.org", f"ann2-q-{RUN}@example.org"
     items = maple.assign_order(maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:4], seed=5)
     batch = loop.realism_batch(items, batch_id=f"queue-{RUN}")
-    report = loop.push(server, batch, [one, two], workspace=tmp_path)
+    report = loop.push(server, batch, [one, two], workspace=work)
     projects = {p.role: p for p in report.projects}
     theirs = projects["annotator 2"]
     intruder, owner = projects["annotator 1"].annotator, theirs.annotator
@@ -373,7 +376,7 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
         offered = _next_for(me, theirs.project_id)
     assert offered not in (taken, locked)
 
-    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    status = loop.status(server, batch.batch_id, workspace=work)
     assert status.rows() == [
         {"group": "", "role": "annotator 1", "annotator": intruder, "tasks": 4, "done": 0,
          "skipped": 0, "remaining": 4, "missing": False},
@@ -381,16 +384,26 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
          "skipped": 0, "remaining": 4, "missing": False}]
     assert status.intrusions() == [{"project": "annotator 2", "annotator": owner,
                                     "intruder": intruder, "annotations": 1}]
-    printed = _cli(server, tmp_path, "status", batch.batch_id, "--json")
+    printed = _cli(server, work, "status", batch.batch_id, "--json")
     assert json.loads(printed)["intrusions"] == status.intrusions()
-    printed = _cli(server, tmp_path, "status", batch.batch_id)
+    printed = _cli(server, work, "status", batch.batch_id)
     assert f"annotator 2  {owner}  {intruder}  1" in printed
     assert f"python -m audit review release {batch.batch_id}" in printed
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(f"{workbench}/Review")
+    page.locator('[data-testid="stSelectbox"]').filter(
+        has=page.get_by_text("Batch", exact=True)).click()
+    page.locator("[role=option]").filter(has_text=batch.batch_id).click()
+    page.get_by_text("0 of 8 tasks done").wait_for(timeout=120_000)
+    page.get_by_text(f"python -m audit review release {batch.batch_id}").wait_for(
+        timeout=60_000)
+    shot(page, "review-progress-intrusion")
+    page.close()
 
-    printed = _cli(server, tmp_path, "release", batch.batch_id)
+    printed = _cli(server, work, "release", batch.batch_id)
     assert f"annotator 2: {intruder} 1 annotation; 1 refusal logged, 0 annotations " \
            f"deleted, 4 tasks re-imported" in printed
-    (refusal,) = loop.read_refusals(batch.batch_id, tmp_path)
+    (refusal,) = loop.read_refusals(batch.batch_id, work)
     assert (refusal["kind"], refusal["completed_by"], refusal["updated_by"],
             refusal["project"], refusal["task_id"], refusal["result"]) == (
         "annotation", intruder, intruder, theirs.title, taken, {"preference": ["A"]})
@@ -404,15 +417,15 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
         offered.append(following)
     tab.context.close()
     assert sorted(offered) == sorted(t.id for t in held)      # all 4, each once
-    after = loop.status(server, batch.batch_id, workspace=tmp_path)
+    after = loop.status(server, batch.batch_id, workspace=work)
     assert after.rows()[1] == {
         "group": "", "role": "annotator 2", "annotator": owner, "tasks": 4, "done": 4,
         "skipped": 0, "remaining": 0, "missing": False}
     assert after.intrusions() == []
-    pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pulled = loop.pull(server, batch.batch_id, workspace=work)
     assert [(p.key, p.accepted) for p in pulled.projects] == [("annotator 1", 0),
                                                              ("annotator 2", 4)]
-    assert pulled.rejected == [] and len(loop.read_refusals(batch.batch_id, tmp_path)) == 1
+    assert pulled.rejected == [] and len(loop.read_refusals(batch.batch_id, work)) == 1
 
 
 def _next_for(me: ls.Server, project_id: int) -> int | None:
