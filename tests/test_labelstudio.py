@@ -568,6 +568,44 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
     assert len(loop.read_refusals(batch.batch_id, tmp_path)) == 3
 
 
+def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
+    """The intruder annotates the one adjudication task before the adjudicator: status
+    names it, the release logs it and re-imports the task with the same data, offered to
+    the adjudicator again."""
+    server = session.server
+    batch = german_batch(session, {"paragraph": 1}, seed=SEED + 9, tag="-ra")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    (a,) = batch.item_ids
+    for project, adequacy in zip(report.projects, ("4", "2")):
+        annotate(person(session, project.annotator), tasks_of(server, project.project_id)[a],
+                 translation_result(dict(BASE, adequacy=adequacy)))
+    loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pushed = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    _track(session, pushed)
+    sign_in_all(session, pushed)
+    (project,) = pushed.projects
+    (before,) = _all_tasks(server, project.project_id)
+    annotate(person(session, INTRUDER), before["id"],
+             translation_result(dict(BASE, adequacy="3")))
+    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    assert status.intrusions() == [{"project": "de · adjudication", "annotator": ADJ,
+                                    "intruder": INTRUDER, "annotations": 1}]
+    assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
+        ("annotator 1", 1, 0), ("annotator 2", 1, 0), ("adjudication", 0, 1)]
+    (released,) = loop.release(server, batch.batch_id, workspace=tmp_path)
+    assert (released.key, released.logged, released.deleted, released.recreated) == (
+        "de · adjudication", 1, 0, 1)
+    (after,) = _all_tasks(server, project.project_id)
+    assert after["data"] == before["data"] and server.export_annotations(
+        project.project_id) == []
+    assert _next_task(person(session, ADJ), project.project_id) == after["id"]
+    (refusal,) = loop.read_refusals(batch.batch_id, tmp_path)
+    assert (refusal["project"], refusal["completed_by"], refusal["task_id"]) == (
+        project.title, INTRUDER, before["id"])
+
+
 def _next_task(me: ls.Server, project_id: int) -> int | None:
     """The task Label Studio's queue ("Label All Tasks") would offer me next, or None."""
     answer = httpx.get(f"{me.url}/api/projects/{project_id}/next",

@@ -6,7 +6,7 @@ when a connection is made, so the rest of the workbench runs without it).
     server.import_tasks(project.id, payloads, chunk_size=100)   -> task ids
     server.list_tasks(project.id)           -> [Task(id, item_id)]
     server.ensure_account(email)            -> Account (user; password when just created)
-    server.task_numbers([ids])              -> {id: number of tasks}
+    server.project_sizes([ids])             -> {id: Size(tasks, annotated)}
     server.export_annotations(project.id)   -> full JSON export (tasks with annotations)
     server.delete_task(task.id)             (its annotations, drafts and locks go with it)
     server.delete_project(project.id)
@@ -98,6 +98,12 @@ class Project:
 class Task:
     id: int
     item_id: str | None
+
+
+@dataclass(frozen=True)
+class Size:
+    tasks: int
+    annotated: bool      # some member submitted or skipped a task
 
 
 @dataclass(frozen=True)
@@ -573,17 +579,21 @@ class Server:
         with self._calling(f"delete annotation {annotation_id}"):
             self.client.annotations.delete(id=annotation_id, request_options=_NO_RETRY)
 
-    def task_numbers(self, project_ids: Sequence[int]) -> dict[int, int]:
-        """How many tasks each of these projects holds, in one request (projects gone are
-        absent). Label Studio's own done/skipped counters count every member's
-        annotations, so progress is read from the export instead (loop.status)."""
+    def project_sizes(self, project_ids: Sequence[int]) -> dict[int, "Size"]:
+        """How many tasks each of these projects holds and whether any member annotated
+        or skipped one, in one request (projects gone are absent). Label Studio's own
+        done/skipped counters count every member's annotations, so progress is read
+        from the export of the annotated projects instead (loop.status)."""
         if not project_ids:
             return {}
         with self._calling("read project sizes"):
             pager = self.client.projects.list(
                 ids=",".join(str(i) for i in project_ids), page_size=PAGE_SIZE,
-                include="id,task_number")
-            return {p.id: p.task_number or 0 for p in pager}
+                include="id,task_number,total_annotations_number,"
+                        "skipped_annotations_number")
+            return {p.id: Size(p.task_number or 0, bool(p.total_annotations_number or
+                                                        p.skipped_annotations_number))
+                    for p in pager}
 
     def export_annotations(self, project_id: int, *, all_tasks: bool = False
                            ) -> list[dict]:

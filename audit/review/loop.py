@@ -61,8 +61,8 @@ routing, attribution and adjudication come from our side, and blinding from the 
   rewritten from the table after each pull that changed it.
 - Progress (status): per project, annotator and language, done / skipped / remaining of
   the project's own annotator only, judged as the pull judges it (_parse_export over the
-  export of the annotated tasks: one request per project, plus the project sizes and the
-  users, one request each per server). Label Studio's own counters are not used: they
+  export of the annotated tasks: one request per project that holds an annotation, plus
+  the project sizes and the users, one request each per server). Label Studio's own counters are not used: they
   count any member's annotation as done. Annotations by anyone else are named per
   project as intrusions (who, how many). Polling, not webhooks: a webhook is sent once
   with a 1 s timeout and never retried, so a receiver that is down or busy loses events
@@ -71,15 +71,16 @@ routing, attribution and adjudication come from our side, and blinding from the 
   takes tasks out of it: with maximum_annotations = 1 a task they submit counts as done
   for the project, and the next task stays locked for them for TASK_LOCK_TTL (24 h; Label
   Studio releases a lock only when its holder submits, and no API releases someone
-  else's). release() goes through each annotator project with an intrusion (an
-  annotation or draft by someone else): the refusals are appended to refusals.jsonl
-  first, then an intruder's annotation on a task the annotator also worked on is
-  deleted, and every other task of the batch in that project (no annotation or draft by
-  its annotator) is deleted and re-imported from tasks.jsonl, which drops the
-  intruder's annotations and locks (and anyone's unseen lock); the new task comes last in
-  the queue (on SQLite it may reuse a deleted id, so the refusal log's task_id names the
-  task as it was). A release cut short re-imports on the next `review push`.
-  A visit that left no annotation or draft leaves nothing to detect: its lock expires.
+  else's). release() goes through each project (annotators' and adjudicators') with an
+  intrusion (an annotation or draft by someone else): the refusals are appended to
+  refusals.jsonl first, then an intruder's annotation on a task the project's annotator
+  also worked on is deleted, and every other task of the batch in that project (no
+  annotation or draft by its annotator) is deleted and re-imported with the data it
+  held, which drops the intruder's annotations and locks (and anyone's unseen lock); the
+  new task comes last in the queue (on SQLite it may reuse a deleted id, so the refusal
+  log's task_id names the task as it was). A release cut short: the next `review push`
+  (`review adjudicate`) sends what is missing. A visit that left no annotation or draft
+  leaves nothing to detect: its lock expires.
 
 Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
 
@@ -827,10 +828,10 @@ class Status:
 
 
 def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS) -> Status:
-    """Progress per project: the project sizes (one request per server), the users (one per
-    server) and each project's export of annotated tasks (one per project), judged as the
-    pull judges it (_parse_export), so another member's annotation is not counted as done
-    but named as an intrusion."""
+    """Progress per project: the project sizes (one request per server), then, where a
+    project holds an annotation, the users (one request per server) and the project's
+    export of annotated tasks, judged as the pull judges it (_parse_export), so another
+    member's annotation is not counted as done but named as an intrusion."""
     ledger = read_ledger(batch_id, workspace)
     sites = _sites(servers)
     items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
@@ -841,18 +842,21 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS)
     projects = []
     for url, keys in by_server.items():
         server = _server_for(sites, url)
-        sizes = server.task_numbers([entries[k]["project_id"] for k in keys])
-        users = server.users(refresh=True)
+        sizes = server.project_sizes([entries[k]["project_id"] for k in keys])
+        users = server.users(refresh=True) if any(s.annotated for s in sizes.values()) \
+            else {}
         for key in keys:
             entry = entries[key]
-            if entry["project_id"] not in sizes:
+            size = sizes.get(entry["project_id"])
+            if size is None:
                 projects.append(ProjectProgress(key, entry["role"], entry["group"],
                                                 entry["annotator"], 0, 0, 0, 0, missing=True))
                 continue
+            export = server.export_annotations(entry["project_id"]) if size.annotated \
+                else []
             _, accepted, refused, skipped = _parse_export(
-                server.export_annotations(entry["project_id"]), ledger, entry,
-                entry["project_id"], items, users, server.url)
-            tasks = sizes[entry["project_id"]]
+                export, ledger, entry, entry["project_id"], items, users, server.url)
+            tasks = size.tasks
             done = len({r["task_id"] for r in accepted})
             skips = len({s["task_id"] for s in skipped})
             projects.append(ProjectProgress(
@@ -898,22 +902,18 @@ class ProjectRelease:
 
 def release(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS
             ) -> list[ProjectRelease]:
-    """Give each annotator's queue back what another member took (module docstring):
-    in every annotator project with another member's annotation or draft, log the
-    refusals, then delete the intruders' annotations on tasks the annotator worked on,
-    and delete and re-import every other task of the batch (which also drops locks no API
-    releases)."""
+    """Give each annotator's (and adjudicator's) queue back what another member took
+    (module docstring): in every project with another member's annotation or draft, log
+    the refusals, then delete the intruders' annotations on tasks the project's annotator
+    worked on, and delete and re-import, with the data it holds, every other task of the
+    batch (which also drops locks no API releases)."""
     folder = batch_dir(batch_id, workspace)
     ledger = read_ledger(batch_id, workspace)
     sites = _sites(servers)
     items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
-    payloads = _read_tasks(folder)
-    order = {item_id: i for i, item_id in enumerate(payloads)}
     users: dict[str, dict] = {}
     released = []
     for key, entry in sorted(ledger["projects"].items()):
-        if entry["role"] not in SLOTS:
-            continue
         server = _server_for(sites, entry["server"])
         if server.url not in users:
             users[server.url] = server.users(refresh=True)
@@ -927,9 +927,9 @@ def release(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS
             continue      # (an edit of the annotator's own label is theirs to redo)
         logged = _append_refusals(folder / "refusals.jsonl", refused)   # before deleting
         deleted, recreate = 0, []
-        for task in export:
+        for task in sorted(export, key=lambda t: t["id"]):
             data = task.get("data") or {}
-            if data.get("batch_id") != batch_id or data.get("item_id") not in payloads or \
+            if data.get("batch_id") != batch_id or data.get("item_id") not in items or \
                     items[data["item_id"]]["group"] != entry["group"]:
                 continue                      # not an item of this project: left alone
             if _worked_on(task, assigned, users[server.url]):
@@ -938,12 +938,11 @@ def release(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS
                         server.delete_annotation(refusal["annotation_id"])
                         deleted += 1
             else:
-                recreate.append((order[data["item_id"]], int(task["id"]), data["item_id"]))
-        recreate.sort()
-        for _, task_id, _ in recreate:
-            server.delete_task(task_id)
-        if recreate:      # cut short here: `review push` re-imports the missing items
-            server.import_tasks(project_id, [payloads[i] for _, _, i in recreate])
+                recreate.append(task)
+        for task in recreate:
+            server.delete_task(task["id"])
+        if recreate:   # cut short here: `review push` (`review adjudicate`) sends the rest
+            server.import_tasks(project_id, [task["data"] for task in recreate])
         released.append(ProjectRelease(key, entry["title"], assigned,
                                        _intrusions(refused, assigned), logged, deleted,
                                        len(recreate)))
