@@ -62,11 +62,12 @@ routing, attribution and adjudication come from our side, and blinding from the 
 - Progress (status): per project, annotator and language, done / skipped / remaining of
   the project's own annotator only, judged as the pull judges it (_parse_export over the
   export of the annotated tasks: one request per project that holds an annotation, plus
-  the project sizes and the users, one request each per server). Label Studio's own counters are not used: they
-  count any member's annotation as done. Annotations by anyone else are named per
-  project as intrusions (who, how many). Polling, not webhooks: a webhook is sent once
-  with a 1 s timeout and never retried, so a receiver that is down or busy loses events
-  and polling would be needed anyway; the pages poll every few seconds.
+  the project sizes and the users, one request each per server). Label Studio's own
+  counters are not used: they count any member's annotation as done. Annotations by
+  anyone else are named per project as intrusions (who, how many). Polling, not
+  webhooks: a webhook is sent once with a 1 s timeout and never retried, so a receiver
+  that is down or busy loses events and polling would be needed anyway; the pages poll
+  every few seconds.
 - Release (`review release`). A member who opens another's queue ("Label All Tasks")
   takes tasks out of it: with maximum_annotations = 1 a task they submit counts as done
   for the project, and the next task stays locked for them for TASK_LOCK_TTL (24 h; Label
@@ -897,7 +898,7 @@ class ProjectRelease:
     intrusions: tuple[tuple[str, int], ...]   # as status names them
     logged: int          # refusals newly appended to refusals.jsonl
     deleted: int         # intruders' annotations deleted from tasks the annotator worked on
-    recreated: int       # tasks deleted and imported again from tasks.jsonl
+    recreated: int       # tasks deleted and imported again with the data they held
 
 
 def release(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS
