@@ -199,7 +199,7 @@ chosen = st.selectbox("Batch", pushed, key="review_progress_batch",
 
 @st.fragment(run_every=STATUS_EVERY)
 def progress(batch_id: str) -> None:
-    """Label Studio's per-project counters, polled every few seconds (no pull)."""
+    """Each project's own annotator's work, polled every few seconds (loop.status)."""
     try:
         sites = loop.ledger_sites(batch_id, loop.REVIEWS)
         try:
@@ -224,6 +224,12 @@ def progress(batch_id: str) -> None:
     if missing:
         say(st.warning, "Projects missing on the server: {projects}",
             projects=", ".join(missing))
+    intrusions = status.intrusions()
+    if intrusions:
+        say(st.warning, "Annotations by someone other than the project's annotator, not "
+            "counted as done; `python -m audit review release {batch}` logs them and gives "
+            "the tasks back.", batch=batch_id)
+        st.dataframe(intrusions, hide_index=True, key="progress_intrusions")
 
 
 progress(chosen)

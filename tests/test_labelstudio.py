@@ -522,6 +522,90 @@ def test_status_counts_done_skipped_and_remaining(session, tmp_path):
     assert pulled.rejected == []
 
 
+def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(session,
+                                                                           tmp_path):
+    """Annotator 1 labels a and c; the intruder labels a too and b, which annotator 1 has
+    not reached; the admin edits annotator 1's label on c. Status: annotator 1 has done 1
+    (a: c's last change is not theirs), intrusions admin 1, intruder 2. The release logs
+    the three refusals, deletes the intruder's annotation on a, re-imports b (new id, back
+    in the queue) and leaves c, whose edit only annotator 1 can redo."""
+    server = session.server
+    batch = german_batch(session, {"paragraph": 3}, seed=SEED + 5, tag="-rl")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    one = projects_by_role(report)["annotator 1"]
+    before = tasks_of(server, one.project_id)
+    a, b, c = batch.item_ids
+    me, intruder = person(session, ANN1), person(session, INTRUDER)
+    annotate(me, before[a], translation_result(BASE))
+    edited = annotate(me, before[c], translation_result(BASE))
+    annotate(intruder, before[a], translation_result(dict(BASE, adequacy="1")))
+    annotate(intruder, before[b], translation_result(dict(BASE, adequacy="2")))
+    server.update_annotation(edited, translation_result(dict(BASE, adequacy="3")))
+    admin = server.whoami().email
+    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
+        ("annotator 1", 1, 2), ("annotator 2", 0, 3)]
+    assert status.intrusions() == [
+        {"project": "de · annotator 1", "annotator": ANN1, "intruder": who, "annotations": n}
+        for who, n in sorted([(admin, 1), (INTRUDER, 2)])]
+    (released,) = loop.release(server, batch.batch_id, workspace=tmp_path)
+    assert (released.key, released.logged, released.deleted, released.recreated) == (
+        "de · annotator 1", 3, 1, 1)
+    after = tasks_of(server, one.project_id)
+    assert (after[a], after[c]) == (before[a], before[c]) and after[b] > max(before.values())
+    assert _next_task(me, one.project_id) == after[b]
+    logged = loop.read_refusals(batch.batch_id, tmp_path)
+    assert sorted((r["task_id"], r["completed_by"], r["updated_by"], r["result"]["adequacy"])
+                  for r in logged) == sorted([(before[a], INTRUDER, INTRUDER, 1),
+                                              (before[b], INTRUDER, INTRUDER, 2),
+                                              (before[c], ANN1, admin, 3)])
+    assert loop.status(server, batch.batch_id, workspace=tmp_path).intrusions() == [
+        {"project": "de · annotator 1", "annotator": ANN1, "intruder": admin,
+         "annotations": 1}]
+    assert loop.release(server, batch.batch_id, workspace=tmp_path) == []
+    assert len(loop.read_refusals(batch.batch_id, tmp_path)) == 3
+
+
+def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
+    """The intruder annotates the one adjudication task before the adjudicator: status
+    names it, the release logs it and re-imports the task with the same data, offered to
+    the adjudicator again."""
+    server = session.server
+    batch = german_batch(session, {"paragraph": 1}, seed=SEED + 9, tag="-ra")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    (a,) = batch.item_ids
+    for project, adequacy in zip(report.projects, ("4", "2")):
+        annotate(person(session, project.annotator), tasks_of(server, project.project_id)[a],
+                 translation_result(dict(BASE, adequacy=adequacy)))
+    loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pushed = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    _track(session, pushed)
+    sign_in_all(session, pushed)
+    (project,) = pushed.projects
+    (before,) = _all_tasks(server, project.project_id)
+    annotate(person(session, INTRUDER), before["id"],
+             translation_result(dict(BASE, adequacy="3")))
+    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    assert status.intrusions() == [{"project": "de · adjudication", "annotator": ADJ,
+                                    "intruder": INTRUDER, "annotations": 1}]
+    assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
+        ("annotator 1", 1, 0), ("annotator 2", 1, 0), ("adjudication", 0, 1)]
+    (released,) = loop.release(server, batch.batch_id, workspace=tmp_path)
+    assert (released.key, released.logged, released.deleted, released.recreated) == (
+        "de · adjudication", 1, 0, 1)
+    (after,) = _all_tasks(server, project.project_id)
+    assert after["data"] == before["data"] and server.export_annotations(
+        project.project_id) == []
+    assert _next_task(person(session, ADJ), project.project_id) == after["id"]
+    (refusal,) = loop.read_refusals(batch.batch_id, tmp_path)
+    assert (refusal["project"], refusal["completed_by"], refusal["task_id"]) == (
+        project.title, INTRUDER, before["id"])
+
+
 def _next_task(me: ls.Server, project_id: int) -> int | None:
     """The task Label Studio's queue ("Label All Tasks") would offer me next, or None."""
     answer = httpx.get(f"{me.url}/api/projects/{project_id}/next",

@@ -7,6 +7,9 @@ against real Label Studio servers and the workbench's own pages.
 - With one server per side, annotator 1 cannot see annotator 2's labels: their login does
   not exist on side 2's server, and side 1's server holds no side-2 project.
 - The Review page shows a submission in its live progress within 10 s.
+- On one shared server, annotator 1 opens annotator 2's queue and submits a task: status
+  names the intrusion and counts none of it for annotator 2; `review release` logs the
+  intruder's annotation and annotator 2's queue offers every task again.
 
 Screenshots go to artifacts/screenshots/labelstudio-*.png and review-progress.png.
 """
@@ -14,6 +17,7 @@ Screenshots go to artifacts/screenshots/labelstudio-*.png and review-progress.pn
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -313,3 +317,132 @@ def test_review_page_shows_a_submission_within_10_s(server, browser, arabic, wor
 
 def _annotated(server: ls.Server, project_id: int, task_id: int) -> bool:
     return any(t["id"] == task_id for t in server.export_annotations(project_id))
+
+
+# ------------------------------------------------------------------------- intrusions
+
+def _next_answer(response) -> bool:
+    """The labeling stream's request for its next task (the data manager's hidden
+    next_task action, which locks the task it answers for the user)."""
+    return "/api/dm/actions" in response.url and "id=next_task" in response.url
+
+
+def queue_first(tab, url: str, project_id: int) -> int:
+    """Open the project's queue ("Label All Tasks"); the id of the task it offers."""
+    tab.goto(f"{url}/projects/{project_id}/data")
+    with tab.expect_response(_next_answer, timeout=60_000) as answer:
+        tab.get_by_role("button", name="Label All Tasks").click()
+    tab.get_by_role("button", name="Submit current annotation").wait_for(timeout=60_000)
+    return answer.value.json()["id"]
+
+
+def choose_then_next(tab, letter: str) -> int | None:
+    """Choose, submit, and the id of the task the queue offers next (None: it is empty,
+    which is when Label Studio's /next answers 404)."""
+    with tab.expect_response(_next_answer, timeout=60_000) as answer:
+        choose(tab, letter)
+    if answer.value.status != 200:
+        return None
+    offered = answer.value.json()["id"]
+    for option in ("A", "Tie", "B"):        # the next task is on screen, nothing chosen
+        playwright.expect(tab.locator(f"input[name='{option}']")).not_to_be_checked(
+            timeout=60_000)
+    return offered
+
+
+def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser, arabic,
+                                                                workbench):
+    """Annotator 1 opens annotator 2's queue and submits one task: Label Studio counts it
+    done for the project (maximum_annotations = 1) and locks the next task for annotator 1
+    (TASK_LOCK_TTL, 24 h). Status counts 0 of 4 for annotator 2 with one intrusion by
+    annotator 1 (the Review page too); the release logs the intruder's annotation and
+    gives annotator 2 all 4."""
+    work = arabic[1]                           # the workspace the Review page shows
+    one, two = f"ann1-q-{RUN}@example.org", f"ann2-q-{RUN}@example.org"
+    items = maple.assign_order(maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:4], seed=5)
+    batch = loop.realism_batch(items, batch_id=f"queue-{RUN}")
+    report = loop.push(server, batch, [one, two], workspace=work)
+    projects = {p.role: p for p in report.projects}
+    theirs = projects["annotator 2"]
+    intruder, owner = projects["annotator 1"].annotator, theirs.annotator
+    assert {intruder, owner} == {one, two} and theirs.n_items == 4
+    logins = {n.email: n.password for n in report.credentials}
+    tab = log_in(browser, server.url, intruder, logins[intruder])
+    taken = queue_first(tab, server.url, theirs.project_id)
+    locked = choose_then_next(tab, "A")               # locked for the intruder now
+    tab.context.close()
+    assert locked not in (None, taken)
+    with ls.sign_in(server.url, owner, logins[owner]) as me:   # what the bug looked like
+        offered = _next_for(me, theirs.project_id)
+    assert offered not in (taken, locked)
+
+    status = loop.status(server, batch.batch_id, workspace=work)
+    assert status.rows() == [
+        {"group": "", "role": "annotator 1", "annotator": intruder, "tasks": 4, "done": 0,
+         "skipped": 0, "remaining": 4, "missing": False},
+        {"group": "", "role": "annotator 2", "annotator": owner, "tasks": 4, "done": 0,
+         "skipped": 0, "remaining": 4, "missing": False}]
+    assert status.intrusions() == [{"project": "annotator 2", "annotator": owner,
+                                    "intruder": intruder, "annotations": 1}]
+    printed = _cli(server, work, "status", batch.batch_id, "--json")
+    assert json.loads(printed)["intrusions"] == status.intrusions()
+    printed = _cli(server, work, "status", batch.batch_id)
+    assert f"annotator 2  {owner}  {intruder}  1" in printed
+    assert f"python -m audit review release {batch.batch_id}" in printed
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page.goto(f"{workbench}/Review")
+    page.locator('[data-testid="stSelectbox"]').filter(
+        has=page.get_by_text("Batch", exact=True)).click()
+    page.locator("[role=option]").filter(has_text=batch.batch_id).click()
+    page.get_by_text("0 of 8 tasks done").wait_for(timeout=120_000)
+    page.get_by_text(f"python -m audit review release {batch.batch_id}").wait_for(
+        timeout=60_000)
+    shot(page, "review-progress-intrusion")
+    page.close()
+
+    printed = _cli(server, work, "release", batch.batch_id)
+    assert f"annotator 2: {intruder} 1 annotation; 1 refusal logged, 0 annotations " \
+           f"deleted, 4 tasks re-imported" in printed
+    (refusal,) = loop.read_refusals(batch.batch_id, work)
+    assert (refusal["kind"], refusal["completed_by"], refusal["updated_by"],
+            refusal["project"], refusal["task_id"], refusal["result"]) == (
+        "annotation", intruder, intruder, theirs.title, taken, {"preference": ["A"]})
+    held = server.list_tasks(theirs.project_id)       # the same items, as new tasks (on
+    assert sorted(t.item_id for t in held) == sorted(batch.item_ids)  # SQLite an id may be
+    assert server.export_annotations(theirs.project_id) == []         # reused)
+
+    tab = log_in(browser, server.url, owner, logins[owner])
+    offered = [queue_first(tab, server.url, theirs.project_id)]
+    while (following := choose_then_next(tab, "B")) is not None:
+        offered.append(following)
+    tab.context.close()
+    assert sorted(offered) == sorted(t.id for t in held)      # all 4, each once
+    after = loop.status(server, batch.batch_id, workspace=work)
+    assert after.rows()[1] == {
+        "group": "", "role": "annotator 2", "annotator": owner, "tasks": 4, "done": 4,
+        "skipped": 0, "remaining": 0, "missing": False}
+    assert after.intrusions() == []
+    pulled = loop.pull(server, batch.batch_id, workspace=work)
+    assert [(p.key, p.accepted) for p in pulled.projects] == [("annotator 1", 0),
+                                                             ("annotator 2", 4)]
+    assert pulled.rejected == [] and len(loop.read_refusals(batch.batch_id, work)) == 1
+
+
+def _next_for(me: ls.Server, project_id: int) -> int | None:
+    """The task Label Studio's queue offers this user next (it locks it for them; the SDK
+    has no call for it)."""
+    import httpx
+    answer = httpx.get(f"{me.url}/api/projects/{project_id}/next",
+                       headers={"Authorization": f"Token {me._token}"}, timeout=60)
+    return answer.json()["id"] if answer.status_code == 200 else None
+
+
+def _cli(server: ls.Server, work: Path, *args: str) -> str:
+    """`python -m audit review --workspace WORK ARGS` against this server; its stdout."""
+    env = dict(os.environ, LABEL_STUDIO_URL=server.url,
+               LABEL_STUDIO_API_KEY=ls.default_token() or "")
+    done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace", str(work),
+                           *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout

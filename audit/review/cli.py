@@ -4,6 +4,9 @@ through the same functions as the Review and Annotations pages.
     review push SPEC                 route, invite and push a batch (spec.py describes SPEC)
     review status BATCH [--watch S]  done / skipped / remaining per annotator and language
     review pull BATCH                pull annotations; refusals appended to refusals.jsonl
+    review release BATCH             give an annotator's queue back what another member
+                                     took: the intruder's annotations logged in
+                                     refusals.jsonl, the tasks labelable again
     review adjudicate BATCH [--adjudicator EMAIL:LANGS ...] [--reoffer]
                                      push the open disagreements to adjudicators; lists
                                      the ones an adjudicator skipped, --reoffer offers
@@ -49,6 +52,10 @@ def add_parser(subparsers) -> None:
     p = commands.add_parser("pull", help="pull a batch's annotations (idempotent)")
     p.add_argument("batch")
     p.set_defaults(func=cmd_pull)
+    p = commands.add_parser("release", help="give back the tasks another member took from "
+                                            "an annotator's queue")
+    p.add_argument("batch")
+    p.set_defaults(func=cmd_release)
     p = commands.add_parser("adjudicate", help="push the open disagreements to adjudicators")
     p.add_argument("batch")
     p.add_argument("--adjudicator", action="append", default=[], metavar="EMAIL:LANGS",
@@ -194,7 +201,8 @@ def _print_status(status, as_json: bool, seconds: float) -> None:
         print(json.dumps({"batch_id": status.batch_id, "blinding": status.blinding,
                           "left_out": status.left_out, "projects": status.rows(),
                           "annotators": status.by("annotator"),
-                          "groups": status.by("group")}, indent=2))
+                          "groups": status.by("group"),
+                          "intrusions": status.intrusions()}, indent=2))
         return
     print(f"batch {status.batch_id} · blinding {status.blinding} · "
           f"{status.left_out} units left out · read in {seconds:.2f} s")
@@ -203,6 +211,10 @@ def _print_status(status, as_json: bool, seconds: float) -> None:
     missing = [p.key for p in status.projects if p.missing]
     if missing:
         print("\nprojects missing on the server: " + ", ".join(missing))
+    if status.intrusions():
+        print(f"\nintrusions: annotations by someone other than the project's annotator, "
+              f"not counted above (`python -m audit review release {status.batch_id}` "
+              f"gives the tasks back):\n" + _table(status.intrusions()), end="")
     sys.stdout.flush()
 
 
@@ -227,6 +239,27 @@ def cmd_pull(args: argparse.Namespace) -> int:
           f"{loop.batch_dir(args.batch, workspace) / 'refusals.jsonl'})")
     for refusal in report.rejected[:20]:
         print(f"  {refusal['project']} task {refusal['task_id']}: {refusal['reason']}")
+    return 0
+
+
+# ------------------------------------------------------------------------- release
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from . import loop
+    workspace = _workspace(args)
+    sites = loop.ledger_sites(args.batch, workspace)
+    try:
+        released = loop.release(sites, args.batch, workspace=workspace)
+    finally:
+        sites.close()
+    print(f"batch {args.batch}: {len(released)} project(s) with an intrusion")
+    for p in released:
+        who = ", ".join(f"{email} {n} annotation{'s' * (n != 1)}"
+                        for email, n in p.intrusions) or "drafts only"
+        print(f"  {p.key}: {who}; {p.logged} refusal{'s' * (p.logged != 1)} logged, "
+              f"{p.deleted} annotation{'s' * (p.deleted != 1)} deleted, {p.recreated} "
+              f"task{'s' * (p.recreated != 1)} re-imported")
+    print(f"refusals in {loop.batch_dir(args.batch, workspace) / 'refusals.jsonl'}")
     return 0
 
 

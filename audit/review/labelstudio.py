@@ -6,8 +6,9 @@ when a connection is made, so the rest of the workbench runs without it).
     server.import_tasks(project.id, payloads, chunk_size=100)   -> task ids
     server.list_tasks(project.id)           -> [Task(id, item_id)]
     server.ensure_account(email)            -> Account (user; password when just created)
-    server.project_counts([ids])            -> {id: Counts(tasks, done, skipped)}
+    server.project_sizes([ids])             -> {id: Size(tasks, annotated)}
     server.export_annotations(project.id)   -> full JSON export (tasks with annotations)
+    server.delete_task(task.id)             (its annotations, drafts and locks go with it)
     server.delete_project(project.id)
     sign_in(url, email, password)           -> a Server acting as that user
 
@@ -100,6 +101,12 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Size:
+    tasks: int
+    annotated: bool      # some member submitted or skipped a task
+
+
+@dataclass(frozen=True)
 class User:
     id: int
     email: str
@@ -118,19 +125,6 @@ class Account:
     @property
     def created(self) -> bool:
         return self.password is not None
-
-
-@dataclass(frozen=True)
-class Counts:
-    """A project's progress as Label Studio counts it (every member's annotations)."""
-
-    tasks: int
-    done: int        # tasks with a submitted, not skipped, annotation
-    skipped: int     # skipped (cancelled) annotations
-
-    @property
-    def remaining(self) -> int:
-        return max(self.tasks - self.done - self.skipped, 0)
 
 
 # ------------------------------------------------------------------------- settings
@@ -577,28 +571,38 @@ class Server:
             self.client.annotations.update(id=annotation_id, result=result,
                                            request_options=_NO_RETRY)
 
+    def delete_task(self, task_id: int) -> None:
+        with self._calling(f"delete task {task_id}"):
+            self.client.tasks.delete(id=task_id, request_options=_NO_RETRY)
+
     def delete_annotation(self, annotation_id: int) -> None:
         with self._calling(f"delete annotation {annotation_id}"):
             self.client.annotations.delete(id=annotation_id, request_options=_NO_RETRY)
 
-    def project_counts(self, project_ids: Sequence[int]) -> dict[int, Counts]:
-        """Progress counts of these projects in one request (projects gone are absent)."""
+    def project_sizes(self, project_ids: Sequence[int]) -> dict[int, "Size"]:
+        """How many tasks each of these projects holds and whether any member annotated
+        or skipped one, in one request (projects gone are absent). Label Studio's own
+        done/skipped counters count every member's annotations, so progress is read
+        from the export of the annotated projects instead (loop.status)."""
         if not project_ids:
             return {}
-        with self._calling("read project progress"):
+        with self._calling("read project sizes"):
             pager = self.client.projects.list(
                 ids=",".join(str(i) for i in project_ids), page_size=PAGE_SIZE,
-                include="id,task_number,num_tasks_with_annotations,"
+                include="id,task_number,total_annotations_number,"
                         "skipped_annotations_number")
-            return {p.id: Counts(p.task_number or 0, p.num_tasks_with_annotations or 0,
-                                 p.skipped_annotations_number or 0) for p in pager}
+            return {p.id: Size(p.task_number or 0, bool(p.total_annotations_number or
+                                                        p.skipped_annotations_number))
+                    for p in pager}
 
-    def export_annotations(self, project_id: int) -> list[dict]:
+    def export_annotations(self, project_id: int, *, all_tasks: bool = False
+                           ) -> list[dict]:
         """The full JSON export (not JSON_MIN, which drops meta and ground_truth) of the
-        project's annotated tasks: each task with data, meta and annotations[]."""
+        project's annotated tasks (all_tasks: every task): each task with data, meta,
+        annotations[] and drafts[]."""
         with self._calling(f"export project {project_id}"):
             raw = b"".join(self.client.projects.exports.download_sync(
-                id=project_id, export_type="JSON", download_all_tasks=False))
+                id=project_id, export_type="JSON", download_all_tasks=all_tasks))
         try:
             tasks = json.loads(raw)
         except ValueError as error:

@@ -59,12 +59,29 @@ routing, attribution and adjudication come from our side, and blinding from the 
   byte-identical, an edit adds a version (agreement.py counts the latest), and rows stay
   after their project is deleted. final_labels.parquet (agreement.final_labels) is
   rewritten from the table after each pull that changed it.
-- Progress (status): per project, annotator and language, done / skipped / remaining from
-  Label Studio's own per-project counters, one request per server, no export. Polling,
-  not webhooks: a webhook is sent once with a 1 s timeout and never retried, so a
-  receiver that is down or busy loses events and polling would be needed anyway; the
-  counters cost one cheap request, so the pages poll them every few seconds. Counters
-  include any member's annotations: the pull is what decides.
+- Progress (status): per project, annotator and language, done / skipped / remaining of
+  the project's own annotator only, judged as the pull judges it (_parse_export over the
+  export of the annotated tasks: one request per project that holds an annotation, plus
+  the project sizes and the users, one request each per server). Label Studio's own
+  counters are not used: they count any member's annotation as done. Annotations by
+  anyone else are named per project as intrusions (who, how many). Polling, not
+  webhooks: a webhook is sent once with a 1 s timeout and never retried, so a receiver
+  that is down or busy loses events and polling would be needed anyway; the pages poll
+  every few seconds.
+- Release (`review release`). A member who opens another's queue ("Label All Tasks")
+  takes tasks out of it: with maximum_annotations = 1 a task they submit counts as done
+  for the project, and the next task stays locked for them for TASK_LOCK_TTL (24 h; Label
+  Studio releases a lock only when its holder submits, and no API releases someone
+  else's). release() goes through each project (annotators' and adjudicators') with an
+  intrusion (an annotation or draft by someone else): the refusals are appended to
+  refusals.jsonl first, then an intruder's annotation on a task the project's annotator
+  also worked on is deleted, and every other task of the batch in that project (no
+  annotation or draft by its annotator) is deleted and re-imported with the data it
+  held, which drops the intruder's annotations and locks (and anyone's unseen lock); the
+  new task comes last in the queue (on SQLite it may reuse a deleted id, so the refusal
+  log's task_id names the task as it was). A release cut short: the next `review push`
+  (`review adjudicate`) sends what is missing. A visit that left no annotation or draft
+  leaves nothing to detect: its lock expires.
 
 Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
 
@@ -104,7 +121,7 @@ from ..errors import InputError
 from ..outputs import REPO, staged_file, write_json
 from ..readers import Release
 from . import agreement, configs, maple, routing, sampling
-from .labelstudio import CHUNK_SIZE, Counts, Server, Task
+from .labelstudio import CHUNK_SIZE, Server, Task
 from .routing import SLOTS, Annotator
 
 # AUDIT_REVIEWS moves the workspace (tests and a second workbench on one machine).
@@ -765,17 +782,18 @@ def _duplicates(tasks: list[Task]) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class ProjectProgress:
-    """One project's progress (Label Studio's counters; the pull decides what counts)."""
+    """One project's progress: only its own annotator's work, as the pull decides it."""
 
     key: str
     role: str
     group: str
     annotator: str
     tasks: int
-    done: int
-    skipped: int
+    done: int                # tasks with an accepted annotation by the annotator
+    skipped: int             # tasks the annotator skipped
     remaining: int
     missing: bool = False    # the project is gone from the server
+    intrusions: tuple[tuple[str, int], ...] = ()   # (someone else, annotations) by email
 
 
 STATUS_COLUMNS = ("group", "role", "annotator", "tasks", "done", "skipped", "remaining")
@@ -803,31 +821,140 @@ class Status:
                 row[name] += getattr(p, name)
         return [totals[key] for key in sorted(totals)]
 
+    def intrusions(self) -> list[dict]:
+        """One row per project and member who annotated (or changed an annotation) in a
+        project assigned to someone else."""
+        return [{"project": p.key, "annotator": p.annotator, "intruder": who,
+                 "annotations": n} for p in self.projects for who, n in p.intrusions]
+
 
 def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS) -> Status:
-    """Progress per project from Label Studio's counters: one request per server."""
+    """Progress per project: the project sizes (one request per server), then, where a
+    project holds an annotation, the users (one request per server) and the project's
+    export of annotated tasks, judged as the pull judges it (_parse_export), so another
+    member's annotation is not counted as done but named as an intrusion."""
     ledger = read_ledger(batch_id, workspace)
     sites = _sites(servers)
+    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
     entries = ledger["projects"]
     by_server: dict[str, list[str]] = {}
     for key, entry in entries.items():
         by_server.setdefault(entry["server"], []).append(key)
-    counts: dict[str, Counts | None] = {}
+    projects = []
     for url, keys in by_server.items():
         server = _server_for(sites, url)
-        found = server.project_counts([entries[k]["project_id"] for k in keys])
+        sizes = server.project_sizes([entries[k]["project_id"] for k in keys])
+        users = server.users(refresh=True) if any(s.annotated for s in sizes.values()) \
+            else {}
         for key in keys:
-            counts[key] = found.get(entries[key]["project_id"])
-    projects = []
-    for key in sorted(entries, key=lambda k: (entries[k]["group"], ROLES.index(
-            entries[k]["role"]))):
-        entry, count = entries[key], counts.get(key)
-        projects.append(ProjectProgress(key, entry["role"], entry["group"], entry["annotator"],
-                                  count.tasks if count else 0, count.done if count else 0,
-                                  count.skipped if count else 0,
-                                  count.remaining if count else 0, missing=count is None))
+            entry = entries[key]
+            size = sizes.get(entry["project_id"])
+            if size is None:
+                projects.append(ProjectProgress(key, entry["role"], entry["group"],
+                                                entry["annotator"], 0, 0, 0, 0, missing=True))
+                continue
+            export = server.export_annotations(entry["project_id"]) if size.annotated \
+                else []
+            _, accepted, refused, skipped = _parse_export(
+                export, ledger, entry, entry["project_id"], items, users, server.url)
+            tasks = size.tasks
+            done = len({r["task_id"] for r in accepted})
+            skips = len({s["task_id"] for s in skipped})
+            projects.append(ProjectProgress(
+                key, entry["role"], entry["group"], entry["annotator"], tasks, done, skips,
+                max(tasks - done - skips, 0),
+                intrusions=_intrusions(refused, entry["annotator"])))
+    projects.sort(key=lambda p: (p.group, ROLES.index(p.role)))
     left_out = len(read_routing(batch_id, workspace).get("left_out", []))
     return Status(batch_id, ledger.get("blinding"), projects, left_out)
+
+
+def _intruder(refusal: dict, assigned: str) -> str | None:
+    """Who other than the assigned annotator made or last changed a refused annotation."""
+    if refusal["kind"] != "annotation":
+        return None
+    for who in (refusal["completed_by"], refusal["updated_by"]):
+        if who and who.lower() != assigned.lower():
+            return who
+    return None
+
+
+def _intrusions(refused: list[dict], assigned: str) -> tuple[tuple[str, int], ...]:
+    counts: dict[str, int] = {}
+    for refusal in refused:
+        who = _intruder(refusal, assigned)
+        if who is not None:
+            counts[who] = counts.get(who, 0) + 1
+    return tuple(sorted(counts.items()))
+
+
+# ------------------------------------------------------------------------- release
+
+@dataclass(frozen=True)
+class ProjectRelease:
+    key: str
+    title: str
+    annotator: str
+    intrusions: tuple[tuple[str, int], ...]   # as status names them
+    logged: int          # refusals newly appended to refusals.jsonl
+    deleted: int         # intruders' annotations deleted from tasks the annotator worked on
+    recreated: int       # tasks deleted and imported again with the data they held
+
+
+def release(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS
+            ) -> list[ProjectRelease]:
+    """Give each annotator's (and adjudicator's) queue back what another member took
+    (module docstring): in every project with another member's annotation or draft, log
+    the refusals, then delete the intruders' annotations on tasks the project's annotator
+    worked on, and delete and re-import, with the data it holds, every other task of the
+    batch (which also drops locks no API releases)."""
+    folder = batch_dir(batch_id, workspace)
+    ledger = read_ledger(batch_id, workspace)
+    sites = _sites(servers)
+    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
+    users: dict[str, dict] = {}
+    released = []
+    for key, entry in sorted(ledger["projects"].items()):
+        server = _server_for(sites, entry["server"])
+        if server.url not in users:
+            users[server.url] = server.users(refresh=True)
+        project_id, assigned = entry["project_id"], entry["annotator"]
+        export = server.export_annotations(project_id, all_tasks=True)
+        _, _, refused, _ = _parse_export(export, ledger, entry, project_id, items,
+                                         users[server.url], server.url)
+        theirs = [r for r in refused if r["kind"] == "annotation" and
+                  (r["completed_by"] or "").lower() != assigned.lower()]
+        if not theirs and not any(r["kind"] == "draft" for r in refused):
+            continue      # (an edit of the annotator's own label is theirs to redo)
+        logged = _append_refusals(folder / "refusals.jsonl", refused)   # before deleting
+        deleted, recreate = 0, []
+        for task in sorted(export, key=lambda t: t["id"]):
+            data = task.get("data") or {}
+            if data.get("batch_id") != batch_id or data.get("item_id") not in items or \
+                    items[data["item_id"]]["group"] != entry["group"]:
+                continue                      # not an item of this project: left alone
+            if _worked_on(task, assigned, users[server.url]):
+                for refusal in theirs:
+                    if refusal["task_id"] == task["id"]:
+                        server.delete_annotation(refusal["annotation_id"])
+                        deleted += 1
+            else:
+                recreate.append(task)
+        for task in recreate:
+            server.delete_task(task["id"])
+        if recreate:   # cut short here: `review push` (`review adjudicate`) sends the rest
+            server.import_tasks(project_id, [task["data"] for task in recreate])
+        released.append(ProjectRelease(key, entry["title"], assigned,
+                                       _intrusions(refused, assigned), logged, deleted,
+                                       len(recreate)))
+    return released
+
+
+def _worked_on(task: dict, assigned: str, users: Mapping[int, object]) -> bool:
+    """Whether the assigned annotator made an annotation or a draft on this task."""
+    made = [a.get("completed_by") for a in task.get("annotations") or []] + \
+        [d.get("user") for d in task.get("drafts") or []]
+    return any((_email(who, users) or "").lower() == assigned.lower() for who in made)
 
 
 def ledger_sites(batch_id: str, workspace: Path = REVIEWS) -> Sites:
