@@ -1,6 +1,6 @@
 """Reads that must not break a page or a test run: a damaged saved scan, a Label Studio that
-answers the token request with a web page, and a pid file whose pid is now another
-process."""
+answers the token request with a web page, a pid file whose pid is now another process, and
+a review batch whose items were never recorded."""
 
 from __future__ import annotations
 
@@ -173,3 +173,17 @@ def test_kill_signals_the_server_it_started(tmp_path):
         for child in (elsewhere, proc, impostor):
             child.kill()
             child.wait()
+
+
+# ------------------------------------------------------------------------- review batch
+
+def test_a_batch_without_its_items_is_named_not_a_file_not_found(tmp_path):
+    from audit.errors import InputError
+    from audit.review import loop
+    (tmp_path / "half-pushed").mkdir()
+    (tmp_path / "half-pushed" / "ledger.json").write_text(
+        '{"batch_id": "half-pushed", "projects": {}}', encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        loop.read_items("half-pushed", tmp_path)
+    assert str(caught.value).startswith(str(tmp_path / "half-pushed" / "items.parquet"))
+    assert "the batch's items are missing" in str(caught.value)

@@ -332,7 +332,11 @@ def read_ledger(batch_id: str, workspace: Path = REVIEWS) -> dict:
 
 
 def read_items(batch_id: str, workspace: Path = REVIEWS) -> pa.Table:
-    return pq.read_table(batch_dir(batch_id, workspace) / "items.parquet")
+    path = batch_dir(batch_id, workspace) / "items.parquet"
+    if not path.is_file():
+        raise InputError(path, "the batch's items are missing (its push never recorded them)",
+                         expected="a batch pushed with `python -m audit review push`")
+    return pq.read_table(path)
 
 
 def read_routing(batch_id: str, workspace: Path = REVIEWS) -> dict:
@@ -835,8 +839,9 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS)
     member's annotation is not counted as done but named as an intrusion."""
     ledger = read_ledger(batch_id, workspace)
     sites = _sites(servers)
-    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
     entries = ledger["projects"]
+    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()} \
+        if entries else {}
     by_server: dict[str, list[str]] = {}
     for key, entry in entries.items():
         by_server.setdefault(entry["server"], []).append(key)
