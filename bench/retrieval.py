@@ -21,28 +21,11 @@ from importlib.util import find_spec
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.append(str(REPO / "tests"))       # the cache states, built as the test builds them
+import numba_cache  # noqa: E402
 DEMO = REPO / "data" / "evaluation_demo"
 ASPECTS = ("motivation", "method", "experiment-result")
 
-_RANX_WARM = """
-import sys
-from ranx import Qrels, Run, evaluate
-qrels, run = Qrels.from_file(sys.argv[1], kind="trec"), Run.from_file(sys.argv[2], kind="trec")
-evaluate(qrels, run.make_comparable(qrels), ["hit_rate@5", "hit_rate@20"], return_mean=False)
-"""
-_STRIP = """
-import pickle, sys, pathlib
-removed = 0
-for index in pathlib.Path(sys.argv[1]).rglob("*.nbi"):
-    with index.open("rb") as stream:
-        pickle.load(stream)
-        _, overloads = pickle.loads(stream.read())
-    for key, name in overloads.items():
-        if sys.argv[2] in str(key[0]) and (index.parent / name).exists():
-            (index.parent / name).unlink()
-            removed += 1
-print(removed)
-"""
 
 
 def maple_sized(work: Path) -> tuple[Path, Path, Path]:
@@ -80,9 +63,9 @@ def figures(name: str, qrels: Path, run: Path, queries: Path, work: Path) -> Non
     printed = {}
     for state in ("cold", "warm", "mixed"):
         if state == "warm" and find_spec("ranx"):
-            child(cache, "-c", _RANX_WARM, qrels, run)
+            child(cache, "-c", numba_cache.RANX_WARM, qrels, run)
         if state == "mixed" and find_spec("ranx"):
-            child(cache, "-c", _STRIP, cache, f"UnicodeCharSeq({doc_length})")
+            child(cache, "-c", numba_cache.STRIP, cache, f"UnicodeCharSeq({doc_length})")
         started = time.perf_counter()
         done = child(cache, "-m", "audit", "retrieval", qrels, run, "--queries", queries,
                      "--k", "5,10,20", "--n-boot", "2000")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+import numba_cache
 from audit.errors import InputError
 from audit.evaluation import retrieval
 
@@ -187,27 +188,7 @@ print(json.dumps({"code": code, "imported": sorted(m for m in ("ranx", "numba")
                                                    if m in sys.modules)}))
 """
 
-_RANX_WARM = """
-import sys
-from ranx import Qrels, Run, evaluate
-qrels = Qrels.from_file(sys.argv[1], kind="trec")
-run = Run.from_file(sys.argv[2], kind="trec")
-evaluate(qrels, run.make_comparable(qrels), ["hit_rate@1", "hit_rate@5"], return_mean=False)
-"""
 
-_STRIP = """
-import pickle, sys, pathlib
-removed = 0
-for index in pathlib.Path(sys.argv[1]).rglob("*.nbi"):
-    with index.open("rb") as stream:
-        pickle.load(stream)
-        _, overloads = pickle.loads(stream.read())
-    for key, name in overloads.items():
-        if sys.argv[2] in str(key[0]) and (index.parent / name).exists():
-            (index.parent / name).unlink()
-            removed += 1
-print(removed)
-"""
 
 
 def _child(script: str, cache, *args) -> str:
@@ -247,10 +228,10 @@ def test_hits_do_not_depend_on_the_numba_cache(tmp_path):
 
     evaluate("fresh")
     if importlib.util.find_spec("ranx") is not None:
-        _child(_RANX_WARM, cache, files / "qrels", files / "run")
+        _child(numba_cache.RANX_WARM, cache, files / "qrels", files / "run")
     evaluate("warm")
     if importlib.util.find_spec("ranx") is not None:
-        assert int(_child(_STRIP, cache, cache, "UnicodeCharSeq(3)")) > 0
+        assert int(_child(numba_cache.STRIP, cache, cache, "UnicodeCharSeq(3)")) > 0
     evaluate("mixed")
     assert outputs["fresh"].equals(outputs["warm"]) and outputs["fresh"].equals(outputs["mixed"])
     table = outputs["fresh"].to_pydict()
