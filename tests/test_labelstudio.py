@@ -568,6 +568,44 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
     assert len(loop.read_refusals(batch.batch_id, tmp_path)) == 3
 
 
+def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tmp_path,
+                                                                     monkeypatch):
+    """A second status exports nothing (an export would fail here) while no annotation
+    changed; an edit in place, which leaves every counter as it was, is seen through the
+    project's latest change; a mangled status.json is read past."""
+    server = session.server
+    batch = german_batch(session, {"paragraph": 2}, seed=SEED + 11, tag="-sr")
+    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    one = projects_by_role(report)["annotator 1"]
+    a, _ = batch.item_ids
+    mine = annotate(person(session, ANN1), tasks_of(server, one.project_id)[a],
+                    translation_result(BASE))
+    progress = [(r["role"], r["done"], r["remaining"]) for r in
+                loop.status(server, batch.batch_id, workspace=tmp_path).rows()]
+    assert progress == [("annotator 1", 1, 1), ("annotator 2", 0, 2)]
+    real_export = ls.Server.export_annotations
+
+    def no_export(self, project_id, **kwargs):
+        raise ls.ServerError(self.url, f"export project {project_id}: refused for this test")
+    monkeypatch.setattr(ls.Server, "export_annotations", no_export)
+    again = loop.status(server, batch.batch_id, workspace=tmp_path)
+    assert [(r["role"], r["done"], r["remaining"]) for r in again.rows()] == progress
+    server.update_annotation(mine, translation_result(dict(BASE, adequacy="2")))
+    with pytest.raises(ls.ServerError, match="refused for this test"):
+        loop.status(server, batch.batch_id, workspace=tmp_path)
+    monkeypatch.setattr(ls.Server, "export_annotations", real_export)
+    edited = loop.status(server, batch.batch_id, workspace=tmp_path)
+    assert [(r["role"], r["done"]) for r in edited.rows()] == [("annotator 1", 0),
+                                                                ("annotator 2", 0)]
+    assert edited.intrusions() == [{"project": "de · annotator 1", "annotator": ANN1,
+                                    "intruder": server.whoami().email, "annotations": 1}]
+    readings = loop.batch_dir(batch.batch_id, tmp_path) / "status.json"
+    readings.write_text('{"de · annotator 1": {"stamp": "x", "done": 7}}', encoding="utf-8")
+    assert loop.status(server, batch.batch_id, workspace=tmp_path).rows() == edited.rows()
+
+
 def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
     """The intruder annotates the one adjudication task before the adjudicator: status
     names it, the release logs it and re-imports the task with the same data, offered to

@@ -6,7 +6,8 @@ when a connection is made, so the rest of the workbench runs without it).
     server.import_tasks(project.id, payloads, chunk_size=100)   -> task ids
     server.list_tasks(project.id)           -> [Task(id, item_id)]
     server.ensure_account(email)            -> Account (user; password when just created)
-    server.project_sizes([ids])             -> {id: Size(tasks, annotated)}
+    server.project_sizes([ids])             -> {id: Size(tasks, annotated, counters)}
+    server.latest_changes([ids])            -> {id: (task id, updated_at)}, in parallel
     server.export_annotations(project.id)   -> full JSON export (tasks with annotations)
     server.delete_task(task.id)             (its annotations, drafts and locks go with it)
     server.delete_project(project.id)
@@ -75,6 +76,7 @@ DEFAULT_DATA_DIR = DATA_ROOT / "default"
 DEFAULT_URL = "http://127.0.0.1:8080"
 CHUNK_SIZE = 100
 PAGE_SIZE = 1000
+PARALLEL_READS = 4      # requests in flight at once for per-project reads
 _NO_RETRY = {"max_retries": 0}
 
 
@@ -104,6 +106,8 @@ class Task:
 class Size:
     tasks: int
     annotated: bool      # some member submitted or skipped a task
+    annotations: int = 0
+    skips: int = 0
 
 
 @dataclass(frozen=True)
@@ -591,9 +595,32 @@ class Server:
                 ids=",".join(str(i) for i in project_ids), page_size=PAGE_SIZE,
                 include="id,task_number,total_annotations_number,"
                         "skipped_annotations_number")
-            return {p.id: Size(p.task_number or 0, bool(p.total_annotations_number or
-                                                        p.skipped_annotations_number))
+            return {p.id: Size(p.task_number or 0,
+                               bool(p.total_annotations_number or p.skipped_annotations_number),
+                               p.total_annotations_number or 0, p.skipped_annotations_number or 0)
                     for p in pager}
+
+    def latest_changes(self, project_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
+        """Each project's most recently changed task as (task id, updated_at): saving or
+        deleting an annotation stamps its task's updated_at (tasks/models.py update_task),
+        so an unchanged answer means no annotation was made, edited or removed since. One
+        small request per project (the data manager sorted by updated_at, one task, two
+        fields), a few at a time; empty projects are absent."""
+        newest = json.dumps({"ordering": ["-tasks:updated_at"]})
+
+        def latest(project_id: int) -> tuple[int, tuple[int, str] | None]:
+            with self._calling(f"read project {project_id}'s latest change"):
+                page = self.client.tasks.list(project=project_id, page_size=1,
+                                              fields="task_only", include="id,updated_at",
+                                              query=newest)
+            task = page.items[0] if page.items else None
+            return project_id, (task.id, task.updated_at.isoformat()) if task else None
+        return {pid: change for pid, change in _in_parallel(latest, project_ids)
+                if change is not None}
+
+    def exports(self, project_ids: Sequence[int]) -> dict[int, list[dict]]:
+        """export_annotations of each project, a few at a time."""
+        return dict(_in_parallel(lambda pid: (pid, self.export_annotations(pid)), project_ids))
 
     def export_annotations(self, project_id: int, *, all_tasks: bool = False
                            ) -> list[dict]:
@@ -612,6 +639,14 @@ class Server:
             raise ServerError(self.url, f"export project {project_id}: a JSON "
                               f"{type(tasks).__name__}", expected="a list of tasks")
         return tasks
+
+
+def _in_parallel(call: Callable, items: Sequence) -> list:
+    """call(item) for every item, PARALLEL_READS at a time (the server answers requests in
+    threads, and each waits mostly on the database), in the items' order."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=PARALLEL_READS) as pool:
+        return list(pool.map(call, items))
 
 
 # ------------------------------------------------------------------------- sign-up, sign-in

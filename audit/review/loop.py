@@ -61,8 +61,10 @@ routing, attribution and adjudication come from our side, and blinding from the 
   rewritten from the table after each pull that changed it.
 - Progress (status): per project, annotator and language, done / skipped / remaining of
   the project's own annotator only, judged as the pull judges it (_parse_export over the
-  export of the annotated tasks: one request per project that holds an annotation, plus
-  the project sizes and the users, one request each per server). Label Studio's own
+  export of the annotated tasks, plus the project sizes and the users, one request each
+  per server). A project whose counters and latest-changed task (one small request per
+  annotated project) are those of the last reading is not exported again, so polling a
+  batch in progress exports only the projects someone worked in. Label Studio's own
   counters are not used: they count any member's annotation as done. Annotations by
   anyone else are named per project as intrusions (who, how many). Polling, not
   webhooks: a webhook is sent once with a 1 s timeout and never retried, so a receiver
@@ -98,6 +100,8 @@ Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
     final_labels.parquet agreement.final_labels of the pulled table
     refusals.jsonl       every refused annotation or draft, appended (mode 600)
     skips.json           the tasks each project's annotator skipped, as of the last pull
+    status.json          the last progress reading per project with what it rests on
+                         (counters, latest-changed task): status re-reads only the rest
     credentials.txt      new accounts' passwords (mode 600): hand them over, then delete
                          (both are appended through append_private: a symlink, or a file
                          that is not the user's own, is refused)
@@ -121,7 +125,7 @@ from ..errors import InputError
 from ..outputs import REPO, staged_file, write_json
 from ..readers import Release
 from . import agreement, configs, maple, routing, sampling
-from .labelstudio import CHUNK_SIZE, Server, Task
+from .labelstudio import CHUNK_SIZE, Server, Size, Task
 from .routing import SLOTS, Annotator
 
 # AUDIT_REVIEWS moves the workspace (tests and a second workbench on one machine).
@@ -834,23 +838,33 @@ class Status:
 
 def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS) -> Status:
     """Progress per project: the project sizes (one request per server), then, where a
-    project holds an annotation, the users (one request per server) and the project's
-    export of annotated tasks, judged as the pull judges it (_parse_export), so another
-    member's annotation is not counted as done but named as an intrusion."""
+    project holds an annotation, its latest change; a project whose counters and latest
+    change are those of the last reading keeps that reading (status.json), any other is
+    exported and judged as the pull judges it (_parse_export), so another member's
+    annotation is not counted as done but named as an intrusion."""
+    folder = batch_dir(batch_id, workspace)
     ledger = read_ledger(batch_id, workspace)
     sites = _sites(servers)
     entries = ledger["projects"]
     items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()} \
         if entries else {}
+    readings = _read_readings(folder)
     by_server: dict[str, list[str]] = {}
     for key, entry in entries.items():
         by_server.setdefault(entry["server"], []).append(key)
-    projects = []
+    projects, kept = [], {}
     for url, keys in by_server.items():
         server = _server_for(sites, url)
         sizes = server.project_sizes([entries[k]["project_id"] for k in keys])
-        users = server.users(refresh=True) if any(s.annotated for s in sizes.values()) \
-            else {}
+        annotated = [entries[k]["project_id"] for k in keys
+                     if sizes.get(entries[k]["project_id"], Size(0, False)).annotated]
+        changes = server.latest_changes(annotated)
+        stamps = {k: _stamp(entries[k]["project_id"], sizes.get(entries[k]["project_id"]),
+                            changes.get(entries[k]["project_id"])) for k in keys}
+        stale = [k for k in keys if entries[k]["project_id"] in annotated and
+                 readings.get(k, {}).get("stamp") != stamps[k]]
+        users = server.users(refresh=True) if stale else {}
+        exports = server.exports([entries[k]["project_id"] for k in stale])
         for key in keys:
             entry = entries[key]
             size = sizes.get(entry["project_id"])
@@ -858,20 +872,57 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS)
                 projects.append(ProjectProgress(key, entry["role"], entry["group"],
                                                 entry["annotator"], 0, 0, 0, 0, missing=True))
                 continue
-            export = server.export_annotations(entry["project_id"]) if size.annotated \
-                else []
-            _, accepted, refused, skipped = _parse_export(
-                export, ledger, entry, entry["project_id"], items, users, server.url)
-            tasks = size.tasks
-            done = len({r["task_id"] for r in accepted})
-            skips = len({s["task_id"] for s in skipped})
+            if key in stale:
+                _, accepted, refused, skipped = _parse_export(
+                    exports[entry["project_id"]], ledger, entry, entry["project_id"], items,
+                    users, server.url)
+                reading = {"stamp": stamps[key],
+                           "done": len({r["task_id"] for r in accepted}),
+                           "skipped": len({r["task_id"] for r in skipped}),
+                           "intrusions": [list(pair) for pair in
+                                          _intrusions(refused, entry["annotator"])]}
+            elif entry["project_id"] in annotated:
+                reading = readings[key]
+            else:
+                reading = {"stamp": stamps[key], "done": 0, "skipped": 0, "intrusions": []}
+            kept[key] = reading
+            done, skips = reading["done"], reading["skipped"]
             projects.append(ProjectProgress(
-                key, entry["role"], entry["group"], entry["annotator"], tasks, done, skips,
-                max(tasks - done - skips, 0),
-                intrusions=_intrusions(refused, entry["annotator"])))
+                key, entry["role"], entry["group"], entry["annotator"], size.tasks, done,
+                skips, max(size.tasks - done - skips, 0),
+                intrusions=tuple((who, n) for who, n in reading["intrusions"])))
+    if kept != readings:
+        _write_json_atomic(folder / "status.json", kept)
     projects.sort(key=lambda p: (p.group, ROLES.index(p.role)))
     left_out = len(read_routing(batch_id, workspace).get("left_out", []))
     return Status(batch_id, ledger.get("blinding"), projects, left_out)
+
+
+def _stamp(project_id: int, size: Size | None, change: tuple[int, str] | None) -> list:
+    """What must be unchanged for a project's last reading to hold: its id, task and
+    annotation counters, and its latest-changed task and when."""
+    return [project_id, size.tasks if size else None, size.annotations if size else None,
+            size.skips if size else None, *(change or (None, None))]
+
+
+def _read_readings(folder: Path) -> dict[str, dict]:
+    """The last status reading per project (status.json); none when the file is missing
+    or unreadable (it is only a shortcut: everything is read again)."""
+    try:
+        readings = json.loads((folder / "status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(readings, dict):
+        return {}
+    return {key: reading for key, reading in readings.items() if _well_formed(reading)}
+
+
+def _well_formed(reading: object) -> bool:
+    return isinstance(reading, dict) and isinstance(reading.get("stamp"), list) and \
+        all(isinstance(reading.get(name), int) for name in ("done", "skipped")) and \
+        isinstance(reading.get("intrusions"), list) and \
+        all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and
+            isinstance(pair[1], int) for pair in reading["intrusions"])
 
 
 def _intruder(refusal: dict, assigned: str) -> str | None:
