@@ -209,7 +209,7 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
     release.con.execute("CREATE OR REPLACE TEMP TABLE consistency_findings AS "
                         "SELECT * FROM findings_raw LIMIT 0")
     names = {check.name for check in active}
-    if "status_mismatch" not in names:
+    if not names & set(registry.CONSISTENCY_CHECKS):
         return
     reference = {c.name: _RULE_STATUS.get(c.severity, "accepted")
                  for c in registry.for_layout(release.layout) if c.reference}
@@ -232,11 +232,14 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
             SELECT rid, list_sort(list_distinct(list(f."check"))) AS flags,
                    list(DISTINCT rule.status) AS statuses
             FROM findings_raw f JOIN (VALUES {values}) rule(name, status)
-              ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid));
-        INSERT INTO consistency_findings ({_QUERY_COLUMNS})
-        SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
-               'shipped ' || shipped_status || ', the release rule gives ' || rule_status, NULL
-        FROM derived WHERE shipped_status IS DISTINCT FROM rule_status;""")
+              ON f."check" = rule.name WHERE rid IS NOT NULL GROUP BY rid) d USING (rid))""")
+    if "status_mismatch" in names:
+        release.con.execute(f"""
+            INSERT INTO consistency_findings ({_QUERY_COLUMNS})
+            SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
+                   'shipped ' || shipped_status || ', the release rule gives ' || rule_status,
+                   NULL
+            FROM derived WHERE shipped_status IS DISTINCT FROM rule_status""")
     if "structural_flags_mismatch" not in names:
         return
     release.con.execute(f"""
