@@ -50,7 +50,6 @@ from .policy import DEFAULT, Policy
 
 Progress = Callable[[str], None]
 N_BOOT = 2000
-SEED = 20260810
 STATUSES = ("accepted", "review_required", "quarantined")
 UNIT_KINDS = ("question", "answer", "paragraph", "sentence", "instance")
 CHANGES = ("unchanged", "text_changed", "language_changed", "only_old", "only_new")
@@ -261,7 +260,7 @@ ORDER BY difference, source_id
 """
 
 
-def compare(old: Version, new: Version, n_boot: int = N_BOOT, seed: int = SEED,
+def compare(old: Version, new: Version, n_boot: int = N_BOOT, seed: int = stats.SEED,
             progress: Progress | None = None) -> Comparison:
     """Match `old` and `new` unit by unit and measure the structural change."""
     say = progress or (lambda message: None)

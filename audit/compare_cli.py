@@ -10,6 +10,7 @@ from pathlib import Path
 from . import compare, policy
 from .errors import InputError
 from .outputs import progress_printer, refuse_existing, staged_directory, write_json
+from .stats import SEED
 
 
 def versions(args: argparse.Namespace, rules: policy.Policy, say
@@ -86,8 +87,8 @@ def _release_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", help="policy file (severities, thresholds, acceptance)")
     p.add_argument("--n-boot", type=int, default=compare.N_BOOT,
                    help=f"bootstrap replicates (default {compare.N_BOOT})")
-    p.add_argument("--seed", type=int, default=compare.SEED,
-                   help=f"bootstrap seed (default {compare.SEED})")
+    p.add_argument("--seed", type=int, default=SEED,
+                   help=f"bootstrap seed (default {SEED})")
 
 
 def add_parsers(sub) -> None:

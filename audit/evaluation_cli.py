@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .outputs import refuse_existing
+from .stats import SEED
 
 DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
 SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
@@ -247,7 +248,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--skip", action="append", default=[], metavar="CHECK",
                    help="leave a check out of the scan (repeatable)")
     p.add_argument("--n-boot", type=int, default=2000)
-    p.add_argument("--seed", type=int, default=20260810)
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.set_defaults(func=_two_at_most(cmd_evaluate, "predictions"))
 
     p = sub.add_parser("judge", help="validate and report LLM-judge sample files")
@@ -259,7 +260,7 @@ def add_parsers(sub) -> None:
                    help="a review batch whose adequacy ratings calibrate the judge")
     p.add_argument("--out", help="new directory for the report tables")
     p.add_argument("--n-boot", type=int, default=10_000)
-    p.add_argument("--seed", type=int, default=20260810)
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a departure of severity 'error' is found")
     p.set_defaults(func=_two_at_most(cmd_judge, "judge"))
@@ -272,7 +273,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--k", default="5,10,20", help="cut-offs (default 5,10,20)")
     p.add_argument("--out", help="new directory for the report tables")
     p.add_argument("--n-boot", type=int, default=2000)
-    p.add_argument("--seed", type=int, default=20260810)
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.set_defaults(func=_two_at_most(cmd_retrieval, "runs"))
 
     p = sub.add_parser("eval-demo", help="regenerate the demo prediction, judge and "
@@ -286,7 +287,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--profile", choices=("v1", "v2"), required=True)
     p.add_argument("--release", help="draw real units from this release")
     p.add_argument("--source", action="append", default=[])
-    p.add_argument("--seed", type=int, default=20260810)
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.set_defaults(func=cmd_synth_judge)
 
 

@@ -42,6 +42,11 @@ _CHUNK = 256
 
 # ------------------------------------------------------------------------ generators
 
+# The one default seed of every bootstrap and draw (the XHotpotQA design's sampling seed):
+# the same batch or pair gives the same interval in every command and page that reads it.
+SEED = 20260810
+
+
 def rng_for(seed: int, *keys: str) -> np.random.Generator:
     """One generator per (seed, statistic, ...): a statistic's interval does not depend on
     which other statistics happen to be computed beside it."""

@@ -200,3 +200,32 @@ def test_a_warm_scan_never_imports_pandas(tmp_path):
     assert done.stdout.split()[-2:] == ["0", "False"], done.stderr
     assert json.loads((tmp_path / "warm" / "summary.json").read_text())["check_counts"][
         "invisible_control"] > 0
+
+
+def _seed_defaults(parser, path=()):
+    """(command path, --seed default) of every command that takes a seed."""
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from _seed_defaults(child, (*path, name))
+        elif "--seed" in action.option_strings:
+            yield " ".join(path), action.default
+
+
+def test_every_resampling_command_and_function_defaults_to_one_seed():
+    """`review evidence BATCH` and `accept --reviews BATCH` read the same ΔH interval: one
+    default seed, declared once (review's commands defaulted to 0, accept to 20260810)."""
+    import inspect
+    from audit import __main__ as main, compare, stats
+    from audit.evaluation import judge, report, retrieval
+    from audit.review import agreement, paired, reports
+    from audit.review.cli import write_reports
+    defaults = dict(_seed_defaults(main.parser()))
+    assert {"review evidence", "review report", "accept", "compare"} <= set(defaults)
+    assert set(defaults.values()) == {stats.SEED}
+    functions = [agreement.agreement, agreement.agreement_by, reports.rating_means,
+                 reports.all_reports, paired.delta_h, paired.preservation, paired.evidence,
+                 compare.compare, judge.bootstrap, write_reports]
+    assert {inspect.signature(f).parameters["seed"].default for f in functions} == {stats.SEED}
+    assert report.SEED == retrieval.SEED == judge.SAMPLING_SEED == stats.SEED

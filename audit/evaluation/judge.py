@@ -54,7 +54,7 @@ from ..sqlsafe import identifier
 UNITS = ("paragraph", "question", "answer")
 DESIGN = {"paragraph": 80, "question": 20, "answer": 20}
 UNIT_WEIGHTS = np.array([DESIGN[u] for u in UNITS], dtype=float)
-SAMPLING_SEED = 20260810
+SAMPLING_SEED = stats.SEED   # the design's unit sampling seed
 LANGUAGE_CODES = tuple(lang.code for lang in LANGUAGES if lang.code != "en")
 N_BOOT = 10_000
 DESCRIPTIVE = "descriptive: independent, unpaired samples (not a paired or causal effect)"

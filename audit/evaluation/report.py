@@ -47,7 +47,7 @@ from . import predictions as pred
 from .metrics import DEFAULT_PROTOCOL, PROTOCOLS
 
 N_BOOT = 2000
-SEED = 20260810
+SEED = stats.SEED
 UNDEFINED = "undefined"
 FAMILIES = ("overall", "question_language", "stratum", "script_relation", "role_condition",
             "interface_crossing", "composition_crossing", "status")

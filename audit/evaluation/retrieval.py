@@ -47,7 +47,7 @@ _ASPECT_SPELLINGS = {"motivation": "motivation", "method": "method",
                      "experiment_result": "experiment-result"}
 PAPER_METRICS = ("all_aspect", "any_aspect", "aspect_coverage")
 N_BOOT = 2000
-SEED = 20260810
+SEED = stats.SEED
 N_PERMUTATIONS = 10_000
 HIT_RULE = ("1 if the query's mapped paper (its only relevant document in the qrels) is among "
             "the run's first k documents for the query, in trec_eval's order: score "

@@ -78,7 +78,7 @@ import polars as pl
 import pyarrow as pa
 
 # The bootstrap helpers live in the shared statistics module (also used by evaluation).
-from ..stats import CI_LEVEL, cluster_weights, percentile_interval, rng_for  # noqa: F401
+from ..stats import CI_LEVEL, SEED, cluster_weights, percentile_interval, rng_for  # noqa: F401
 
 RATING = ("1", "2", "3", "4", "5")
 YES_NO = ("no", "yes")
@@ -442,7 +442,8 @@ AGREEMENT_SCHEMA = pa.schema([
 ])
 
 
-def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> pa.Table:
+def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = SEED
+              ) -> pa.Table:
     """Per criterion: raw agreement, Cohen's κ, Krippendorff's α with source-clustered
     percentile bootstrap 95% intervals. One row per (criterion, statistic)."""
     complete, irregular = pair_frames(prepare(table))
@@ -485,7 +486,7 @@ BREAKDOWN_SCHEMA = pa.schema([
 ])
 
 
-def agreement_by(table: pa.Table | pl.DataFrame, by: str, n_boot: int = 2000, seed: int = 0,
+def agreement_by(table: pa.Table | pl.DataFrame, by: str, n_boot: int = 2000, seed: int = SEED,
                  kappa_floor: float = KAPPA_FLOOR) -> pa.Table:
     """agreement() within each language group (by="language") or annotator pair
     (by="pair"), each with its own n and cluster bootstrap. `flagged`: a κ whose estimate

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..outputs import refuse_existing
+from ..stats import SEED
 
 
 def add_parser(subparsers) -> None:
@@ -69,13 +70,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("batch")
     p.add_argument("--out", help="write the JSON to this file (replaced atomically)")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.set_defaults(func=cmd_evidence)
     p = commands.add_parser("report", help="write every report as CSV and Plotly HTML")
     p.add_argument("batch")
     p.add_argument("--out", required=True, help="a new directory")
     p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.add_argument("--kappa-floor", type=float, default=None, metavar="K",
                    help="flag language groups and pairs whose κ is below K (default 0.6)")
     p.add_argument("--release", help="the release the batch was drawn from: adds "
@@ -397,7 +398,7 @@ def _kappa_line(row: dict) -> dict:
             "irregular": row["n_irregular"], "note": row["note"]}
 
 
-def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = 0,
+def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
                   extra: dict | None = None, kappa_floor: float | None = None,
                   skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
     """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also

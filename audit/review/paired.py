@@ -296,7 +296,7 @@ def _answers(table: pa.Table | pl.DataFrame) -> pl.DataFrame:
 
 # ------------------------------------------------------------------------- ΔH (Eq. 37)
 
-def delta_h(scores: pa.Table, n_boot: int = 2000, seed: int = 0) -> dict:
+def delta_h(scores: pa.Table, n_boot: int = 2000, seed: int = stats.SEED) -> dict:
     """Eq. 37 overall and per language, with source-clustered bootstrap intervals:
     {"overall": {...}, "by_language": [{..., "p_value", "p_holm"}]}."""
     units = (pl.from_arrow(scores).drop_nulls(["h_old", "h_new"])
@@ -335,7 +335,7 @@ def _delta_row(estimate: float, replicates: np.ndarray, units: pl.DataFrame) -> 
 
 # ------------------------------------------------------------------------- preservation
 
-def preservation(scores: pa.Table, n_boot: int = 2000, seed: int = 0) -> dict:
+def preservation(scores: pa.Table, n_boot: int = 2000, seed: int = stats.SEED) -> dict:
     """Per flag, matched unit pairs old → new (module docstring):
     {"overall": {flag: {...}}, "by_language": [{"flag", "language", ..., "p_holm"}]}."""
     frame = pl.from_arrow(scores)
@@ -397,7 +397,7 @@ def _number(value: float) -> float | None:
 # ------------------------------------------------------------------------- evidence
 
 def evidence(batch_id: str, workspace: Path = loop.REVIEWS, n_boot: int = 2000,
-             seed: int = 0) -> dict:
+             seed: int = stats.SEED) -> dict:
     """Everything the acceptance gate reads about a pulled paired batch, JSON-able.
     `sufficient` is False, with `insufficient` saying why, when no pair was rated on both
     versions by one reviewer (nothing pulled yet, or only half of the pairs done)."""

@@ -28,7 +28,7 @@ import polars as pl
 import pyarrow as pa
 from statsmodels.stats.proportion import proportion_confint
 
-from audit.stats import cluster_mean
+from ..stats import SEED, cluster_mean
 
 from . import agreement as ag
 from .maple import SETTINGS
@@ -40,13 +40,13 @@ PRESERVATION = ("answer_preserved", "entities_preserved", "alignment_preserved",
 
 # ------------------------------------------------------------------------------ translation
 
-def rating_means(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = 0) -> pa.Table:
+def rating_means(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = SEED) -> pa.Table:
     """Mean adequacy and fluency overall, by language and by unit, with cluster CIs."""
     return _rating_means(ag.final_frame(ag.prepare(table)), n_boot, seed)
 
 
 def preservation_rates(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
-                       seed: int = 0) -> pa.Table:
+                       seed: int = SEED) -> pa.Table:
     """Share of "yes" per preservation criterion, with cluster CIs."""
     return _preservation_rates(ag.final_frame(ag.prepare(table)), n_boot, seed)
 
@@ -216,7 +216,7 @@ def _relevance_summary(final: pl.DataFrame, complete: pl.DataFrame) -> pa.Table:
 # ---------------------------------------------------------------------------------- bundle
 
 def all_reports(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
-                seed: int = 0) -> dict[str, pa.Table]:
+                seed: int = SEED) -> dict[str, pa.Table]:
     """Every report whose kind occurs in the table, from one preparation."""
     frame = ag.prepare(table)
     final, complete = ag.final_frame(frame), ag.pair_frames(frame)[0]

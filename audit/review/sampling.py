@@ -73,6 +73,7 @@ from ..outputs import staged_file, write_json
 from ..readers import Release
 from ..scan import ScanResult
 from ..sqlsafe import identifier
+from ..stats import SEED
 
 UNITS = ("paragraph", "question", "answer", "instance")
 SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")
@@ -81,7 +82,7 @@ ALLOCATIONS = ("equal", "proportional")
 DIMENSIONS = ("language", "script", "unit", "question_type", "answer_type", "support_role",
               "script_relation", "stratum", "role_condition", "status", "check")
 NON_ENGLISH = tuple(language.code for language in LANGUAGES if language.code != "en")
-PAPER_SEED = 20260810
+PAPER_SEED = SEED
 
 # ------------------------------------------------------------------------- answer type
 
