@@ -257,13 +257,13 @@ def cached(release: Release) -> Path:
     order), remembered per content (the release files' SHA-256s, and the code and Unicode
     version it depends on): a rescan of the same files reads it instead of computing it."""
     path = cache_dir("descriptors") / f"{_content_key(release)}.parquet"
-    con = release.con
-    if cached_parquet(con, path):
-        return path
-    register(con)
-    with staged_file(path) as staging:   # straight from DuckDB
-        con.execute(f"COPY ({_QUERY}) TO {literal(str(staging))} "
-                    "(FORMAT parquet, COMPRESSION zstd)")
+    with release.con.cursor() as con:   # the connection is shared by sessions
+        if cached_parquet(con, path):
+            return path
+        register(con)
+        with staged_file(path) as staging:   # straight from DuckDB
+            con.execute(f"COPY ({_QUERY}) TO {literal(str(staging))} "
+                        "(FORMAT parquet, COMPRESSION zstd)")
     return path
 
 

@@ -301,10 +301,10 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
 
 def status_disagreements(result: ScanResult) -> pa.Table:
     """Rows whose shipped status differs from the derived one, with the derived flags."""
-    con = result.release.con
-    return con.sql("""SELECT id, source_split, shipped_status, status, flags FROM status
-                      WHERE shipped_status IS NOT NULL AND shipped_status <> status
-                      ORDER BY "row" """).to_arrow_table()
+    with result.release.con.cursor() as con:   # the connection is shared by sessions
+        return con.sql("""SELECT id, source_split, shipped_status, status, flags FROM status
+                          WHERE shipped_status IS NOT NULL AND shipped_status <> status
+                          ORDER BY "row" """).to_arrow_table()
 
 
 def _counts(con, sql: str) -> dict:

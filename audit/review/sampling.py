@@ -208,14 +208,13 @@ def build_units(result: ScanResult, descriptor_table: pa.Table | None = None) ->
     release = result.release
     table = descriptor_table if descriptor_table is not None else \
         descriptor_module.descriptors(release)
-    con = release.con
-    descriptor_module.register(con)  # lang_script()
-    con.execute(_ANSWER_TYPE_MACRO)
-    con.register("_review_descriptors", table)
-    try:
+    # A cursor of its own: the release's connection is shared by every app session, and a
+    # registered name lives on the cursor that registered it.
+    with release.con.cursor() as con:
+        descriptor_module.register(con)  # lang_script()
+        con.execute(_ANSWER_TYPE_MACRO)
+        con.register("_review_descriptors", table)
         return con.sql(_UNITS_QUERY).to_arrow_table()
-    finally:
-        con.unregister("_review_descriptors")
 
 
 # ------------------------------------------------------------------------- designs
@@ -537,11 +536,9 @@ def unit_texts(release: Release, units: pa.Table) -> list[dict]:
     chosen = units.select(["item_id", "rid", "unit", "candidate_index", "language",
                            "languages"])
     chosen = chosen.append_column("_position", pa.array(range(chosen.num_rows), pa.int64()))
-    release.con.register("_review_chosen", chosen)
-    try:
-        rows = release.con.sql(_TEXTS_QUERY).to_arrow_table().to_pylist()
-    finally:
-        release.con.unregister("_review_chosen")
+    with release.con.cursor() as con:   # its own cursor, as build_units
+        con.register("_review_chosen", chosen)
+        rows = con.sql(_TEXTS_QUERY).to_arrow_table().to_pylist()
     return [_texts(row) for row in rows]
 
 
