@@ -155,7 +155,7 @@ def load_version(spec: str | Path, sources: list[str] | None = None,
     try:
         return version_of(result)
     finally:
-        result.release.con.close()
+        result.release.close()
 
 
 # ------------------------------------------------------------------------ comparison
