@@ -15,7 +15,7 @@ from workbench import auth
 result = setup("Export")
 view = current_view()
 filtered = bool(view.filters.to_query())
-scope_line(result)      # the Browse filter applies here (Rows: under the current filter)
+top = st.container()    # the scope line, once the Rows choice below is known
 
 st.subheader("Quarantine list")
 SCOPES = {"filter": "rows under the current Browse filter", "release": "the whole release"}
@@ -37,6 +37,11 @@ wanted_statuses = [s for s in str(st.query_params.get("statuses", "")).split(","
 follow_url("export_statuses", wanted_statuses)
 statuses = st.multiselect("Statuses", list(STATUSES), key="export_statuses",
                           on_change=_write, args=("statuses", "export_statuses"))
+# The scope line follows the Rows choice: the filter applies unless the whole release is asked.
+with top:
+    scope_line(result, filtered=scope == "filter" or not filtered,
+               unfiltered="Rows is set to the whole release: the Browse filter, "
+                          f"{view.describe_filter()}, is not applied")
 rows = filtered_rows(result) if scope == "filter" else None
 table = export.quarantine(result.findings, result.status, tuple(statuses), rows)
 name = safe_name(result.summary["release"])

@@ -27,6 +27,11 @@ def markdown_text(at: AppTest) -> str:
     return html.unescape("\n".join(m.value for m in at.markdown))
 
 
+def scope_text(at: AppTest) -> str:
+    """The page's scope line (its HTML)."""
+    return next(m.value for m in at.markdown if 'class="scope"' in m.value)
+
+
 def linked_rows(at: AppTest) -> list[int]:
     """The release rows the page's instance links open, in page order."""
     return [int(r) for r in re.findall(r'href="\./Instance\?[^"]*?row=(\d+)"',
@@ -201,6 +206,12 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     browse_rows = linked_rows(page("1_Browse", question_language="fa"))
     assert set(filtered["row"]) <= set(browse_rows) and len(filtered) < len(whole)
     assert "question_language fa" in info_text(filtered_view)
+    assert "filter: question_language fa → 9 rows" in html.unescape(scope_text(filtered_view))
+    # Rows set to the whole release: the scope line says the filter is not applied.
+    filtered_view.radio(key="export_scope").set_value("release").run()
+    assert html.unescape(scope_text(filtered_view)).split(" · ")[3] == (
+        "whole release (Rows is set to the whole release: the Browse filter, "
+        "question_language fa, is not applied)")
     assert [b.label for b in at.get("download_button")] == [
         "Download CSV", "Download JSONL", "Download PARQUET"]
     button(at, "Save this scan (findings, status, summary, manifest)").click().run()
@@ -238,7 +249,8 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
             metrics["Language changed (units)"]) == ("1", "1", "1", "2")
     gate = markdown_text(at)
     assert "Verdict: " in gate and "FAIL" in gate
-    assert "only_old 1 &gt; 0" not in gate and "only_old 1 > 0" in gate
+    assert "1 source(s) only in OLD, 0 tolerated (only_old)" in gate
+    assert "key equality" in gate and "--reviews" not in gate
     assert [b.label for b in at.get("download_button")] == [
         "compare.json", "units CSV", "acceptance.json", "report.html"]
 
