@@ -87,7 +87,8 @@ def show_unit(unit: dict) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**English source**")
-        html(*(render.paragraph(s, "en") for s in _unit_text(unit, "source")))
+        html(*(render.paragraph(render.source_sentence(s), "en")
+               for s in _unit_text(unit, "source")))
     with right:
         st.markdown("**Current translation**")
         html(*(render.paragraph(s, unit["language"], evidence=marks)

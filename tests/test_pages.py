@@ -386,3 +386,14 @@ def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_
         markdown_text(attached)
     assert {m.label: m.value for m in attached.metric} == {
         m.label: m.value for m in page("app").metric}      # = the demo with its sources
+
+
+def test_instance_shows_the_english_sentences_without_hotpotqa_joining_spaces():
+    from audit import inspect
+    from audit.workspace import scan_release
+    item = inspect.instance(scan_release(), 0)
+    raw = [line["source"] for cand in item["candidates"] for line in cand["lines"]]
+    assert sum(s.startswith(" ") for s in raw if s) >= 3      # HotpotQA's joining spaces
+    shown = re.findall(r'<div class="xt" lang="en" dir="auto">(.)',
+                       "\n".join(m.value for m in page("2_Instance", row="0").markdown))
+    assert len(shown) >= len(raw) and " " not in shown
