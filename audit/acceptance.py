@@ -43,12 +43,12 @@ def _criterion(number: int, name: str, verdict: str, reason: str, numbers: dict,
             "numbers": numbers, "thresholds": thresholds}
 
 
-# What each key-equality count means, in words (the count goes before it).
-KEY_WORDS = {"only_old": "source(s) only in OLD",
-             "only_new": "source(s) only in NEW",
-             "unit_set_differs": "source(s) whose question, answer or paragraph units differ "
-                                 "between OLD and NEW",
-             "language_changed": "matched unit(s) whose target language changed"}
+# What each key-equality count counts, in words: (noun, what is true of it).
+KEY_WORDS = {"only_old": ("source", "only in OLD"),
+             "only_new": ("source", "only in NEW"),
+             "unit_set_differs": ("source", "whose question, answer or paragraph units "
+                                            "differ between OLD and NEW"),
+             "language_changed": ("matched unit", "whose target language changed")}
 NO_REVIEWS = "no paired review batch was given (the same units rated in OLD and NEW)"
 
 
@@ -58,7 +58,8 @@ def key_equality(comparison: dict, limits: dict) -> dict:
     keys = comparison["key_equality"]
     numbers = {**keys, "language_changed": comparison["changes"]["language_changed"]}
     thresholds = {f"max_{name}": limits[f"max_{name}"] for name in numbers}
-    over = [f"{value:,} {KEY_WORDS[name]}, {thresholds['max_' + name]:,} tolerated ({name})"
+    over = [f"{render.plural(value, KEY_WORDS[name][0])} {KEY_WORDS[name][1]}, "
+            f"{thresholds['max_' + name]:,} tolerated ({name})"
             for name, value in numbers.items() if value > thresholds[f"max_{name}"]]
     if over:
         return _criterion(1, "key_equality", FAIL, "; ".join(over), numbers, thresholds)

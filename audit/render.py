@@ -250,6 +250,17 @@ def block(*fragments: str, css: str = "xb") -> str:
     return f'<div class="{text(css)}">{body}</div>'
 
 
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """A count with its noun agreeing: "1 entry", "2 entries", "1,024 rows", "1 matched
+    unit" (`words`: an irregular plural)."""
+    if n == 1:
+        return f"1 {word}"
+    if words is None:
+        words = (word[:-1] + "ies" if re.search("[^aeiou]y$", word) else
+                 word + "es" if re.search("(s|x|z|ch|sh)$", word) else word + "s")
+    return f"{n:,} {words}"
+
+
 def literal(value: object) -> str:
     """A Markdown code span that shows `value` verbatim (markers as tokens, line breaks as
     ⏎): no link, image, emphasis or math can come out of it."""

@@ -16,7 +16,7 @@ import streamlit as st
 from audit.errors import InputError
 from audit.evaluation import judge
 from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
-from audit.render import chart_label
+from audit.render import chart_label, plural
 from audit.review import loop
 from audit.workspace import served_file, stamp
 from pages import save_upload, say, scope_line, setup
@@ -79,8 +79,8 @@ for i, path in enumerate(paths):
                    "per unit, sampling seed 20260810, and every unit joins this release.")
     else:
         errors = int((issues["severity"] == "error").sum())
-        st.warning(f"{len(issues)} departure(s) from the schema and design "
-                   f"({errors} error(s)).")
+        st.warning(f"{plural(len(issues), 'departure')} from the schema and design "
+                   f"({plural(errors, 'error')}).")
         st.dataframe(issues, hide_index=True)
 
 st.subheader("Scores per unit (stratified bootstrap, 10,000 replicates)")

@@ -247,10 +247,11 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
     summary = result.summary
     name = DEMO_NAME if view.release is None else summary["release"]
     parts = [render.strong(name),
-             render.text(f" · {summary['layout']} · {summary['rows']:,} rows")]
+             render.text(f" · {summary['layout']} · " + render.plural(summary["rows"], "row"))]
     if filtered:
         count = rows if rows is not None else browse.count(result, view.filters)
-        parts.append(render.text(f" · filter: {view.describe_filter()} → {count:,} rows"))
+        parts.append(render.text(f" · filter: {view.describe_filter()} → "
+                                 f"{render.plural(count, 'row')}"))
     else:
         parts.append(render.text(f" · whole release ({unfiltered})"))
     sources = summary["sources"]

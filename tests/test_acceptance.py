@@ -33,9 +33,9 @@ def test_key_equality_and_structure_from_the_comparison(comparison):
                                "language_changed": 2}
     # In words, each count's policy name after it (issue 24: "unit_set_differs 1 > 0").
     assert keys["reason"] == (
-        "1 source(s) only in OLD, 0 tolerated (only_old); 1 source(s) only in NEW, 0 "
-        "tolerated (only_new); 1 source(s) whose question, answer or paragraph units differ "
-        "between OLD and NEW, 0 tolerated (unit_set_differs); 2 matched unit(s) whose target "
+        "1 source only in OLD, 0 tolerated (only_old); 1 source only in NEW, 0 "
+        "tolerated (only_new); 1 source whose question, answer or paragraph units differ "
+        "between OLD and NEW, 0 tolerated (unit_set_differs); 2 matched units whose target "
         "language changed, 0 tolerated (language_changed)")
     assert decision["criteria"][2]["reason"] == (
         "no paired review batch was given (the same units rated in OLD and NEW)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,9 @@ def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert not [i for i in at.info if i.value.startswith("You are looking at")]
-    assert [m.value for m in at.markdown if 'class="scope"' in m.value][0].startswith(
-        '<div class="scope"><b>mine</b>')
+    scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
+    assert scope.startswith('<div class="scope"><b>mine</b>')
+    assert " · 1 row · " in html.unescape(scope)      # one helper agrees: never "1 rows"
 
 
 def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):

@@ -382,7 +382,7 @@ def test_compare_page_shows_the_change_and_the_gate(server, browser, tmp_path_fa
                 "Sources in both", "Acceptance gate", "Verdict:")
     text = tab.inner_text("body")
     assert "33.33%" in text and "22.22%" in text and "-11.11%" in text
-    assert "key equality" in text and "1 source(s) only in OLD, 0 tolerated (only_old)" in text
+    assert "key equality" in text and "1 source only in OLD, 0 tolerated (only_old)" in text
     assert "no paired review batch was given" in text and "--reviews" not in text
     # The interval chart and the Sankey are drawn (Plotly loads lazily: wait for the SVGs).
     tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"

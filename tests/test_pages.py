@@ -249,7 +249,7 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
             metrics["Language changed (units)"]) == ("1", "1", "1", "2")
     gate = markdown_text(at)
     assert "Verdict: " in gate and "FAIL" in gate
-    assert "1 source(s) only in OLD, 0 tolerated (only_old)" in gate
+    assert "1 source only in OLD, 0 tolerated (only_old)" in gate
     assert "key equality" in gate and "--reviews" not in gate
     assert [b.label for b in at.get("download_button")] == [
         "compare.json", "units CSV", "acceptance.json", "report.html"]

@@ -198,6 +198,17 @@ def test_a_mark_never_starts_or_ends_mid_word(value, evidence, shown):
     assert marked(render.paragraph(value, None, evidence=evidence)) == [shown]
 
 
+def test_a_count_and_its_noun_agree():
+    assert [render.plural(n, "entry") for n in (0, 1, 2, 1234)] == [
+        "0 entries", "1 entry", "2 entries", "1,234 entries"]
+    assert (render.plural(1, "matched unit"), render.plural(3, "matched unit")) == (
+        "1 matched unit", "3 matched units")
+    assert (render.plural(2, "day"), render.plural(2, "box"), render.plural(2, "match")) == (
+        "2 days", "2 boxes", "2 matches")
+    assert render.plural(2, "annotation or draft", "annotations or drafts") == (
+        "2 annotations or drafts")
+
+
 def test_a_hotpotqa_sentence_is_shown_without_its_joining_space():
     assert render.source_sentence(" The band formed in 1990.") == "The band formed in 1990."
     assert render.source_sentence(None) is None
