@@ -12,7 +12,7 @@ from audit import browse
 from audit.errors import InputError
 from audit.render import plural, visible
 from audit.review import labelstudio, loop, maple, routing, sampling
-from audit.workspace import served_file
+from audit.workspace import served_file, shown_path
 from pages import say, scope_line, setup
 from workbench import auth
 
@@ -76,7 +76,7 @@ try:
                       for c in batch.manifest["counts"]], hide_index=True, height=240)
     else:
         default = maple.DEMO_QUERY_PAIRS if "realism" in kind else maple.DEMO_RELEVANCE_PAIRS
-        path = st.text_input("Pairs file (JSONL or Parquet)", value=str(default),
+        path = st.text_input("Pairs file (JSONL or Parquet)", value=shown_path(default),
                              key="review_maple_path")
         if "realism" in kind:
             review = loop.realism_batch(maple.assign_order(

@@ -219,16 +219,23 @@ def scan_of(view: View) -> ScanResult:
         raise CannotOpen(named.get(error.path, "release"), error) from None
 
 
-def setup(title: str, heading: str | None = None) -> ScanResult:
-    """Page config, navigation, pickers, the cached scan, the page heading and the scope
-    line; stops the page with an error box when the release cannot be served or read."""
+def page_setup(title: str, heading: str | None = None) -> View:
+    """Page config, navigation (carrying the view) and the page heading: all a page that
+    does not read the release needs (no release picker, no scan)."""
     st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
     st.markdown(render.CSS, unsafe_allow_html=True)
     view = current_view()
     _navigation(view)
     auth.panel()
-    _pickers(view)
     st.title(heading or title)
+    return view
+
+
+def setup(title: str, heading: str | None = None) -> ScanResult:
+    """`page_setup`, then the release pickers and the cached scan; stops the page with an
+    error box when an input cannot be served or read."""
+    view = page_setup(title, heading)
+    _pickers(view)
     for name, raw, done in browse.Filters.parse(st.query_params.to_dict())[1]:
         url_corrected(name, raw, done)
     try:
