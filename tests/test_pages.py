@@ -180,6 +180,10 @@ def test_mixing_page_names_its_measures_and_follows_the_filter():
                    if "counted" in json.dumps(json.loads(c.proto.spec)["data"][0]))
     assert sorted(a["text"] for a in table11["layout"]["annotations"]) == [
         "docs", "questions", "support"]
+    # The ℓq × gold-language counts: a colour bar in whole steps (never 0.5).
+    colours = charts[-1]["layout"]["coloraxis"]
+    assert (colours["cmin"], colours["colorbar"]["tick0"], colours["colorbar"]["dtick"],
+            colours["colorbar"]["tickformat"]) == (0, 0, 1, ",d")
     scoped = page("4_Mixing", question_language="fa")
     rates = scoped.dataframe[0].value
     assert rates[(rates["measure"] == "K_C") & (rates["group"] == "all")].iloc[0]["n"] == 9
