@@ -52,9 +52,9 @@ CSS = """
 .xtable { border-collapse: collapse; width: 100%; font-size: .9em; }
 .xtable th { text-align: left; border-bottom: 2px solid #ccc; padding: .2em .4em; }
 .xtable td { border-bottom: 1px solid #eee; padding: .2em .4em; vertical-align: top; }
-.bar { display: grid; grid-template-columns: 9em 1fr 4em; gap: .4em; font-size: .85em;
-       align-items: center; }
-.bar-label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.bar { display: grid; grid-template-columns: minmax(5em, 12em) 1fr 4em; gap: .4em;
+       font-size: .85em; align-items: center; }
+.bar-label { overflow-wrap: anywhere; line-height: 1.2; }   /* wraps, never cut off */
 .bar-track { background: #f0f2f6; height: .8em; border-radius: .2em; }
 .bar-fill { display: block; background: #8fa9d9; height: 100%; border-radius: .2em; }
 .bar-on .bar-fill { background: #2f5fb3; } .bar-on .bar-label { font-weight: 700; }

@@ -424,6 +424,48 @@ def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, brows
     tab.close()
 
 
+def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, browser):
+    """The walk of issue 24: a check picked under "Examples of" on Findings is local; the
+    Export reached from the menu downloads the quarantine rows of the view's own filter."""
+    from audit import browse, export
+    from audit.workspace import scan_release
+    tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
+                "Where a check fired")
+    box = tab.locator('[data-testid="stSelectbox"]').filter(has_text="Examples of")
+    box.click()
+    tab.locator('div[role="option"]').nth(1).click()
+    tab.wait_for_url("**examples=**", timeout=90_000)
+    settled(tab, "Where a check fired")
+    assert "check" not in parse_qs(urlparse(tab.url).query)
+    tab.locator('[data-testid="stPageLink"]').filter(has_text="Export").click()
+    tab.get_by_role("heading", name="Export").first.wait_for(timeout=90_000)
+    settled(tab, "reasons on")
+    with tab.expect_download() as download:
+        tab.get_by_role("button", name="Download CSV").click()
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
+    result = scan_release()
+    browse.build_index(result)
+    wanted = export.quarantine(result.findings, result.status,
+                               ("quarantined", "review_required"),
+                               browse.matching_rows(result, browse.Filters(
+                                   question_language=["fa"])))
+    assert len(rows) == wanted.num_rows > 0
+    assert sorted(r["id"] for r in rows) == sorted(wanted.column("id").to_pylist())
+    shot(tab, "export-after-drill-down")
+    tab.close()
+
+
+def test_facet_labels_are_never_cut_off(server, browser):
+    tab = visit(browser, server + "/Browse", "Browse", "240 of 240 rows match")
+    labels = tab.locator(".bar-label")
+    assert labels.count() > 20
+    clipped = tab.evaluate("() => [...document.querySelectorAll('.bar-label')]"
+                           ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent)")
+    assert clipped == []
+    assert tab.get_by_text("same-script", exact=False).count() >= 1
+    tab.close()
+
+
 def test_the_browse_page_number_survives_a_reload_and_back_to_browse(server, browser):
     tab = visit(browser, server + "/Browse", "Browse", "page 1 of 5")
     tab.get_by_role("link", name="next page ▶").click()
