@@ -62,7 +62,8 @@ CSS = """
 .scope { font-size: .9em; color: #444; margin-bottom: .5em; }
 /* `message` sets each outside value in a code span (verbatim, never a link); it reads as
    part of the sentence, not as monospace code. */
-[data-testid="stMarkdownContainer"] :not(pre) > code { font-family: inherit;
+[data-testid="stMarkdownContainer"] :not(pre) > code,
+[data-testid="stCaptionContainer"] :not(pre) > code { font-family: inherit;
     font-size: inherit; color: inherit; background: none; padding: 0; }
 </style>
 """

@@ -455,6 +455,20 @@ def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, br
     tab.close()
 
 
+def test_values_in_our_sentences_are_in_the_sentences_font(server, browser):
+    """A value in a message (a code span, so it shows verbatim) is set like its sentence,
+    in boxes and captions alike, not in monospace."""
+    tab = visit(browser, server + "/?policy=no-such-policy.toml", "Release overview",
+                "Cannot open the policy file")
+    fonts = tab.evaluate("() => [...document.querySelectorAll('[data-testid=\"stAlert\"] p, "
+                         "[data-testid=\"stCaptionContainer\"] p')].filter(p => "
+                         "p.querySelector('code')).map(p => [getComputedStyle(p).fontFamily, "
+                         "getComputedStyle(p.querySelector('code')).fontFamily])")
+    assert len(fonts) >= 2 and all(text == value for text, value in fonts), fonts
+    assert not any("monospace" in value for _, value in fonts)
+    tab.close()
+
+
 def test_facet_labels_are_never_cut_off(server, browser):
     tab = visit(browser, server + "/Browse", "Browse", "240 of 240 rows match")
     labels = tab.locator(".bar-label")
