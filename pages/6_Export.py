@@ -9,7 +9,9 @@ import streamlit as st
 
 from audit import export
 from audit.outputs import safe_name
-from pages import current_view, filtered_rows, follow_url, say, scope_line, setup
+from audit.render import plural
+from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
+                   setup)
 from workbench import auth
 
 result = setup("Export")
@@ -46,10 +48,10 @@ rows = filtered_rows(result) if scope == "filter" else None
 table = export.quarantine(result.findings, result.status, tuple(statuses), rows)
 name = safe_name(result.summary["release"])
 described = view.describe_filter() if scope == "filter" else "whole release"
-say(st.info, "The download holds {reasons} reasons on {rows} rows of {release} "
-             "({scope}; statuses {statuses}).",
-    reasons=f"{table.num_rows:,}", rows=f"{len(set(table.column('row').to_pylist())):,}",
-    release=result.summary["release"], scope=described, statuses=", ".join(statuses))
+say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
+             f"{plural(len(set(table.column('row').to_pylist())), 'row')} of "
+             "{release} ({scope}; statuses {statuses}).",
+    release=release_name(result), scope=described, statuses=", ".join(statuses))
 st.dataframe(table.slice(0, 1000).to_pandas(), hide_index=True)
 cols = st.columns(3)
 for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,

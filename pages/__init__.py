@@ -252,8 +252,7 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
     `unfiltered` says why the whole release is used when `filtered` is false."""
     view = current_view()
     summary = result.summary
-    name = DEMO_NAME if view.release is None else summary["release"]
-    parts = [render.strong(name),
+    parts = [render.strong(release_name(result)),
              render.text(f" · {summary['layout']} · " + render.plural(summary["rows"], "row"))]
     if filtered:
         count = rows if rows is not None else browse.count(result, view.filters)
@@ -269,6 +268,11 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
 
 
 DEMO_NAME = "the bundled demo release"
+
+
+def release_name(result: ScanResult) -> str:
+    """What a page calls the release: the bundled demo by that name, else its own."""
+    return DEMO_NAME if current_view().release is None else result.summary["release"]
 
 
 def orientation(result: ScanResult) -> None:

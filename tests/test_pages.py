@@ -201,7 +201,7 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
     assert "filter: no filter → 240 rows" in html.unescape(scope)
     assert "does not apply" not in scope
-    assert "` 141 ` reasons on ` 79 ` rows" in info_text(at)
+    assert "141 reasons on 79 rows of ` the bundled demo release `" in info_text(at)
     whole = at.dataframe[0].value
     assert set(whole["status"]) == {"quarantined", "review_required"}
     filtered_view = page("6_Export", question_language="fa")
