@@ -10,9 +10,11 @@ every page. A render is complete when the script has finished and no element is 
 grey placeholder.
 
 For each user count (default 1 and 3) a fresh server is started and that many browser
-contexts (separate sessions) open each page at the same moment, page after page; printed per
-page: each user's time and the server's peak resident memory (its process tree, sampled
-every 50 ms from /proc) while the page was being rendered, then the whole walk's peak.
+contexts (separate sessions) walk the pages at the same moment, page after page: the first
+page and the deep link as page loads, the others by a click in the sidebar menu, as a
+person goes. Printed per page: each user's time and the server's peak resident memory (its
+process tree, sampled every 50 ms from /proc) while the page was being rendered, then the
+whole walk's peak.
 Targets: every page < 5 s at 23,760 rows once scanned, Browse < 1 s; Overview cold < 8 s
 with 3 users; server < 1.5 GiB for 3 users; Overview < 10 s from a saved scan at 553,584
 views.
@@ -128,20 +130,27 @@ class PeakMemory:
         self._thread.join()
 
 
-async def render(context, url: str, heading: str, content: str | None) -> float:
-    tab = await context.new_page()
-    started = time.perf_counter()
-    await tab.goto(url)
+async def arrive(tab, heading: str, content: str | None) -> None:
+    """Wait for the page's heading, its content and the end of the script run."""
     await tab.get_by_role("heading", name=heading).first.wait_for(timeout=600_000)
     if content:
         await tab.get_by_text(content).first.wait_for(timeout=600_000)
     await tab.wait_for_function(IDLE, timeout=600_000)
-    seconds = time.perf_counter() - started
-    exception = tab.locator('[data-testid="stException"]')
-    if await exception.count():
-        raise SystemExit(f"{url}: exception on the page (the server's log: {LOG})")
-    await tab.close()
-    return seconds
+    if await tab.locator('[data-testid="stException"]').count():
+        raise SystemExit(f"{tab.url}: exception on the page (the server's log: {LOG})")
+
+
+async def step(tab, url: str, path: str, heading: str, content: str | None) -> float:
+    """One page as a person reaches it: a URL typed or followed (a full page load) for the
+    first page and a deep link, else a click on its entry in the sidebar menu."""
+    started = time.perf_counter()
+    if path == "/" or "?" in path:
+        await tab.goto(url)
+    else:
+        await tab.locator('[data-testid="stSidebar"]').get_by_role(
+            "link", name=path[1:], exact=True).click()
+    await arrive(tab, heading, content)
+    return time.perf_counter() - started
 
 
 async def measure(name: str, browser, users: int) -> None:
@@ -157,6 +166,7 @@ async def measure(name: str, browser, users: int) -> None:
     memory = PeakMemory(proc.pid)
     contexts = [await browser.new_context(viewport={"width": 1400, "height": 1800})
                 for _ in range(users)]
+    tabs = [await context.new_page() for context in contexts]
     try:
         view = f"release={info['release']}&source_validation={info['source']}"
         print(f"{name}, {users} user(s): server at start {tree_rss(proc.pid) / GIB:.2f} GiB",
@@ -165,10 +175,10 @@ async def measure(name: str, browser, users: int) -> None:
             join = "&" if "?" in path else "?"
             memory.reset()
             seconds = await asyncio.gather(*(
-                render(context, f"{url}{path}{join}{view}", heading, content)
-                for context in contexts))
+                step(tab, f"{url}{path}{join}{view}", path, heading, content) for tab in tabs))
             label = ("first visit: scan" if name == "real" else
-                     "first visit: from the saved scan") if i == 0 else "scan cached"
+                     "first visit: from the saved scan") if i == 0 else \
+                "deep link: page load" if "?" in path else "menu click, scan cached"
             times = " ".join(f"{s:6.2f}" for s in seconds)
             print(f"{name}, {users} user(s): {path:60} {times} s  peak "
                   f"{memory.peak / GIB:.2f} GiB  ({label})", flush=True)

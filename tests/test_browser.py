@@ -117,10 +117,10 @@ def shot(tab, name: str) -> None:
     ("/Export", "Export", "export", "Saved scans"),
     ("/Review", "Review", "review", "Annotators and routing"),
     ("/Annotations", "Annotations", "annotations", "Annotations"),
-    ("/Evaluate", "Evaluate predictions", "evaluate", "Evaluate predictions"),
-    ("/Judge", "LLM-judge samples", "judge", "LLM-judge samples"),
+    ("/Evaluate", "Evaluate predictions", "evaluate", "Rows behind a slice"),
+    ("/Judge", "LLM-judge samples", "judge", "Calibration against human adequacy"),
     ("/Repair", "Repair", "repair", "on the work list"),
-    ("/Retrieval", "MAPLE retrieval runs", "retrieval", "MAPLE retrieval runs"),
+    ("/Retrieval", "MAPLE retrieval runs", "retrieval", "Per query"),
 ])
 def test_every_page_renders(server, browser, path, heading, name, content):
     tab = visit(browser, server + path, heading, content)
