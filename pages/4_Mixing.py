@@ -85,7 +85,8 @@ st.subheader("Strata, script and pair relations")
 counts = data["counts"].to_pandas()
 counts = counts[counts["split"] != mixing.ALL]
 facets = sorted(set(counts["facet"]), key=lambda f: (f != "stratum", f))
-facet = st.radio("Counts of", facets, horizontal=True, key="mixing_facet")
+facet = st.radio("Counts of", facets, horizontal=True, key="mixing_facet",
+                 format_func=lambda f: f.replace("_", " "))
 chosen = counts[counts["facet"] == facet]
 st.plotly_chart(px.bar(chosen.assign(value=chosen["value"].map(render.chart_label)),
                        x="value", y="n", color="split", barmode="group", height=340,
