@@ -399,7 +399,7 @@ def _structural(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int) -> _Stru
                     key=_group_order)
     if len(sources) == 0:
         raise InputError("comparison", "the two releases share no source_id",
-                         expected="two versions of one release (matched on source_id)")
+                         expected="two versions of one release, matched on source_id")
     group_index = {g: i for i, g in enumerate(groups)}
     rows = np.searchsorted(sources, source_ids)
     cols = np.array([group_index[g] for g in zip(table["by"].to_pylist(),

@@ -182,6 +182,11 @@ async def measure(name: str, browser, users: int) -> None:
             times = " ".join(f"{s:6.2f}" for s in seconds)
             print(f"{name}, {users} user(s): {path:60} {times} s  peak "
                   f"{memory.peak / GIB:.2f} GiB  ({label})", flush=True)
+            for tab in tabs if i == 0 else ():   # the scan's own share of the first visit
+                scanned = tab.get_by_text("Scanned ", exact=False)
+                if await scanned.count():
+                    print(f"{name}, {users} user(s):   {await scanned.first.inner_text()} "
+                          "(the session that scanned; any other waited for it)", flush=True)
         print(f"{name}, {users} user(s): server peak over the walk "
               f"{memory.overall / GIB:.2f} GiB", flush=True)
     finally:
