@@ -6,6 +6,7 @@ import plotly.express as px
 import streamlit as st
 
 from audit import export, inspect
+from audit.render import plural
 from audit.scan import status_disagreements
 from pages import no_source_notice, orientation, say, scope_line, setup
 
@@ -49,7 +50,8 @@ if summary["checks_from_shipped_flags"]:
 
 st.subheader("Shipped vs derived status")
 disagree = status_disagreements(result)
-st.write(f"{disagree.num_rows:,} rows where the shipped status differs from the derived one "
+st.write(f"{plural(disagree.num_rows, 'row')} where the shipped status differs from the derived "
+         "one "
          "(the derived status also counts the checks the reference lacks).")
 if disagree.num_rows:
     st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)

@@ -43,12 +43,24 @@ def _criterion(number: int, name: str, verdict: str, reason: str, numbers: dict,
             "numbers": numbers, "thresholds": thresholds}
 
 
+# What each key-equality count counts, in words: (noun, what is true of it).
+KEY_WORDS = {"only_old": ("source", "only in OLD"),
+             "only_new": ("source", "only in NEW"),
+             "unit_set_differs": ("source", "whose question, answer or paragraph units "
+                                            "differ between OLD and NEW"),
+             "language_changed": ("matched unit", "whose target language changed")}
+NO_REVIEWS = "no paired review batch was given (the same units rated in OLD and NEW)"
+
+
 def key_equality(comparison: dict, limits: dict) -> dict:
+    """Criterion 1. Its reason says each count over its tolerance in words, the count's
+    name (the policy's `max_<name>` key) in brackets after it."""
     keys = comparison["key_equality"]
     numbers = {**keys, "language_changed": comparison["changes"]["language_changed"]}
     thresholds = {f"max_{name}": limits[f"max_{name}"] for name in numbers}
-    over = [f"{name} {value} > {thresholds['max_' + name]}" for name, value in numbers.items()
-            if value > thresholds[f"max_{name}"]]
+    over = [f"{render.plural(value, KEY_WORDS[name][0])} {KEY_WORDS[name][1]}, "
+            f"{thresholds['max_' + name]:,} tolerated ({name})"
+            for name, value in numbers.items() if value > thresholds[f"max_{name}"]]
     if over:
         return _criterion(1, "key_equality", FAIL, "; ".join(over), numbers, thresholds)
     return _criterion(1, "key_equality", PASS, "every source and unit matched, every target "
@@ -74,8 +86,7 @@ def adequacy(evidence: dict | None, limits: dict) -> dict:
     thresholds = {"delta_h_lower_bound": limits["delta_h_lower_bound"],
                   "min_review_sources": limits["min_review_sources"]}
     if evidence is None:
-        return _criterion(3, "adequacy", INSUFFICIENT, "no paired review batch given "
-                          "(--reviews)", {}, thresholds)
+        return _criterion(3, "adequacy", INSUFFICIENT, NO_REVIEWS, {}, thresholds)
     h = evidence["delta_h"]
     numbers = {"delta_h": h["estimate"], "delta_h_ci": h["ci"], "sources": h["sources"],
                "units": h["units"], "ratings": h["ratings"]}
@@ -102,8 +113,7 @@ def preservation(evidence: dict | None, limits: dict) -> dict:
     thresholds = {"max_preservation_regression": tolerance, "alpha": limits["alpha"],
                   "min_review_sources": limits["min_review_sources"]}
     if evidence is None:
-        return _criterion(4, "preservation", INSUFFICIENT, "no paired review batch given "
-                          "(--reviews)", {}, thresholds)
+        return _criterion(4, "preservation", INSUFFICIENT, NO_REVIEWS, {}, thresholds)
     flags = {flag: evidence["preservation"][flag] for flag in FLAGS}
     languages = [row for row in evidence["preservation_by_language"]
                  if row.get("p_holm") is not None and row["difference"] is not None

@@ -154,7 +154,7 @@ def load_version(spec: str | Path, sources: list[str] | None = None,
     try:
         return version_of(result)
     finally:
-        result.release.con.close()
+        result.release.close()
 
 
 # ------------------------------------------------------------------------ comparison
@@ -398,7 +398,7 @@ def _structural(con: duckdb.DuckDBPyConnection, n_boot: int, seed: int) -> _Stru
                     key=_group_order)
     if len(sources) == 0:
         raise InputError("comparison", "the two releases share no source_id",
-                         expected="two versions of one release (matched on source_id)")
+                         expected="two versions of one release, matched on source_id")
     group_index = {g: i for i, g in enumerate(groups)}
     rows = np.searchsorted(sources, source_ids)
     cols = np.array([group_index[g] for g in zip(table["by"].to_pylist(),

@@ -61,7 +61,8 @@ def cmd_accept(args: argparse.Namespace) -> int:
                 acceptance.report_html(decision, comparison, evidence), encoding="utf-8")
             compare.write_files(comparison, staging)
     for c in decision["criteria"]:
-        print(f"{c['criterion']}. {c['name']:13} {c['verdict'].upper():13} {c['reason']}")
+        hint = " (give one with --reviews)" if c["reason"] == acceptance.NO_REVIEWS else ""
+        print(f"{c['criterion']}. {c['name']:13} {c['verdict'].upper():13} {c['reason']}{hint}")
     print(f"verdict: {decision['verdict'].upper()}" + (f" (written to {args.out})"
                                                        if args.out else ""))
     return decision["exit_code"]

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,17 +34,38 @@ _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 @dataclass
 class Release:
-    """An opened release: its files, layout, and a DuckDB connection with the views."""
+    """An opened release: its files, layout, and a DuckDB connection (`root`) with the
+    views; callers query it through `con`."""
 
     paths: list[Path]
     layout: str
-    con: duckdb.DuckDBPyConnection
+    root: duckdb.DuckDBPyConnection
     rows: int
     single_file: bool = True
     source_paths: list[Path] = field(default_factory=list)
     capabilities: frozenset[str] = frozenset()
 
     known_digests: dict[str, str] = field(default_factory=dict)
+    _threads: threading.local = field(default_factory=threading.local, repr=False,
+                                      compare=False)
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """This thread's cursor of the release's connection. The workbench shares one scan
+        among all its sessions, each on its own thread; one DuckDB connection refuses a
+        second caller while busy ("connection is busy with another call") and its
+        registered tables are per connection, so each thread queries through its own
+        cursor, which sees the release's views, tables and macros (dropped with the
+        thread)."""
+        cursor = getattr(self._threads, "cursor", None)
+        if cursor is None:
+            cursor = self._threads.cursor = self.root.cursor()
+            cursor.execute("SET enable_progress_bar=false")
+        return cursor
+
+    def close(self) -> None:
+        """Close the connection (every cursor with it)."""
+        self.root.close()
 
     @property
     def digests(self) -> dict[str, str]:
@@ -156,7 +178,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     capabilities = {layout}
     if layout in ("v1.1", "v2"):
         capabilities.add("record_hash")
-    release = Release(paths=paths, layout=layout, con=con, rows=rows,
+    release = Release(paths=paths, layout=layout, root=con, rows=rows,
                       single_file=Path(str(spec)).is_file(),
                       capabilities=frozenset(capabilities),
                       known_digests=digests if layout != "jsonl" else {})

@@ -52,14 +52,19 @@ CSS = """
 .xtable { border-collapse: collapse; width: 100%; font-size: .9em; }
 .xtable th { text-align: left; border-bottom: 2px solid #ccc; padding: .2em .4em; }
 .xtable td { border-bottom: 1px solid #eee; padding: .2em .4em; vertical-align: top; }
-.bar { display: grid; grid-template-columns: 9em 1fr 4em; gap: .4em; font-size: .85em;
-       align-items: center; }
-.bar-label { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.bar { display: grid; grid-template-columns: minmax(5em, 12em) 1fr 4em; gap: .4em;
+       font-size: .85em; align-items: center; }
+.bar-label { overflow-wrap: anywhere; line-height: 1.2; }   /* wraps, never cut off */
 .bar-track { background: #f0f2f6; height: .8em; border-radius: .2em; }
 .bar-fill { display: block; background: #8fa9d9; height: 100%; border-radius: .2em; }
 .bar-on .bar-fill { background: #2f5fb3; } .bar-on .bar-label { font-weight: 700; }
 .bar-n { text-align: right; font-variant-numeric: tabular-nums; }
 .scope { font-size: .9em; color: #444; margin-bottom: .5em; }
+/* `message` sets each outside value in a code span (verbatim, never a link); it reads as
+   part of the sentence, not as monospace code. */
+[data-testid="stMarkdownContainer"] :not(pre) > code,
+[data-testid="stCaptionContainer"] :not(pre) > code { font-family: inherit;
+    font-size: inherit; color: inherit; background: none; padding: 0; }
 </style>
 """
 BADGE_KINDS = ("", "gold", "blocking", "review", "info", "accepted")
@@ -128,11 +133,33 @@ def locate(value: str, evidence: str) -> tuple[int, int] | None:
     return found[0] if found else None
 
 
+# Scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, CJK): a word
+# edge cannot be told from the characters, so a mark there is left as found.
+_UNSPACED = ((0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x2E80, 0x9FFF),
+             (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x3FFFF))
+
+
+def _spaced_word(ch: str) -> bool:
+    return _wordish(ch) and not any(low <= ord(ch) <= high for low, high in _UNSPACED)
+
+
+def _whole_words(value: str, start: int, end: int) -> tuple[int, int]:
+    """The span widened to the edges of the words it starts and ends in, so a mark never
+    starts or ends mid-word ("n|a prezydenta" → "na prezydenta")."""
+    while start > 0 and _spaced_word(value[start - 1]) and _spaced_word(value[start]):
+        start -= 1
+    while end < len(value) and _spaced_word(value[end]) and _spaced_word(value[end - 1]):
+        end += 1
+    return start, end
+
+
 def _spans(value: str, marks: tuple[str, ...]) -> list[tuple[int, int]]:
-    """One place per evidence string, never overlapping an earlier string's, in text order."""
+    """One place per evidence string, widened to whole words, never overlapping an earlier
+    string's, in text order."""
     spans: list[tuple[int, int]] = []
     for mark in marks:
-        for start, end in _occurrences(value, mark):
+        for found in _occurrences(value, mark):
+            start, end = _whole_words(value, *found)
             if all(end <= a or start >= b for a, b in spans):
                 spans.append((start, end))
                 break
@@ -143,7 +170,7 @@ def paragraph(value: str | None, language: str | None = None, css: str = "xt",
               evidence: str | tuple[str, ...] | None = None) -> str:
     """One dataset string as a block, right-to-left where the language is; `evidence`, a
     substring to highlight (a repeated unit, a number), or several, each where `locate`
-    finds it. The raw text is cut there and each piece escaped, so a mark never lands
+    finds it, widened to whole words. The raw text is cut there and each piece escaped, so a mark never lands
     inside an entity or inside another mark."""
     if value is None:
         return '<div class="missing">(no sentence)</div>'
@@ -158,6 +185,12 @@ def paragraph(value: str | None, language: str | None = None, css: str = "xt",
         cursor = end
     body = "".join(pieces) + text(value[cursor:])
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
+
+
+def source_sentence(value: str | None) -> str | None:
+    """A HotpotQA sentence as shown: without the leading whitespace HotpotQA keeps to join
+    sentences into a paragraph (" The band…"); the stored text is untouched."""
+    return None if value is None else value.lstrip(" \t")
 
 
 def diff(pieces: list[tuple[int, str]], side: str, language: str | None = None) -> str:
@@ -216,6 +249,17 @@ def block(*fragments: str, css: str = "xb") -> str:
     if "\n" in body or "\r" in body:
         raise ValueError("an HTML fragment holds a raw line break")
     return f'<div class="{text(css)}">{body}</div>'
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """A count with its noun agreeing: "1 entry", "2 entries", "1,024 rows", "1 matched
+    unit" (`words`: an irregular plural)."""
+    if n == 1:
+        return f"1 {word}"
+    if words is None:
+        words = (word[:-1] + "ies" if re.search("[^aeiou]y$", word) else
+                 word + "es" if re.search("(s|x|z|ch|sh)$", word) else word + "s")
+    return f"{n:,} {words}"
 
 
 def literal(value: object) -> str:

@@ -169,6 +169,18 @@ def served_file(spec: str) -> Path:
     return path
 
 
+def shown_path(path: str | Path) -> str:
+    """A served file as a path box prefills it: relative to the working directory, against
+    which the serving rule resolves relative paths (the default data root, data/, lies
+    there), so a page never shows the server's absolute layout; a path elsewhere is
+    returned as it is."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def stamp(files: list[Path]) -> tuple:
     """What changes when a release's files change: path, mtime and size of each."""
     return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)

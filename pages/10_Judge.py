@@ -16,9 +16,10 @@ import streamlit as st
 from audit.errors import InputError
 from audit.evaluation import judge
 from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
-from audit.render import chart_label
+from audit.languages import BY_CODE
+from audit.render import chart_label, plural
 from audit.review import loop
-from audit.workspace import served_file, stamp
+from audit.workspace import served_file, shown_path, stamp
 from pages import save_upload, say, scope_line, setup
 from workbench import auth
 
@@ -30,9 +31,9 @@ st.caption("Judge files in the 26-field layout of the XHotpotQA release family. 
 on_demo = not st.query_params.get("release")
 with st.sidebar:
     st.markdown("**Judge files**")
-    first = st.text_input("Judge file", value=str(DEMO_EVALUATION / "judge-v1.parquet")
+    first = st.text_input("Judge file", value=shown_path(DEMO_EVALUATION / "judge-v1.parquet")
                           if on_demo else "", key="judge_a")
-    second = st.text_input("Compare with (optional)", value=str(
+    second = st.text_input("Compare with (optional)", value=shown_path(
         DEMO_EVALUATION / "judge-v2.parquet") if on_demo else "", key="judge_b")
     uploads = None
     if auth.gate("Uploading a file", box=st.caption):
@@ -79,8 +80,8 @@ for i, path in enumerate(paths):
                    "per unit, sampling seed 20260810, and every unit joins this release.")
     else:
         errors = int((issues["severity"] == "error").sum())
-        st.warning(f"{len(issues)} departure(s) from the schema and design "
-                   f"({errors} error(s)).")
+        st.warning(f"{plural(len(issues), 'departure')} from the schema and design "
+                   f"({plural(errors, 'error')}).")
         st.dataframe(issues, hide_index=True)
 
 st.subheader("Scores per unit (stratified bootstrap, 10,000 replicates)")
@@ -88,12 +89,22 @@ for i in range(len(paths)):
     table = reports[f"statistics_{i}"].to_pandas()
     st.markdown(f"**{labels[i]}** — all languages")
     st.dataframe(table[table["language"] == "all"], hide_index=True)
+
+
+def language_unit_grid(cells: pd.DataFrame, value: str) -> pd.DataFrame:
+    """language × unit for a heatmap: languages in the tables' order and by name, units
+    paragraph, question, answer; the same rows and columns in every heatmap of the page."""
+    grid = cells.pivot_table(index="language", columns="unit", values=value).reindex(
+        list(dict.fromkeys(cells["language"])))
+    grid = grid[[u for u in ("paragraph", "question", "answer") if u in grid.columns]]
+    grid.index = [chart_label(BY_CODE[c].name if c in BY_CODE else c) for c in grid.index]
+    return grid
+
+
 table = reports["statistics_0"].to_pandas()
 per_language = table[(table["language"] != "all") & (table["unit"] != "all")]
 if len(per_language):
-    pivot = per_language.pivot_table(index="language_name", columns="unit", values="mean")
-    pivot = pivot[[u for u in ("paragraph", "question", "answer") if u in pivot.columns]]
-    pivot.index = [chart_label(v) for v in pivot.index]
+    pivot = language_unit_grid(per_language, "mean")
     st.plotly_chart(px.imshow(pivot, text_auto=".1f", aspect="auto",
                               color_continuous_scale="RdYlGn", zmin=60, zmax=100,
                               labels={"color": "mean score"},
@@ -109,8 +120,7 @@ if "difference" in reports:
     st.dataframe(diff[diff["language"] == "all"], hide_index=True)
     cells = diff[(diff["language"] != "all") & (diff["unit"] != "all")]
     if len(cells):
-        pivot = cells.pivot_table(index="language", columns="unit", values="difference")
-        pivot.index = [chart_label(v) for v in pivot.index]
+        pivot = language_unit_grid(cells, "difference")
         st.plotly_chart(px.imshow(pivot, text_auto="+.1f", aspect="auto",
                                   color_continuous_scale="RdBu", zmin=-20, zmax=20,
                                   labels={"color": "difference"},

@@ -11,24 +11,24 @@ from audit.errors import InputError
 from audit.evaluation import retrieval
 from audit.evaluation_cli import DEMO_EVALUATION, parse_ks
 from audit.render import chart_label
-from audit.workspace import served_file, stamp
-from pages import say, setup
+from audit.workspace import served_file, shown_path, stamp
+from pages import page_setup, say
 
-setup("Retrieval", "MAPLE retrieval runs")
+page_setup("Retrieval", "MAPLE retrieval runs")   # MAPLE runs: no release
 st.caption("hit@k per query: the mapped paper among the run's first k documents, ordered as "
            "trec_eval does (score descending, ties by document id descending); unranked "
            "queries score 0. The demo files are synthetic (`python -m audit eval-demo`).")
 
 with st.sidebar:
     st.markdown("**Retrieval inputs**")
-    qrels = st.text_input("Qrels (qid iter docid rel)",
-                          value=str(DEMO_EVALUATION / "maple-qrels.txt"), key="ret_qrels")
-    queries = st.text_input("Query mapping (qid paper aspect)",
-                            value=str(DEMO_EVALUATION / "maple-queries.tsv"), key="ret_queries")
-    run_a = st.text_input("Run A (TREC)", value=str(DEMO_EVALUATION / "maple-run-a.txt"),
-                          key="ret_run_a")
-    run_b = st.text_input("Run B (optional)", value=str(DEMO_EVALUATION / "maple-run-b.txt"),
-                          key="ret_run_b")
+    qrels = st.text_input("Qrels (qid iter docid rel)", key="ret_qrels",
+                          value=shown_path(DEMO_EVALUATION / "maple-qrels.txt"))
+    queries = st.text_input("Query mapping (qid paper aspect)", key="ret_queries",
+                            value=shown_path(DEMO_EVALUATION / "maple-queries.tsv"))
+    run_a = st.text_input("Run A (TREC)", key="ret_run_a",
+                          value=shown_path(DEMO_EVALUATION / "maple-run-a.txt"))
+    run_b = st.text_input("Run B (optional)", key="ret_run_b",
+                          value=shown_path(DEMO_EVALUATION / "maple-run-b.txt"))
     ks_text = st.text_input("Cut-offs k", value="5,10,20", key="ret_k")
 
 

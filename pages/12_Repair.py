@@ -51,8 +51,9 @@ languages = c3.multiselect("Language", sorted({str(x) for x in work.column("lang
                                                .to_pylist()}), key="repair_language")
 chosen = desk.select(work, statuses, checks, languages)
 counts = plan.summary(chosen)
-say(st.caption, "{units} unit(s) on {views} view(s) of {all} on the work list; per unit: "
-    "{per_unit}.", units=f"{counts['units']:,}", views=f"{counts['views']:,}",
+say(st.caption, "{units} on {views} of {all} on the work list; per unit: "
+    "{per_unit}.", units=render.plural(counts["units"], "unit"),
+    views=render.plural(counts["views"], "view"),
     all=f"{work.num_rows:,}", per_unit=", ".join(f"{k} {v}" for k, v in
                                                 counts["per_unit"].items()) or "none")
 columns = ["unit", "id", "paragraph_id", "sentence_index", "language", "views", "status",
@@ -87,7 +88,8 @@ def show_unit(unit: dict) -> None:
     left, right = st.columns(2)
     with left:
         st.markdown("**English source**")
-        html(*(render.paragraph(s, "en") for s in _unit_text(unit, "source")))
+        html(*(render.paragraph(render.source_sentence(s), "en")
+               for s in _unit_text(unit, "source")))
     with right:
         st.markdown("**Current translation**")
         html(*(render.paragraph(s, unit["language"], evidence=marks)
@@ -123,9 +125,11 @@ def run_apply(found: list, decisions: list[repair.Decision], inputs: list) -> No
     st.session_state["repair_latest"] = done.out.name
     counts = done.manifest["counts"]
     st.session_state["repair_done"] = render.message(
-        "Applied {a}, held {h}, refused {r} of {n} correction(s); {rows} row(s) changed. "
+        "Applied {a}, held {h}, refused {r} of {n}; {rows} changed. "
         "Written to {out}", a=counts["applied"], h=counts["held"], r=counts["refused"],
-        n=counts["corrections"], rows=counts["rows_changed"], out=done.out)
+        n=render.plural(counts["corrections"], "correction"),
+        rows=render.plural(counts["rows_changed"], "row"),
+        out=done.out)
 
 
 st.subheader("Apply corrections")

@@ -107,5 +107,5 @@ for cand in item["candidates"]:
                                         evidence=evidence(line["findings"])),
                  findings_html(line["findings"]))
         with right:
-            html(render.paragraph(line["source"], "en",
+            html(render.paragraph(render.source_sentence(line["source"]), "en",
                                   evidence=evidence(line["findings"], "source_evidence")))

@@ -49,8 +49,9 @@ st.dataframe(shown, hide_index=True, column_config={
     "share_pct": st.column_config.NumberColumn("share of rows %", format="%.2f"),
     "categories": st.column_config.TextColumn("categories at this severity")})
 if not show_info and len(folded):
-    st.caption(f"{int(folded['findings'].sum()):,} info-level findings of {len(folded)} "
-               "check(s) are folded away; they never change a row's status.")
+    st.caption(f"{render.plural(int(folded['findings'].sum()), 'info-level finding')} of "
+               f"{render.plural(len(folded), 'check')} folded away; they never change a "
+               "row's status.")
 
 st.subheader("Where a check fired")
 checks = sorted(set(table["check"]))

@@ -4,6 +4,8 @@ Browse filter applies."""
 
 from __future__ import annotations
 
+import math
+
 import plotly.express as px
 import plotly.graph_objects as go
 import pyarrow as pa
@@ -83,7 +85,8 @@ st.subheader("Strata, script and pair relations")
 counts = data["counts"].to_pandas()
 counts = counts[counts["split"] != mixing.ALL]
 facets = sorted(set(counts["facet"]), key=lambda f: (f != "stratum", f))
-facet = st.radio("Counts of", facets, horizontal=True, key="mixing_facet")
+facet = st.radio("Counts of", facets, horizontal=True, key="mixing_facet",
+                 format_func=lambda f: f.replace("_", " "))
 chosen = counts[counts["facet"] == facet]
 st.plotly_chart(px.bar(chosen.assign(value=chosen["value"].map(render.chart_label)),
                        x="value", y="n", color="split", barmode="group", height=340,
@@ -112,6 +115,10 @@ if len(matrix):
                                values="n", aggfunc="sum", fill_value=0)
     pivot.index = pivot.index.map(render.chart_label)
     pivot.columns = pivot.columns.map(render.chart_label)
-    st.plotly_chart(px.imshow(pivot, aspect="auto", color_continuous_scale="Blues",
-                              labels={"x": "gold language", "y": "question language",
-                                      "color": "occurrences"}, height=640), key="matrix")
+    heatmap = px.imshow(pivot, aspect="auto", color_continuous_scale="Blues",
+                        labels={"x": "gold language", "y": "question language",
+                                "color": "occurrences"}, height=640)
+    # Counts are whole: ticks on whole numbers (Plotly's own steps go by 0.5 for small ones).
+    heatmap.update_coloraxes(cmin=0, colorbar=dict(
+        tick0=0, dtick=max(1, math.ceil(int(pivot.values.max()) / 5)), tickformat=",d"))
+    st.plotly_chart(heatmap, key="matrix")

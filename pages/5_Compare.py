@@ -13,7 +13,8 @@ from audit.errors import InputError
 from audit.review import paired
 from audit.viewstate import View
 from audit.workspace import demo_sources, served_file
-from pages import current_view, follow_url, html, say, scan_of, scope_line, setup
+from pages import (CannotOpen, current_view, follow_url, html, say, scan_of, scope_line,
+                   setup)
 
 result = setup("Compare", "Compare two releases")
 scope_line(result, filtered=False)
@@ -43,8 +44,9 @@ sources = view.sources or (tuple(tuple(spec.split("=", 1)) for spec in demo_sour
                            if view.release is None else ())
 try:
     old_result = scan_of(View(release=old_path, sources=sources, policy=view.policy))
-except InputError as error:
-    say(st.error, "Cannot open the earlier release: {problem}", problem=error)
+except CannotOpen as failed:
+    what = "earlier release" if failed.what == "release" else failed.what
+    say(st.error, f"Cannot open the {what}: " + "{problem}", problem=failed.error)
     st.stop()
 
 
@@ -154,7 +156,7 @@ KIND = {"pass": "accepted", "fail": "blocking", "insufficient": "review"}
 html(render.strong("Verdict: "), render.badge(decision["verdict"].upper(),
                                               KIND[decision["verdict"]]))
 html(render.table(["#", "criterion", "verdict", "why"],
-                  [[render.text(c["criterion"]), render.text(c["name"]),
+                  [[render.text(c["criterion"]), render.text(c["name"].replace("_", " ")),
                     render.badge(c["verdict"], KIND[c["verdict"]]), render.text(c["reason"])]
                    for c in decision["criteria"]]))
 with st.expander("Numbers and thresholds"):

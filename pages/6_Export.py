@@ -9,13 +9,15 @@ import streamlit as st
 
 from audit import export
 from audit.outputs import safe_name
-from pages import current_view, filtered_rows, follow_url, say, scope_line, setup
+from audit.render import plural
+from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
+                   setup)
 from workbench import auth
 
 result = setup("Export")
 view = current_view()
 filtered = bool(view.filters.to_query())
-scope_line(result)      # the Browse filter applies here (Rows: under the current filter)
+top = st.container()    # the scope line, once the Rows choice below is known
 
 st.subheader("Quarantine list")
 SCOPES = {"filter": "rows under the current Browse filter", "release": "the whole release"}
@@ -37,14 +39,19 @@ wanted_statuses = [s for s in str(st.query_params.get("statuses", "")).split(","
 follow_url("export_statuses", wanted_statuses)
 statuses = st.multiselect("Statuses", list(STATUSES), key="export_statuses",
                           on_change=_write, args=("statuses", "export_statuses"))
+# The scope line follows the Rows choice: the filter applies unless the whole release is asked.
+with top:
+    scope_line(result, filtered=scope == "filter" or not filtered,
+               unfiltered="Rows is set to the whole release: the Browse filter, "
+                          f"{view.describe_filter()}, is not applied")
 rows = filtered_rows(result) if scope == "filter" else None
 table = export.quarantine(result.findings, result.status, tuple(statuses), rows)
 name = safe_name(result.summary["release"])
 described = view.describe_filter() if scope == "filter" else "whole release"
-say(st.info, "The download holds {reasons} reasons on {rows} rows of {release} "
-             "({scope}; statuses {statuses}).",
-    reasons=f"{table.num_rows:,}", rows=f"{len(set(table.column('row').to_pylist())):,}",
-    release=result.summary["release"], scope=described, statuses=", ".join(statuses))
+say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
+             f"{plural(len(set(table.column('row').to_pylist())), 'row')} of "
+             "{release} ({scope}; statuses {statuses}).",
+    release=release_name(result), scope=described, statuses=", ".join(statuses))
 st.dataframe(table.slice(0, 1000).to_pandas(), hide_index=True)
 cols = st.columns(3)
 for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,

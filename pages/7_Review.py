@@ -10,9 +10,9 @@ import streamlit as st
 
 from audit import browse
 from audit.errors import InputError
-from audit.render import visible
+from audit.render import plural, visible
 from audit.review import labelstudio, loop, maple, routing, sampling
-from audit.workspace import served_file
+from audit.workspace import served_file, shown_path
 from pages import say, scope_line, setup
 from workbench import auth
 
@@ -76,7 +76,7 @@ try:
                       for c in batch.manifest["counts"]], hide_index=True, height=240)
     else:
         default = maple.DEMO_QUERY_PAIRS if "realism" in kind else maple.DEMO_RELEVANCE_PAIRS
-        path = st.text_input("Pairs file (JSONL or Parquet)", value=str(default),
+        path = st.text_input("Pairs file (JSONL or Parquet)", value=shown_path(default),
                              key="review_maple_path")
         if "realism" in kind:
             review = loop.realism_batch(maple.assign_order(
@@ -87,7 +87,7 @@ try:
 except (InputError, ValueError) as error:
     say(st.error, "Cannot build the batch: {problem}", problem=error)
     st.stop()
-say(st.markdown, "Batch {batch}: " + f"{len(review.item_ids):,} units.",
+say(st.markdown, "Batch {batch}: " + f"{plural(len(review.item_ids), 'unit')}.",
     batch=review.batch_id)
 
 # ------------------------------------------------------------------------- routing
@@ -170,7 +170,8 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
             problem=error)
     else:
         bar.progress(1.0, text="done")
-        st.success(f"Pushed {report.sent:,} new tasks to {len(report.projects)} projects "
+        st.success(f"Pushed {plural(report.sent, 'new task')} to "
+                   f"{plural(len(report.projects), 'project')} "
                    f"(nothing is sent twice); blinding {report.blinding}.")
         st.dataframe([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
                        "sent": p.sent} for p in report.projects], hide_index=True)
@@ -213,7 +214,7 @@ def progress(batch_id: str) -> None:
     total = sum(p.tasks for p in status.projects)
     st.progress(done / total if total else 0.0,
                 text=f"{done:,} of {total:,} tasks done · blinding {status.blinding} · "
-                     f"{status.left_out:,} units left out · "
+                     f"{plural(status.left_out, 'unit')} left out · "
                      f"read {dt.datetime.now():%H:%M:%S}")
     left, right = st.columns(2)
     left.caption("Per annotator")

@@ -10,6 +10,7 @@ import streamlit as st
 
 from audit import export
 from audit.errors import InputError
+from audit.render import plural
 from audit.review import agreement, charts, check_agreement, loop, reports, routing
 from pages import say, setup
 from workbench import auth
@@ -34,9 +35,9 @@ if auth.gate("Pulling annotations from Label Studio") and \
     except InputError as error:
         say(st.error, "Pull failed: {problem}", problem=error)
     else:
-        st.success(f"{report.rows_added:,} new rows ({report.rows_total:,} in all); "
-                   f"{len(report.rejected):,} annotations or drafts refused, "
-                   f"{report.new_refusals:,} of them new in the refusals log.")
+        st.success(f"{plural(report.rows_added, 'new row')} ({report.rows_total:,} in all); "
+                   + plural(len(report.rejected), "annotation or draft", "annotations or drafts")
+                   + f" refused, {report.new_refusals:,} of them new in the refusals log.")
         if report.missing:
             say(st.warning, "Projects missing on the server (their pulled rows are kept): "
                 "{projects}", projects=", ".join(report.missing))
@@ -45,7 +46,8 @@ if auth.gate("Pulling annotations from Label Studio") and \
 
 refusals = loop.read_refusals(batch_id, loop.REVIEWS)
 if refusals:
-    with st.expander(f"Refusals log: {len(refusals):,} entries (appended, never rewritten)"):
+    with st.expander(f"Refusals log: {plural(len(refusals), 'entry')} "
+                     "(appended, never rewritten)"):
         st.dataframe(refusals, hide_index=True)
 
 table = loop.read_annotations(batch_id, loop.REVIEWS)

@@ -15,7 +15,7 @@ from audit.errors import InputError
 from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION
 from audit.render import chart_label
-from audit.workspace import served_file, stamp
+from audit.workspace import served_file, shown_path, stamp
 from pages import save_upload, say, scope_line, setup
 from workbench import auth
 
@@ -28,7 +28,7 @@ st.caption("Reference-toolkit prediction files (one JSON object a line: id, answ
            "sources.")
 
 on_demo = not st.query_params.get("release")
-demo_files = [str(DEMO_EVALUATION / name) for name in ("predictions-a.jsonl",
+demo_files = [shown_path(DEMO_EVALUATION / name) for name in ("predictions-a.jsonl",
                                                        "predictions-b.jsonl")]
 with st.sidebar:
     st.markdown("**Predictions**")

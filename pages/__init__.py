@@ -152,16 +152,32 @@ def _pickers(view: View) -> None:
 
 # ------------------------------------------------------------------------- the scan
 
+class CannotOpen(Exception):
+    """An input of the view that cannot be opened, named in words ("the policy file")."""
+
+    def __init__(self, what: str, error: InputError) -> None:
+        super().__init__(what)
+        self.what, self.error = what, error
+
+
+def _served(what: str, serve, spec: str):
+    try:
+        return serve(spec)
+    except InputError as error:
+        raise CannotOpen(what, error) from None
+
+
 def _request(view: View) -> tuple[tuple, list[Path], list[str], Path | None]:
     """What to scan, resolved under the data roots (the demo and its sources by default),
     and the key that names it: every input file's path, time and size."""
     files = readers.resolve_paths(DEMO_RELEASE) if view.release is None \
-        else served_files(view.release)
+        else _served("release", served_files, view.release)
     if view.sources:
-        specs = [f"{split}={served_file(path)}" for split, path in view.sources]
+        specs = [f"{split}={_served(f'HotpotQA {split} source', served_file, path)}"
+                 for split, path in view.sources]
     else:
         specs = demo_sources() if view.release is None else []
-    policy_path = served_file(view.policy) if view.policy else None
+    policy_path = _served("policy file", served_file, view.policy) if view.policy else None
     inputs = files + [Path(spec.split("=", 1)[1]) for spec in specs] + \
         ([policy_path] if policy_path else [])
     return (view.release, stamp(inputs), tuple(specs)), files, specs, policy_path
@@ -192,43 +208,58 @@ def _build(release: str | None, files: list[Path], specs: list[str],
 
 def scan_of(view: View) -> ScanResult:
     """The scan of a view's release, sources and policy: cached, else built with its
-    stages shown. Raises InputError when the release cannot be served or read."""
+    stages shown. Raises CannotOpen naming the input (release, a source, the policy)
+    that cannot be served or read."""
     key, files, specs, policy_path = _request(view)
-    return SCANS.get(key, lambda: _build(view.release, files, specs, policy_path))
+    try:
+        return SCANS.get(key, lambda: _build(view.release, files, specs, policy_path))
+    except InputError as error:
+        named = {str(policy_path): "policy file"} | {
+            spec.split("=", 1)[1]: f"HotpotQA {spec.split('=', 1)[0]} source" for spec in specs}
+        raise CannotOpen(named.get(error.path, "release"), error) from None
 
 
-def setup(title: str, heading: str | None = None) -> ScanResult:
-    """Page config, navigation, pickers, the cached scan, the page heading and the scope
-    line; stops the page with an error box when the release cannot be served or read."""
+def page_setup(title: str, heading: str | None = None) -> View:
+    """Page config, navigation (carrying the view) and the page heading: all a page that
+    does not read the release needs (no release picker, no scan)."""
     st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
     st.markdown(render.CSS, unsafe_allow_html=True)
     view = current_view()
     _navigation(view)
     auth.panel()
-    _pickers(view)
     st.title(heading or title)
+    return view
+
+
+def setup(title: str, heading: str | None = None) -> ScanResult:
+    """`page_setup`, then the release pickers and the cached scan; stops the page with an
+    error box when an input cannot be served or read."""
+    view = page_setup(title, heading)
+    _pickers(view)
     for name, raw, done in browse.Filters.parse(st.query_params.to_dict())[1]:
         url_corrected(name, raw, done)
     try:
         result = scan_of(view)
-    except InputError as error:
-        say(st.error, "Cannot open this release: {problem}", problem=error)
+    except CannotOpen as failed:
+        say(st.error, f"Cannot open the {failed.what}: " + "{problem}", problem=failed.error)
         st.stop()
     return result
 
 
-def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = True) -> None:
-    """One line: which release, which filter and how many rows this page works on."""
+def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = True,
+               unfiltered: str = "the Browse filter does not apply here") -> None:
+    """One line: which release, which filter and how many rows this page works on;
+    `unfiltered` says why the whole release is used when `filtered` is false."""
     view = current_view()
     summary = result.summary
-    name = DEMO_NAME if view.release is None else summary["release"]
-    parts = [render.strong(name),
-             render.text(f" · {summary['layout']} · {summary['rows']:,} rows")]
+    parts = [render.strong(release_name(result)),
+             render.text(f" · {summary['layout']} · " + render.plural(summary["rows"], "row"))]
     if filtered:
         count = rows if rows is not None else browse.count(result, view.filters)
-        parts.append(render.text(f" · filter: {view.describe_filter()} → {count:,} rows"))
+        parts.append(render.text(f" · filter: {view.describe_filter()} → "
+                                 f"{render.plural(count, 'row')}"))
     else:
-        parts.append(render.text(" · whole release (the Browse filter does not apply here)"))
+        parts.append(render.text(f" · whole release ({unfiltered})"))
     sources = summary["sources"]
     parts.append(render.text(" · HotpotQA source: " + (
         ", ".join(Path(s).name for s in sources) if sources else "none attached")))
@@ -237,6 +268,11 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
 
 
 DEMO_NAME = "the bundled demo release"
+
+
+def release_name(result: ScanResult) -> str:
+    """What a page calls the release: the bundled demo by that name, else its own."""
+    return DEMO_NAME if current_view().release is None else result.summary["release"]
 
 
 def orientation(result: ScanResult) -> None:

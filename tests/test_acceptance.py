@@ -31,6 +31,14 @@ def test_key_equality_and_structure_from_the_comparison(comparison):
     assert keys["verdict"] == "fail"
     assert keys["numbers"] == {"only_old": 1, "only_new": 1, "unit_set_differs": 1,
                                "language_changed": 2}
+    # In words, each count's policy name after it (issue 24: "unit_set_differs 1 > 0").
+    assert keys["reason"] == (
+        "1 source only in OLD, 0 tolerated (only_old); 1 source only in NEW, 0 "
+        "tolerated (only_new); 1 source whose question, answer or paragraph units differ "
+        "between OLD and NEW, 0 tolerated (unit_set_differs); 2 matched units whose target "
+        "language changed, 0 tolerated (language_changed)")
+    assert decision["criteria"][2]["reason"] == (
+        "no paired review batch was given (the same units rated in OLD and NEW)")
     # NEW: q2 kept its blank question and q3 gained a blank answer.
     assert structure["verdict"] == "fail"
     assert (structure["numbers"]["blocking_sources_new"],
@@ -130,6 +138,8 @@ def test_cli_gate_writes_json_and_report_and_exits_by_verdict(tmp_path):
     done = cli("accept", str(old), str(new), "--out", str(out), "--n-boot", "300")
     assert done.returncode == 1, done.stderr
     assert "1. key_equality  FAIL" in done.stdout and "verdict: FAIL" in done.stdout
+    assert ("3. adequacy      INSUFFICIENT  no paired review batch was given (the same units "
+            "rated in OLD and NEW) (give one with --reviews)") in done.stdout
     decision = json.loads((out / "acceptance.json").read_text())
     assert [c["verdict"] for c in decision["criteria"]] == [
         "fail", "fail", "insufficient", "insufficient"]

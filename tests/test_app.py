@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -37,8 +38,9 @@ def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert not [i for i in at.info if i.value.startswith("You are looking at")]
-    assert [m.value for m in at.markdown if 'class="scope"' in m.value][0].startswith(
-        '<div class="scope"><b>mine</b>')
+    scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
+    assert scope.startswith('<div class="scope"><b>mine</b>')
+    assert " · 1 row · " in html.unescape(scope)      # one helper agrees: never "1 rows"
 
 
 def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
@@ -49,6 +51,30 @@ def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
     at.text_input[0].input(str(bad)).run()
     assert not at.exception
     assert "not a readable Parquet file" in at.error[0].value
+
+
+def test_a_bad_source_or_policy_is_named_as_such(tmp_path, monkeypatch):
+    """Each input says which one could not be opened: not "this release" for a policy."""
+    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    (tmp_path / "rules.toml").write_text("[colours]\n")
+    (tmp_path / "hotpot.json").write_text("{not json")
+    from test_trust import one_row_release
+    mine = one_row_release(tmp_path, "mine.parquet", blank=False)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(release=str(mine), policy=str(tmp_path / "rules.toml"))
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        f"Cannot open the policy file: ` {tmp_path / 'rules.toml'}: no 'severity', "
+        "'thresholds' or 'acceptance' table (expected {\"severity\": {\"check\": "
+        "\"blocking|review|info\"}, \"thresholds\": {\"check\": {\"name\": value}}, "
+        "\"acceptance\": {\"name\": value}}) `"]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(release=str(mine), source_validation=str(tmp_path / "hotpot.json"))
+    at.run()
+    assert not at.exception
+    assert at.error[0].value.startswith(
+        f"Cannot open the HotpotQA validation source: ` {tmp_path / 'hotpot.json'}")
 
 
 REFUSED = "` release: not available here: no release by that name under the workbench's data " \
@@ -62,7 +88,7 @@ def test_a_release_outside_the_data_roots_is_refused_without_saying_whether_it_e
         at.query_params["release"] = path
         at.run()
         assert not at.exception
-        assert [e.value for e in at.error] == [f"Cannot open this release: {REFUSED}"], path
+        assert [e.value for e in at.error] == [f"Cannot open the release: {REFUSED}"], path
 
 
 PAGES = ("app", "1_Browse", "2_Instance", "3_Findings", "4_Mixing", "6_Export")

@@ -71,3 +71,26 @@ def test_set_facet_words_split_any_vocabulary():
     assert rows(facet.condition(["v129", "v5"], require_all=False)) == 2
     assert rows(facet.condition(["v0", "v64"], require_all=True)) == 1
     assert rows(facet.condition(["v0", "v129"], require_all=True)) == 0
+
+
+def test_sessions_on_threads_share_one_scan_without_refusals(result):
+    """The workbench serves one cached scan to every session, each on its own thread: the
+    same queries at once on three threads give each the serial answers (one shared DuckDB
+    connection refused the second caller: "connection is busy with another call")."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from audit import export
+    from audit.scan import status_disagreements
+
+    fa = browse.Filters(question_language=["fa"])
+
+    def work(_: int) -> tuple:
+        return (browse.count(result, fa),
+                export.quarantine(result.findings, result.status, ("quarantined",),
+                                  None).num_rows,
+                status_disagreements(result).num_rows)
+
+    serial = work(0)
+    assert serial[0] == 9
+    with ThreadPoolExecutor(3) as pool:
+        assert set(pool.map(work, range(30))) == {serial}

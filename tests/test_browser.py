@@ -117,10 +117,10 @@ def shot(tab, name: str) -> None:
     ("/Export", "Export", "export", "Saved scans"),
     ("/Review", "Review", "review", "Annotators and routing"),
     ("/Annotations", "Annotations", "annotations", "Annotations"),
-    ("/Evaluate", "Evaluate predictions", "evaluate", "Evaluate predictions"),
-    ("/Judge", "LLM-judge samples", "judge", "LLM-judge samples"),
+    ("/Evaluate", "Evaluate predictions", "evaluate", "Rows behind a slice"),
+    ("/Judge", "LLM-judge samples", "judge", "Calibration against human adequacy"),
     ("/Repair", "Repair", "repair", "on the work list"),
-    ("/Retrieval", "MAPLE retrieval runs", "retrieval", "MAPLE retrieval runs"),
+    ("/Retrieval", "MAPLE retrieval runs", "retrieval", "Per query"),
 ])
 def test_every_page_renders(server, browser, path, heading, name, content):
     tab = visit(browser, server + path, heading, content)
@@ -382,7 +382,8 @@ def test_compare_page_shows_the_change_and_the_gate(server, browser, tmp_path_fa
                 "Sources in both", "Acceptance gate", "Verdict:")
     text = tab.inner_text("body")
     assert "33.33%" in text and "22.22%" in text and "-11.11%" in text
-    assert "key_equality" in text and "only_old 1 > 0" in text
+    assert "key equality" in text and "1 source only in OLD, 0 tolerated (only_old)" in text
+    assert "no paired review batch was given" in text and "--reviews" not in text
     # The interval chart and the Sankey are drawn (Plotly loads lazily: wait for the SVGs).
     tab.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .main-svg')"
                           ".length >= 2", timeout=60_000)
@@ -420,6 +421,62 @@ def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, brows
     body = tab.inner_text("body")
     assert "Traceback" not in body and "/work/" not in body.replace(str(new), "")
     shot(tab, "compare-no-shared-source")
+    tab.close()
+
+
+def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, browser):
+    """The walk of issue 24: a check picked under "Examples of" on Findings is local; the
+    Export reached from the menu downloads the quarantine rows of the view's own filter."""
+    from audit import browse, export
+    from audit.workspace import scan_release
+    tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
+                "Where a check fired")
+    box = tab.locator('[data-testid="stSelectbox"]').filter(has_text="Examples of")
+    box.click()
+    tab.locator('div[role="option"]').nth(1).click()
+    tab.wait_for_url("**examples=**", timeout=90_000)
+    settled(tab, "Where a check fired")
+    assert "check" not in parse_qs(urlparse(tab.url).query)
+    tab.locator('[data-testid="stPageLink"]').filter(has_text="Export").click()
+    tab.get_by_role("heading", name="Export").first.wait_for(timeout=90_000)
+    settled(tab, "reasons on")
+    with tab.expect_download() as download:
+        tab.get_by_role("button", name="Download CSV").click()
+    rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
+    result = scan_release()
+    browse.build_index(result)
+    wanted = export.quarantine(result.findings, result.status,
+                               ("quarantined", "review_required"),
+                               browse.matching_rows(result, browse.Filters(
+                                   question_language=["fa"])))
+    assert len(rows) == wanted.num_rows > 0
+    assert sorted(r["id"] for r in rows) == sorted(wanted.column("id").to_pylist())
+    shot(tab, "export-after-drill-down")
+    tab.close()
+
+
+def test_values_in_our_sentences_are_in_the_sentences_font(server, browser):
+    """A value in a message (a code span, so it shows verbatim) is set like its sentence,
+    in boxes and captions alike, not in monospace."""
+    tab = visit(browser, server + "/?policy=no-such-policy.toml", "Release overview",
+                "Cannot open the policy file")
+    fonts = tab.evaluate("() => [...document.querySelectorAll('[data-testid=\"stAlert\"] p, "
+                         "[data-testid=\"stCaptionContainer\"] p')].filter(p => "
+                         "p.querySelector('code')).map(p => [getComputedStyle(p).fontFamily, "
+                         "getComputedStyle(p.querySelector('code')).fontFamily])")
+    assert len(fonts) >= 2 and all(text == value for text, value in fonts), fonts
+    assert not any("monospace" in value for _, value in fonts)
+    tab.close()
+
+
+def test_facet_labels_are_never_cut_off(server, browser):
+    tab = visit(browser, server + "/Browse", "Browse", "240 of 240 rows match")
+    labels = tab.locator(".bar-label")
+    assert labels.count() > 20
+    clipped = tab.evaluate("() => [...document.querySelectorAll('.bar-label')]"
+                           ".filter(e => e.scrollWidth > e.clientWidth).map(e => e.textContent)")
+    assert clipped == []
+    assert tab.get_by_text("same-script", exact=False).count() >= 1
     tab.close()
 
 

@@ -57,7 +57,12 @@ def test_judge_page_validates_reports_and_calibrates():
     at = page("10_Judge")
     assert not at.exception and not at.error
     warnings = [w.value for w in at.warning]
-    assert any("3 departure(s)" in w for w in warnings)        # the demo's 8/2/2 design
+    assert "3 departures from the schema and design (0 errors)." in warnings   # 8/2/2 design
+    # Both heatmaps: the same languages (by name) in the same order, the same units.
+    maps = [json.loads(c.proto.spec)["data"][0] for c in at.get("plotly_chart")
+            if json.loads(c.proto.spec)["data"][0]["type"] == "heatmap"]
+    assert len(maps) == 2 and maps[0]["y"] == maps[1]["y"] and maps[0]["x"] == maps[1]["x"]
+    assert maps[0]["x"] == ["paragraph", "question", "answer"] and "Arabic" in maps[0]["y"]
     assert any("independent, unpaired samples" in w for w in warnings)
     pooled = at.dataframe[2].value
     assert pooled.set_index("unit").loc["all", "mean"] == pytest.approx(92.098, abs=5e-4)
@@ -96,3 +101,18 @@ def test_retrieval_page_scores_the_demo_runs():
         "any_aspect", "value"]
     comparison = at.dataframe[1].value
     assert (comparison["p_holm"] >= comparison["p_value"]).all()
+
+
+def test_path_boxes_are_prefilled_relative_and_retrieval_has_no_release_picker():
+    """Issue 24: no absolute server path in a box; no release picker where it is unused."""
+    boxes = {"9_Evaluate": ("pred_a", "data/evaluation_demo/predictions-a.jsonl"),
+             "10_Judge": ("judge_b", "data/evaluation_demo/judge-v2.parquet"),
+             "11_Retrieval": ("ret_run_a", "data/evaluation_demo/maple-run-a.txt")}
+    for name, (key, shown) in boxes.items():
+        at = page(name)
+        assert not at.exception and at.sidebar.text_input(key=key).value == shown
+        assert not any(str(ROOT) in box.value for box in at.sidebar.text_input)
+        keys = {box.key for box in at.sidebar.text_input}
+        assert ("path_release" in keys) == (name != "11_Retrieval"), name
+    scope = [m.value for m in page("11_Retrieval").markdown if 'class="scope"' in m.value]
+    assert scope == []

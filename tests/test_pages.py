@@ -27,6 +27,11 @@ def markdown_text(at: AppTest) -> str:
     return html.unescape("\n".join(m.value for m in at.markdown))
 
 
+def scope_text(at: AppTest) -> str:
+    """The page's scope line (its HTML)."""
+    return next(m.value for m in at.markdown if 'class="scope"' in m.value)
+
+
 def linked_rows(at: AppTest) -> list[int]:
     """The release rows the page's instance links open, in page order."""
     return [int(r) for r in re.findall(r'href="\./Instance\?[^"]*?row=(\d+)"',
@@ -175,6 +180,10 @@ def test_mixing_page_names_its_measures_and_follows_the_filter():
                    if "counted" in json.dumps(json.loads(c.proto.spec)["data"][0]))
     assert sorted(a["text"] for a in table11["layout"]["annotations"]) == [
         "docs", "questions", "support"]
+    # The ℓq × gold-language counts: a colour bar in whole steps (never 0.5).
+    colours = charts[-1]["layout"]["coloraxis"]
+    assert (colours["cmin"], colours["colorbar"]["tick0"], colours["colorbar"]["dtick"],
+            colours["colorbar"]["tickformat"]) == (0, 0, 1, ",d")
     scoped = page("4_Mixing", question_language="fa")
     rates = scoped.dataframe[0].value
     assert rates[(rates["measure"] == "K_C") & (rates["group"] == "all")].iloc[0]["n"] == 9
@@ -192,7 +201,7 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
     assert "filter: no filter → 240 rows" in html.unescape(scope)
     assert "does not apply" not in scope
-    assert "` 141 ` reasons on ` 79 ` rows" in info_text(at)
+    assert "141 reasons on 79 rows of ` the bundled demo release `" in info_text(at)
     whole = at.dataframe[0].value
     assert set(whole["status"]) == {"quarantined", "review_required"}
     filtered_view = page("6_Export", question_language="fa")
@@ -201,6 +210,12 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
     browse_rows = linked_rows(page("1_Browse", question_language="fa"))
     assert set(filtered["row"]) <= set(browse_rows) and len(filtered) < len(whole)
     assert "question_language fa" in info_text(filtered_view)
+    assert "filter: question_language fa → 9 rows" in html.unescape(scope_text(filtered_view))
+    # Rows set to the whole release: the scope line says the filter is not applied.
+    filtered_view.radio(key="export_scope").set_value("release").run()
+    assert html.unescape(scope_text(filtered_view)).split(" · ")[3] == (
+        "whole release (Rows is set to the whole release: the Browse filter, "
+        "question_language fa, is not applied)")
     assert [b.label for b in at.get("download_button")] == [
         "Download CSV", "Download JSONL", "Download PARQUET"]
     button(at, "Save this scan (findings, status, summary, manifest)").click().run()
@@ -238,7 +253,8 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
             metrics["Language changed (units)"]) == ("1", "1", "1", "2")
     gate = markdown_text(at)
     assert "Verdict: " in gate and "FAIL" in gate
-    assert "only_old 1 &gt; 0" not in gate and "only_old 1 > 0" in gate
+    assert "1 source only in OLD, 0 tolerated (only_old)" in gate
+    assert "key equality" in gate and "--reviews" not in gate
     assert [b.label for b in at.get("download_button")] == [
         "compare.json", "units CSV", "acceptance.json", "report.html"]
 
@@ -374,3 +390,14 @@ def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_
         markdown_text(attached)
     assert {m.label: m.value for m in attached.metric} == {
         m.label: m.value for m in page("app").metric}      # = the demo with its sources
+
+
+def test_instance_shows_the_english_sentences_without_hotpotqa_joining_spaces():
+    from audit import inspect
+    from audit.workspace import scan_release
+    item = inspect.instance(scan_release(), 0)
+    raw = [line["source"] for cand in item["candidates"] for line in cand["lines"]]
+    assert sum(s.startswith(" ") for s in raw if s) >= 3      # HotpotQA's joining spaces
+    shown = re.findall(r'<div class="xt" lang="en" dir="auto">(.)',
+                       "\n".join(m.value for m in page("2_Instance", row="0").markdown))
+    assert len(shown) >= len(raw) and " " not in shown

@@ -19,10 +19,10 @@ REALISM = "MAPLE realism pairs"
 # (page, how the path arrives: a URL parameter or a box's key, what is refused, the
 # page's own words before the refusal, a choice to make first)
 BOXES = [
-    ("app", "?release", "release", "Cannot open this release", None),
-    ("app", "?source_train", "file", "Cannot open this release", None),
-    ("app", "?policy", "file", "Cannot open this release", None),
-    ("app", "path_release", "release", "Cannot open this release", None),
+    ("app", "?release", "release", "Cannot open the release", None),
+    ("app", "?source_train", "file", "Cannot open the HotpotQA train source", None),
+    ("app", "?policy", "file", "Cannot open the policy file", None),
+    ("app", "path_release", "release", "Cannot open the release", None),
     ("5_Compare", "?old", "release", "Cannot open the earlier release", None),
     ("5_Compare", "compare_old", "release", "Cannot open the earlier release", None),
     ("7_Review", "review_maple_path", "file", "Cannot build the batch", REALISM),

@@ -34,7 +34,7 @@ def test_apply_read_accept_and_compare(server, browser, tmp_path_factory):  # no
     base = tmp_path_factory.getbasetemp()         # the server's first data root
     fixes = repair_demo.write_fixes(scan_release().release, base / "demo-fixes.jsonl")
     tab = visit(browser, f"{server}/Repair", "Repair",
-                "72 unit(s) on 72 view(s) of 72 on the work list")
+                "72 units on 72 views of 72 on the work list")
     box = tab.get_by_label("Corrections file (JSONL or CSV) under the data roots")
     box.fill(str(fixes))
     box.press("Enter")
@@ -43,7 +43,7 @@ def test_apply_read_accept_and_compare(server, browser, tmp_path_factory):  # no
     author.press("Enter")
     settled(tab)
     tab.get_by_role("button", name="Apply", exact=True).click()
-    settled(tab, "Rows changed", "Applied 1, held 1, refused 0 of 2 correction(s)")
+    settled(tab, "Rows changed", "Applied 1, held 1, refused 0 of 2 corrections")
     assert {k: _metrics(tab)[k] for k in ("Corrections", "Applied", "Held", "Refused",
                                           "Rows changed")} == {
         "Corrections": "2", "Applied": "1", "Held": "1", "Refused": "0", "Rows changed": "1"}
@@ -59,7 +59,7 @@ def test_apply_read_accept_and_compare(server, browser, tmp_path_factory):  # no
     tab.get_by_label("Reviewer (your name)").press("Enter")
     settled(tab)
     tab.get_by_role("button", name="Accept and apply again").click()
-    settled(tab, "Applied 2, held 0, refused 0 of 2 correction(s); 2 row(s) changed")
+    settled(tab, "Applied 2, held 0, refused 0 of 2 corrections; 2 rows changed")
     assert {k: _metrics(tab)[k] for k in ("Applied", "Held", "Rows changed")} == {
         "Applied": "2", "Held": "0", "Rows changed": "2"}
 

@@ -151,9 +151,12 @@ def test_highlighting_never_changes_the_text_it_marks(value, data):
     markup = render.paragraph(value, "sv", evidence=evidence)
     assert unmarked(markup) == render.paragraph(value, "sv")
     if evidence and evidence in value:
-        assert marked(markup) == [render.visible(evidence)]
         begin, end = render.locate(value, evidence)
         assert value[begin:end] == evidence
+        # The one mark holds the evidence, widened to the words it starts and ends in.
+        start, stop = render._whole_words(value, begin, end)
+        assert marked(markup) == [render.visible(value[start:stop])]
+        assert start <= begin and stop >= end
     else:
         assert MARK_OPEN not in markup
 
@@ -181,6 +184,34 @@ def test_a_word_is_marked_as_a_whole_word(value, evidence, before):
     markup = render.paragraph(value, None, evidence=evidence)
     assert marked(markup) == [evidence]
     assert render.locate(value, evidence) == (len(before), len(before) + len(evidence))
+
+
+@pytest.mark.parametrize(("value", "evidence", "shown"), [
+    ("Kandydował na prezydenta.", "a prezydenta", "na prezydenta"),   # issue 24: "n|a"
+    ("این دو نامساوی است", "مساوی", "نامساوی"),
+    ("Die Unabhängigkeit kam", "hängig", "Unabhängigkeit"),
+    ("x=11.624 m", "1.624", "11.624"),
+    ("東京都東京", "京都", "京都"),                       # no spaces: no word edge to find
+    ("ในกรุงเทพมหานคร", "เทพ", "เทพ"),
+])
+def test_a_mark_never_starts_or_ends_mid_word(value, evidence, shown):
+    assert marked(render.paragraph(value, None, evidence=evidence)) == [shown]
+
+
+def test_a_count_and_its_noun_agree():
+    assert [render.plural(n, "entry") for n in (0, 1, 2, 1234)] == [
+        "0 entries", "1 entry", "2 entries", "1,234 entries"]
+    assert (render.plural(1, "matched unit"), render.plural(3, "matched unit")) == (
+        "1 matched unit", "3 matched units")
+    assert (render.plural(2, "day"), render.plural(2, "box"), render.plural(2, "match")) == (
+        "2 days", "2 boxes", "2 matches")
+    assert render.plural(2, "annotation or draft", "annotations or drafts") == (
+        "2 annotations or drafts")
+
+
+def test_a_hotpotqa_sentence_is_shown_without_its_joining_space():
+    assert render.source_sentence(" The band formed in 1990.") == "The band formed in 1990."
+    assert render.source_sentence(None) is None
 
 
 def test_a_word_found_only_inside_another_is_still_marked():

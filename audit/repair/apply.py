@@ -365,7 +365,7 @@ def _write_release(release: Release, applied: list[Edit], scratch: Path, staging
         writers.write_parquet(release, corrected, staging, names, say)
     finally:
         if corrected is not None:
-            corrected.con.close()
+            corrected.close()
     return rids, transitions
 
 

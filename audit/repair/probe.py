@@ -183,7 +183,7 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
                  f.sentence_index NULLS FIRST, f.detail""").to_arrow_table().to_pylist()
         checks_run = sorted(result.summary["checks_run"])
     finally:
-        probe.con.close()
+        probe.close()
     per_row: dict[int, list[dict]] = {}
     for f in found:
         per_row.setdefault(f["row"], []).append(f)

@@ -142,7 +142,12 @@ def answer_type(text: str | None) -> str | None:
 _UNITS_QUERY = """
 WITH rows AS (
     SELECT r.rid, r.id, r.source_split, r.question_type, r.question_language,
-           r.answer_language, r.candidates,
+           r.answer_language,
+           -- only the fields a unit needs: unnesting whole candidates (their sentences)
+           -- took the Review page from 0.5 to 1.2 GiB on 23,760 rows
+           list_transform(r.candidates, lambda c: {'paragraph_id': c.paragraph_id,
+                                                   'language_code': c.language_code})
+             AS candidates,
            -- what an instance unit shows: question, answer and its gold paragraphs
            list_distinct([coalesce(r.question_language, 'und'),
                           coalesce(r.answer_language, 'und')]
