@@ -9,7 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from . import compare_cli, descriptors, evaluation_cli, export, policy, readers, registry, scan
+from . import (compare_cli, descriptors, evaluation_cli, export, policy, readers, registry,
+               results, scan)
 from .errors import InputError
 from .outputs import progress_printer, read_parquet, refuse_existing
 from .repair import cli as repair_cli
@@ -21,16 +22,29 @@ def cmd_scan(args: argparse.Namespace) -> int:
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out)
     rules = policy.load(args.policy)
-    say(f"opening {args.release}")
-    release = readers.open_release(args.release, args.source)
-    say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
     unknown = sorted(set(args.skip) - set(registry.BY_NAME))
     if unknown:
         raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
                          expected="names from `python -m audit checks`")
-    result = scan.run(release, rules, progress=say, skip=frozenset(args.skip))
-    out = export.write_scan(result, Path(args.out) if args.out else None)
-    summary = result.summary
+    skip, target = frozenset(args.skip), Path(args.out) if args.out else None
+    say(f"opening {args.release}")
+    paths = readers.resolve_paths(args.release)
+    digests = results.input_digests(paths, args.source)
+    key = results.key(paths, args.source, digests, rules, skip)
+    single = Path(args.release).is_file()
+    restored = None if args.fresh or key is None else results.restore(
+        key, paths, single, args.source, digests, target, say)
+    if restored is not None:
+        out, summary = restored
+    else:
+        release = readers.open_release(args.release, args.source, files=paths,
+                                       known_digests=digests)
+        say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
+        result = scan.run(release, rules, progress=say, skip=skip)
+        out = export.write_scan(result, target)
+        if key is not None:
+            results.remember(key, out)
+        summary = result.summary
     print(json.dumps({"scan": str(out), "rows": summary["rows"],
                       "status_counts": summary["status_counts"]}, indent=2))
     return 0
@@ -121,6 +135,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", help="JSON/TOML file overriding check severities")
     p.add_argument("--skip", action="append", default=[], metavar="CHECK",
                    help="do not run this check (repeatable), e.g. the slow language_mismatch")
+    p.add_argument("--fresh", action="store_true",
+                   help="scan again even when a scan of these inputs, policy, checks and "
+                        "code is remembered")
     p.set_defaults(func=cmd_scan)
     p = sub.add_parser("export-quarantine", help="write the quarantine list of a scan")
     p.add_argument("scan", help="a scan directory")

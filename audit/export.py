@@ -43,13 +43,24 @@ def _tool_versions() -> dict[str, str]:
     return versions
 
 
+def manifest_inputs(paths: list[Path], source_paths: list[Path],
+                    digests: dict[str, str]) -> list[dict]:
+    """The manifest's `inputs`: each file's path, size, SHA-256 and role."""
+    return [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
+             "role": role} for role, files in (("release", paths), ("source", source_paths))
+            for p in files]
+
+
+def scan_target(name: str, fingerprint: str, out: Path | None) -> tuple[str, Path]:
+    """A new scan's id and directory (`out`, else a versioned one under SCANS)."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    scan_id = f"{stamp}-{fingerprint[:8]}"
+    return scan_id, Path(out) if out is not None else SCANS / safe_name(name) / scan_id
+
+
 def manifest(result: ScanResult, scan_id: str) -> dict:
     release = result.release
-    digests = release.digests
-    inputs = [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
-               "role": role} for role, paths in (("release", release.paths),
-                                                 ("source", release.source_paths))
-              for p in paths]
+    inputs = manifest_inputs(release.paths, release.source_paths, release.digests)
     summary = result.summary
     checks = registry.for_layout(release.layout)
     thresholds = result.policy.all_thresholds(checks)
@@ -78,11 +89,9 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
 def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     """Write findings, status, language descriptors, summary and manifest into a new
     directory, atomically."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     draft = manifest(result, scan_id="")
-    scan_id = f"{stamp}-{draft['fingerprint'][:8]}"
-    target = out if out is not None else SCANS / safe_name(result.release.name) / scan_id
-    with staged_directory(Path(target)) as staging:
+    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out)
+    with staged_directory(target) as staging:
         # Straight from DuckDB: millions of findings never become Python-side Arrow.
         cursor = result.release.con.cursor()
         for name in ("findings", "status"):
@@ -94,7 +103,7 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
                    "descriptor_counts": descriptors.counts(
                        cursor, f"read_parquet({literal(str(language))})")})
         write_json(staging / "manifest.json", {**draft, "scan_id": scan_id})
-    return Path(target)
+    return target
 
 
 def _scan_dir(scan_dir: Path) -> Path:

@@ -63,8 +63,13 @@ class Release:
     @property
     def name(self) -> str:
         """A short label: the directory of a sharded release, else the file's stem."""
-        first = self.paths[0]
-        return first.stem if len(self.paths) == 1 and self.single_file else first.parent.name
+        return release_name(self.paths, self.single_file)
+
+
+def release_name(paths: list[Path], single_file: bool) -> str:
+    """A release's short label (`Release.name`) from its files, before it is opened."""
+    first = paths[0]
+    return first.stem if len(paths) == 1 and single_file else first.parent.name
 
 
 def resolve_paths(spec: str | Path) -> list[Path]:
@@ -112,10 +117,12 @@ def _repaired_files(folder: Path) -> list[Path]:
 
 
 def open_release(spec: str | Path, sources: list[str] | None = None,
-                 files: list[Path] | None = None, cache: bool = True) -> Release:
+                 files: list[Path] | None = None, cache: bool = True,
+                 known_digests: dict[str, str] | None = None) -> Release:
     """Open a release: a file, a directory of shards or a glob (`files`: its data files,
-    when the caller resolved them already). `cache=False` never remembers its grouped
-    contexts (a transient release, such as a repair's probe)."""
+    when the caller resolved them already; `known_digests`: SHA-256s by path it computed
+    already). `cache=False` never remembers its grouped contexts (a transient release,
+    such as a repair's probe)."""
     paths = files if files is not None else resolve_paths(spec)
     con = duckdb.connect()
     # A whole XHotpotQA+ release is ~8 GB of text: DuckDB spills past its share of memory.
@@ -142,7 +149,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
             f"* EXCLUDE (file_row_number), "
             f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
         ).create_view("raw_release")
-    digests = {str(p): file_sha256(p) for p in paths}
+    known = known_digests or {}
+    digests = {str(p): known.get(str(p)) or file_sha256(p) for p in paths}
     _grouped_contexts(con, None if layout == "jsonl" or not cache else hashlib.sha256("\n".join(
         [CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
     views, contexts = _CANONICAL[layout]
@@ -159,7 +167,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     release = Release(paths=paths, layout=layout, con=con, rows=rows,
                       single_file=Path(str(spec)).is_file(),
                       capabilities=frozenset(capabilities),
-                      known_digests=digests if layout != "jsonl" else {})
+                      known_digests={**known, **digests} if layout != "jsonl" else {})
     attach_sources(release, sources or [])
     return release
 
@@ -472,7 +480,8 @@ def _source_fact(fact: object) -> dict:
             "valid": ok}
 
 
-def _split_of(spec: str) -> tuple[str | None, Path]:
+def split_of(spec: str) -> tuple[str | None, Path]:
+    """`SPLIT=PATH` or `PATH` → (split or None, path)."""
     if "=" in spec and spec.split("=", 1)[0] in ("train", "validation"):
         split, path = spec.split("=", 1)
         return split, Path(path)
@@ -533,7 +542,7 @@ def _source_sql(con: duckdb.DuckDBPyConnection, spec: str,
                 digest: Callable[[Path], str] = file_sha256) -> str:
     """The rows of one HotpotQA JSON list, as SQL; the split comes from `split=path` or the
     release rows whose source ids it shares."""
-    split, path = _split_of(spec)
+    split, path = split_of(spec)
     if not path.is_file():
         raise InputError(path, "no such file", expected="a HotpotQA JSON file")
     parsed = f"read_parquet({literal(str(_cached_source(con, path, digest(path))))})"
@@ -564,7 +573,7 @@ def attach_sources(release: Release, specs: list[str]) -> None:
     if specs:
         con.execute("CREATE OR REPLACE TABLE sources AS "
                     + " UNION ALL ".join(_source_sql(con, spec, digest) for spec in specs))
-        release.source_paths = [_split_of(s)[1] for s in specs]
+        release.source_paths = [split_of(s)[1] for s in specs]
         release.capabilities = release.capabilities | {"source"}
     else:
         sqltext.create_table(con, "sources", _SOURCE_SCHEMA)
