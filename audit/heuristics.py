@@ -124,11 +124,13 @@ COLUMNS = ("key", "lang", "src", "tgt", "category") + GATES
 def signal_table(columns: dict[str, list]) -> pa.Table:
     """Signal rows for pairs given as columns (COLUMNS: key, lang, src, tgt, category and
     the gates)."""
-    rows = [pair_signals(lang, src, tgt, dict(zip(GATES, gates)))
-            for lang, src, tgt, *gates in zip(columns["lang"], columns["src"], columns["tgt"],
-                                                *(columns[g] for g in GATES))]
-    values = {f.name: [r.get(f.name) for r in rows]
-              for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    n = len(columns["key"])
+    # Column-wise: a pair sets few signals, so each is written where it is set.
+    values = {f.name: [None] * n for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    for i, (lang, src, tgt, *gates) in enumerate(zip(
+            columns["lang"], columns["src"], columns["tgt"], *(columns[g] for g in GATES))):
+        for name, value in pair_signals(lang, src, tgt, dict(zip(GATES, gates))).items():
+            values[name][i] = value
     return arrays.table({"key": columns["key"], "category": columns["category"], **values},
                         SIGNAL_SCHEMA)
 
