@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 
 from . import descriptors, registry
 from .errors import InputError
-from .outputs import SCANS, read_parquet, safe_name, staged_directory, staged_file, write_json
+from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
+                      staged_directory, staged_file, write_json)
 from .policy import Policy
 from .readers import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan
@@ -41,21 +42,6 @@ def _tool_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             continue
     return versions
-
-
-def manifest_inputs(paths: list[Path], source_paths: list[Path],
-                    digests: dict[str, str]) -> list[dict]:
-    """The manifest's `inputs`: each file's path, size, SHA-256 and role."""
-    return [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
-             "role": role} for role, files in (("release", paths), ("source", source_paths))
-            for p in files]
-
-
-def scan_target(name: str, fingerprint: str, out: Path | None) -> tuple[str, Path]:
-    """A new scan's id and directory (`out`, else a versioned one under SCANS)."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    scan_id = f"{stamp}-{fingerprint[:8]}"
-    return scan_id, Path(out) if out is not None else SCANS / safe_name(name) / scan_id
 
 
 def manifest(result: ScanResult, scan_id: str) -> dict:
@@ -90,7 +76,7 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     """Write findings, status, language descriptors, summary and manifest into a new
     directory, atomically."""
     draft = manifest(result, scan_id="")
-    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out)
+    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out, SCANS)
     with staged_directory(target) as staging:
         # Straight from DuckDB: millions of findings never become Python-side Arrow.
         cursor = result.release.con.cursor()

@@ -9,7 +9,6 @@ Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc
 
 from __future__ import annotations
 
-import glob as globlib
 import hashlib
 import json
 import os
@@ -26,9 +25,9 @@ from . import arrays, layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
 from .outputs import cache_dir, cached_parquet, file_sha256, staged_directory, staged_file
+from .paths import JSONL_SUFFIXES, REPAIR_MANIFEST, release_name, resolve_paths, split_of
 from .sqlsafe import literal
 
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
 @dataclass
@@ -66,56 +65,6 @@ class Release:
         return release_name(self.paths, self.single_file)
 
 
-def release_name(paths: list[Path], single_file: bool) -> str:
-    """A release's short label (`Release.name`) from its files, before it is opened."""
-    first = paths[0]
-    return first.stem if len(paths) == 1 and single_file else first.parent.name
-
-
-def resolve_paths(spec: str | Path) -> list[Path]:
-    """A file, a directory of shards, or a glob → the sorted list of data files."""
-    text = str(spec)
-    if any(ch in text for ch in "*?["):
-        found = sorted(Path(p) for p in globlib.glob(text, recursive=True) if Path(p).is_file())
-        if not found:
-            raise InputError(text, "the pattern matches no file")
-        return found
-    path = Path(text)
-    if path.is_dir() and (path / REPAIR_MANIFEST).is_file():
-        return _repaired_files(path)
-    if path.is_dir():
-        found = sorted(p for p in path.rglob("*")
-                       if p.is_file() and p.suffix in (".parquet", *_JSONL_SUFFIXES))
-        if not found:
-            raise InputError(path, "the directory holds no .parquet or .jsonl file")
-        return found
-    if not path.exists():
-        raise InputError(path, "no such file or directory")
-    if not path.is_file():
-        raise InputError(path, "not a regular file")
-    return [path]
-
-
-# A corrected release written by `repair apply` holds its correction record beside its
-# shards; its manifest names the release files.
-REPAIR_MANIFEST = "repair_manifest.json"
-
-
-def _repaired_files(folder: Path) -> list[Path]:
-    where = folder / REPAIR_MANIFEST
-    try:
-        names = json.loads(where.read_text(encoding="utf-8"))["release_files"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
-        raise InputError(where, f"unreadable repair manifest ({error})",
-                         expected="a repair_manifest.json listing 'release_files'") from None
-    files = [folder / name for name in names if isinstance(name, str)
-             and not Path(name).is_absolute() and ".." not in Path(name).parts]
-    if not files or len(files) != len(names) or not all(p.is_file() for p in files):
-        raise InputError(where, "its release_files are not the files beside it",
-                         expected="relative names of the release files in this directory")
-    return files
-
-
 def open_release(spec: str | Path, sources: list[str] | None = None,
                  files: list[Path] | None = None, cache: bool = True,
                  known_digests: dict[str, str] | None = None) -> Release:
@@ -132,7 +81,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     spill.mkdir(parents=True, exist_ok=True)
     con.execute("SET temp_directory = ?", [str(spill)])
     sqltext.register(con)
-    if all(p.suffix in _JSONL_SUFFIXES for p in paths):
+    if all(p.suffix in JSONL_SUFFIXES for p in paths):
         layout = "jsonl"
         table = _read_jsonl(paths)
         con.register("jsonl_arrow", table)
@@ -175,7 +124,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
 def _detect_parquet(paths: list[Path]) -> str:
     found: set[str] = set()
     for path in paths:
-        if path.suffix in _JSONL_SUFFIXES:
+        if path.suffix in JSONL_SUFFIXES:
             raise InputError(path, "mixes JSONL with Parquet files in one release")
         if path.stat().st_size == 0:
             raise InputError(path, "the file is empty", expected="a Parquet file")
@@ -478,14 +427,6 @@ def _source_fact(fact: object) -> dict:
           and isinstance(fact[1], int) and not isinstance(fact[1], bool) and fact[1] >= 0)
     return {"title": fact[0] if ok else None, "sentence_index": fact[1] if ok else None,
             "valid": ok}
-
-
-def split_of(spec: str) -> tuple[str | None, Path]:
-    """`SPLIT=PATH` or `PATH` → (split or None, path)."""
-    if "=" in spec and spec.split("=", 1)[0] in ("train", "validation"):
-        split, path = spec.split("=", 1)
-        return split, Path(path)
-    return None, Path(spec)
 
 
 def _parse_source(path: Path) -> pa.Table:

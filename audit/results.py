@@ -1,12 +1,14 @@
 """A finished scan's outputs, remembered by everything that decides them (issue 25).
 
-A rescan of the same files, sources, policy and checks by the same code answers from the
-remembered outputs: the files are copied into the new scan directory, nothing is opened or
-recomputed. The key is the scan's identity (`scan.identity_of`: input SHA-256s, policy,
-registry fingerprint) plus what the identity leaves out but the results depend on: the
-skipped checks, the split each source is read as, the source of this package and the
-releases of the libraries that compute signals. Entries live under
-`<cache_dir>/results/<key>/`, written atomically; the RESULTS_KEPT most recently used stay.
+A rescan of the same files, sources, policy file and checks by the same code answers from
+the remembered outputs: the files are copied into the new scan directory; nothing is opened,
+recomputed, nor even imported (no DuckDB, Arrow or check module: this module reads paths and
+bytes only). The key holds what the scan's identity (`scan.identity`) holds, as bytes: each
+input file's SHA-256 and role, the policy file's path and SHA-256; and what the identity
+leaves out but the results depend on: the skipped checks, the split each source is read as,
+and this package's source with the releases of the libraries that compute signals (which
+decide the registry fingerprint too). Entries live under `<cache_dir>/results/<key>/`,
+written atomically; the RESULTS_KEPT most recently used stay.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import time
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-from . import export, readers, scan
-from .outputs import cache_dir, file_sha256, staged_directory, write_json
-from .policy import Policy
+from .outputs import (SCANS, cache_dir, file_sha256, manifest_inputs, scan_target,
+                      staged_directory, write_json)
+from .paths import release_name, split_of
 
 RESULTS_KEPT = 4
 FILES = ("findings.parquet", "status.parquet", "descriptors.parquet", "summary.json",
@@ -42,30 +44,39 @@ def code_fingerprint() -> str:
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode("utf-8") + b"\0")
         digest.update(path.read_bytes())
-    for name in LIBRARIES:
-        try:
-            digest.update(f"{name}={metadata.version(name)}\0".encode("utf-8"))
-        except metadata.PackageNotFoundError:
-            digest.update(f"{name}=none\0".encode("utf-8"))
+    for release in _releases():
+        digest.update(release.encode("utf-8") + b"\0")
     return digest.hexdigest()
+
+
+def _releases() -> list[str]:
+    """The installed releases of LIBRARIES, as their dist-info directories name them
+    (importlib.metadata alone costs 0.1–0.2 s of a start)."""
+    wanted = {name.lower().replace("-", "_") for name in LIBRARIES}
+    return sorted(folder.name for entry in sys.path if Path(entry).is_dir()
+                  for folder in Path(entry).glob("*.dist-info")
+                  if folder.name.split("-", 1)[0].lower() in wanted)
 
 
 def input_digests(paths: list[Path], sources: list[str]) -> dict[str, str]:
     """SHA-256 of each release file and source file, by path (`Release.known_digests`)."""
-    files = [*paths, *(readers.split_of(spec)[1] for spec in sources)]
+    files = [*paths, *(split_of(spec)[1] for spec in sources)]
     return {str(p): file_sha256(p) for p in files if p.is_file()}
 
 
-def key(paths: list[Path], sources: list[str], digests: dict[str, str], policy: Policy,
-        skip: frozenset[str]) -> str | None:
-    """The results' key, or None when some input is not a file (opening reports it)."""
-    source_paths = [readers.split_of(spec)[1] for spec in sources]
+def key(paths: list[Path], sources: list[str], digests: dict[str, str],
+        policy: str | None, skip: frozenset[str]) -> str | None:
+    """The results' key, or None when some input or the policy file is not a file (opening
+    them reports it)."""
+    source_paths = [split_of(spec)[1] for spec in sources]
     if not all(str(p) in digests for p in [*paths, *source_paths]):
         return None
-    inputs = [("release", digests[str(p)]) for p in paths]
-    inputs += [("source", digests[str(p)]) for p in source_paths]
-    content = {"identity": scan.identity_of(inputs, policy), "skip": sorted(skip),
-               "splits": [readers.split_of(spec)[0] for spec in sources],
+    if policy is not None and not Path(policy).is_file():
+        return None
+    content = {"inputs": [["release", digests[str(p)]] for p in paths]
+               + [["source", digests[str(p)]] for p in source_paths],
+               "policy": None if policy is None else [str(policy), file_sha256(Path(policy))],
+               "skip": sorted(skip), "splits": [split_of(spec)[0] for spec in sources],
                "code": code_fingerprint()}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
 
@@ -91,9 +102,9 @@ def restore(result_key: str, paths: list[Path], single_file: bool, sources: list
     say(f"{summary['layout']} release, {summary['rows']:,} rows in {len(paths)} file(s)")
     say(f"scan {summary['scan_id']} had these inputs, policy, checks and code: its results "
         "are copied, nothing is recomputed (--fresh scans again)")
-    source_paths = [readers.split_of(spec)[1] for spec in sources]
-    name = readers.release_name(paths, single_file)
-    scan_id, target = export.scan_target(name, manifest["fingerprint"], out)
+    source_paths = [split_of(spec)[1] for spec in sources]
+    name = release_name(paths, single_file)
+    scan_id, target = scan_target(name, manifest["fingerprint"], out, SCANS)
     with staged_directory(target) as staging:
         for file in FILES[:3]:
             shutil.copyfile(entry / file, staging / file)
@@ -106,7 +117,7 @@ def restore(result_key: str, paths: list[Path], single_file: bool, sources: list
         write_json(staging / "manifest.json", {
             **manifest, "scan_id": scan_id,
             "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "inputs": export.manifest_inputs(paths, source_paths, digests)})
+            "inputs": manifest_inputs(paths, source_paths, digests)})
     os.utime(entry)     # most recently used
     return target, summary
 

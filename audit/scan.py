@@ -56,13 +56,8 @@ class ScanResult:
 
 
 def identity(release: Release, policy: Policy) -> str:
-    return identity_of([("source" if Path(path) in release.source_paths else "release", digest)
-                        for path, digest in release.digests.items()], policy)
-
-
-def identity_of(inputs: list[tuple[str, str]], policy: Policy) -> str:
-    """`identity` from the (role, SHA-256) of each input, release files first: what a
-    rescan can know before it opens the release."""
+    inputs = [("source" if Path(path) in release.source_paths else "release", digest)
+              for path, digest in release.digests.items()]
     content = {"inputs": inputs, "policy": policy.as_record(),
                "registry": registry.FINGERPRINT}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()

@@ -237,3 +237,19 @@ def test_a_rescan_of_the_same_inputs_copies_the_remembered_results(tmp_path, mon
         tmp_path / "first" / "findings.parquet").read_bytes()
     done = cli("scan", str(release), "--out", str(tmp_path / "repaired"))
     assert done.returncode == 0 and "nothing is recomputed" in done.stderr
+
+
+def test_a_remembered_scan_imports_no_library(tmp_path, monkeypatch):
+    """A rescan answered from remembered outputs reads paths and bytes only: neither DuckDB,
+    Arrow, numpy nor a check module is imported."""
+    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    release = make_release(tmp_path)
+    assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
+    probe = ("import sys\nfrom audit.__main__ import main\n"
+             f"code = main(['scan', {str(release)!r}, '--out', {str(tmp_path / 'again')!r}])\n"
+             "print(code, *sorted(m for m in ('duckdb', 'pyarrow', 'numpy', 'audit.registry')"
+             " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.stdout.split()[-1:] == ["0"], done.stderr
+    assert "nothing is recomputed" in done.stderr
