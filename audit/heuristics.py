@@ -22,9 +22,12 @@ signal is computed once per DISTINCT (language, source, translation) pair, in Py
 the pairs the cache lacks and only the signals SQL has not ruled out, and cached by the
 sha256 of the pair (`<cache>/heuristics/signals/<version>/`, audit.langid's SignalCache).
 The release's units (keys, no text) are cached by the sha256 of its files, so a warm rescan
-reads no candidate list. Thresholds are applied in SQL, so a policy that tunes them reuses
-the cache. Length calibration is set-based SQL over the distinct pairs. Measured by
-`bench/heuristics.py --speed`.
+reads no candidate list. From PARALLEL_FROM missing pairs on, the scan starts their
+signals in two forked child processes (`start`, `langid.Background`) before the language
+layer reads its texts, and the first heuristic check collects them: lingua holds the GIL on
+one core meanwhile. Thresholds are applied in SQL, so a policy that tunes them reuses the
+cache. Length calibration is set-based SQL over the distinct pairs. Measured by
+`bench/heuristics.py --speed` and `bench/scan.py`.
 """
 
 from __future__ import annotations
@@ -384,7 +387,7 @@ def _finish(con, done: Prepared, cache: "langid.SignalCache", root: Path,
     """The missing signals (from `background`, else computed here) into heur_signals and
     the cache, then heur_found."""
     if done.computed:
-        clock = time.perf_counter()
+        clock = time.perf_counter()   # started in the background: the wait for the children
         with langid.cache_lock(root):
             # A batch at a time: millions of pairs are never all held at once, and each
             # batch is cached as soon as it is read; pairs another scan cached since the
