@@ -1,4 +1,8 @@
-"""`python -m audit …`: the headless face of the audit library."""
+"""`python -m audit …`: the headless face of the audit library.
+
+Only what a scan needs to find its remembered outputs (audit/results.py) is imported up
+front; the library (DuckDB, Arrow, the checks) when a command uses it, so a warm rescan
+costs little more than the interpreter's start."""
 
 from __future__ import annotations
 
@@ -9,34 +13,48 @@ import sys
 import time
 from pathlib import Path
 
-from . import compare_cli, descriptors, evaluation_cli, export, policy, readers, registry, scan
+from . import results
 from .errors import InputError
 from .outputs import progress_printer, read_parquet, refuse_existing
-from .repair import cli as repair_cli
-from .review import cli as review_cli
+from .paths import resolve_paths
 from .sqlsafe import literal
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out)
-    rules = policy.load(args.policy)
+    skip, target = frozenset(args.skip), Path(args.out) if args.out else None
     say(f"opening {args.release}")
-    release = readers.open_release(args.release, args.source)
-    say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
-    unknown = sorted(set(args.skip) - set(registry.BY_NAME))
-    if unknown:
-        raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
-                         expected="names from `python -m audit checks`")
-    result = scan.run(release, rules, progress=say, skip=frozenset(args.skip))
-    out = export.write_scan(result, Path(args.out) if args.out else None)
-    summary = result.summary
+    paths = resolve_paths(args.release)
+    digests = results.input_digests(paths, args.source)
+    key = results.key(paths, args.source, digests, args.policy, skip)
+    single = Path(args.release).is_file()
+    restored = None if args.fresh or key is None else results.restore(
+        key, paths, single, args.source, digests, target, say)
+    if restored is not None:
+        out, summary = restored
+    else:
+        from . import export, policy, readers, registry, scan
+        rules = policy.load(args.policy)
+        unknown = sorted(skip - set(registry.BY_NAME))
+        if unknown:
+            raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
+                             expected="names from `python -m audit checks`")
+        release = readers.open_release(args.release, args.source, files=paths,
+                                       known_digests=digests)
+        say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
+        result = scan.run(release, rules, progress=say, skip=skip)
+        out = export.write_scan(result, target)
+        if key is not None:
+            results.remember(key, out)
+        summary = result.summary
     print(json.dumps({"scan": str(out), "rows": summary["rows"],
                       "status_counts": summary["status_counts"]}, indent=2))
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from . import export
     statuses = tuple(args.status or ("quarantined", "review_required"))
     findings, status, _ = export.load_scan(Path(args.scan))
     table = export.quarantine(findings, status, statuses)
@@ -48,6 +66,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
+    from . import export
     scan_dir = Path(args.scan)
     export.load_scan(scan_dir)
     text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
@@ -60,6 +79,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_checks(args: argparse.Namespace) -> int:
+    from . import registry
     for check in registry.REGISTRY:
         print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
               f"{','.join(sorted(check.layouts)):16} {check.description}")
@@ -72,6 +92,7 @@ def cmd_checks(args: argparse.Namespace) -> int:
 
 
 def cmd_descriptors(args: argparse.Namespace) -> int:
+    from . import descriptors, export, readers
     out = Path(args.out)
     if out.is_dir():
         raise InputError(out, "is a directory", expected="a .parquet file path for --out")
@@ -87,6 +108,7 @@ def cmd_descriptors(args: argparse.Namespace) -> int:
 
 def _descriptor_table(spec: str, sources: list[str]):
     """A scan directory's descriptors.parquet, else the descriptors of a release."""
+    from . import descriptors, readers
     path = Path(spec)
     if path.is_dir() and (path / "descriptors.parquet").is_file():
         return read_parquet(path / "descriptors.parquet")
@@ -110,10 +132,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m audit", description=__doc__)
-    sub = top.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("scan", help="run every check over a release")
+def _scan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("release", help="a Parquet file, a directory of shards, a glob, or JSONL")
     p.add_argument("--source", action="append", default=[],
                    help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
@@ -121,7 +140,27 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", help="JSON/TOML file overriding check severities")
     p.add_argument("--skip", action="append", default=[], metavar="CHECK",
                    help="do not run this check (repeatable), e.g. the slow language_mismatch")
+    p.add_argument("--fresh", action="store_true",
+                   help="scan again even when a scan of these inputs, policy, checks and "
+                        "code is remembered")
     p.set_defaults(func=cmd_scan)
+
+
+def scan_parser() -> argparse.ArgumentParser:
+    """The scan command alone (what `parser` gives it), without importing the library."""
+    p = argparse.ArgumentParser(prog="python -m audit scan",
+                                description="run every check over a release")
+    _scan_arguments(p)
+    return p
+
+
+def parser() -> argparse.ArgumentParser:
+    from . import compare_cli, evaluation_cli, export, scan
+    from .repair import cli as repair_cli
+    from .review import cli as review_cli
+    top = argparse.ArgumentParser(prog="python -m audit", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+    _scan_arguments(sub.add_parser("scan", help="run every check over a release"))
     p = sub.add_parser("export-quarantine", help="write the quarantine list of a scan")
     p.add_argument("scan", help="a scan directory")
     p.add_argument("--out", required=True, help="output file (.csv, .jsonl or .parquet)")
@@ -161,7 +200,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    plain_scan = argv[:1] == ["scan"] and not {"-h", "--help"} & set(argv)
+    args = scan_parser().parse_args(argv[1:]) if plain_scan else parser().parse_args(argv)
     try:
         return args.func(args)
     except InputError as error:

@@ -58,3 +58,27 @@ def table(columns: dict[str, object], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(
         [c if isinstance(c := columns[f.name], pa.Array) else column(c, f.type)
          for f in schema], schema=schema)
+
+
+def _nulls(values: list) -> pa.Array | None:
+    """The null mask of a nested column (True: null), None when nothing is null."""
+    if None not in values:
+        return None
+    return numbers([v is None for v in values], pa.bool_())
+
+
+def nested(values: list, arrow_type: pa.DataType) -> pa.Array:
+    """An array of Python values (None: null) of strings, numbers and booleans, in lists
+    and structs at any depth (struct values as dicts)."""
+    if pa.types.is_list(arrow_type):
+        offsets = array("i", [0])
+        offsets.extend(accumulate(0 if v is None else len(v) for v in values))
+        child = nested([x for v in values if v is not None for x in v], arrow_type.value_type)
+        return pa.ListArray.from_arrays(numbers(offsets, pa.int32()), child, type=arrow_type,
+                                        mask=_nulls(values))
+    if pa.types.is_struct(arrow_type):
+        children = [nested([None if v is None else v.get(f.name) for v in values], f.type)
+                    for f in arrow_type]
+        return pa.StructArray.from_arrays(children, fields=list(arrow_type),
+                                          mask=_nulls(values))
+    return column(values, arrow_type)

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 
 from . import descriptors, registry
 from .errors import InputError
-from .outputs import SCANS, read_parquet, safe_name, staged_directory, staged_file, write_json
+from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
+                      staged_directory, staged_file, write_json)
 from .policy import Policy
 from .readers import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan
@@ -45,11 +46,7 @@ def _tool_versions() -> dict[str, str]:
 
 def manifest(result: ScanResult, scan_id: str) -> dict:
     release = result.release
-    digests = release.digests
-    inputs = [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
-               "role": role} for role, paths in (("release", release.paths),
-                                                 ("source", release.source_paths))
-              for p in paths]
+    inputs = manifest_inputs(release.paths, release.source_paths, release.digests)
     summary = result.summary
     checks = registry.for_layout(release.layout)
     thresholds = result.policy.all_thresholds(checks)
@@ -78,11 +75,9 @@ def manifest(result: ScanResult, scan_id: str) -> dict:
 def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     """Write findings, status, language descriptors, summary and manifest into a new
     directory, atomically."""
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     draft = manifest(result, scan_id="")
-    scan_id = f"{stamp}-{draft['fingerprint'][:8]}"
-    target = out if out is not None else SCANS / safe_name(result.release.name) / scan_id
-    with staged_directory(Path(target)) as staging:
+    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out, SCANS)
+    with staged_directory(target) as staging:
         # Straight from DuckDB: millions of findings never become Python-side Arrow.
         cursor = result.release.con.cursor()
         for name in ("findings", "status"):
@@ -94,7 +89,7 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
                    "descriptor_counts": descriptors.counts(
                        cursor, f"read_parquet({literal(str(language))})")})
         write_json(staging / "manifest.json", {**draft, "scan_id": scan_id})
-    return Path(target)
+    return target
 
 
 def _scan_dir(scan_dir: Path) -> Path:

@@ -22,9 +22,12 @@ signal is computed once per DISTINCT (language, source, translation) pair, in Py
 the pairs the cache lacks and only the signals SQL has not ruled out, and cached by the
 sha256 of the pair (`<cache>/heuristics/signals/<version>/`, audit.langid's SignalCache).
 The release's units (keys, no text) are cached by the sha256 of its files, so a warm rescan
-reads no candidate list. Thresholds are applied in SQL, so a policy that tunes them reuses
-the cache. Length calibration is set-based SQL over the distinct pairs. Measured by
-`bench/heuristics.py --speed`.
+reads no candidate list. From PARALLEL_FROM missing pairs on, the scan starts their
+signals in two forked child processes (`start`, `langid.Background`) before the language
+layer reads its texts, and the first heuristic check collects them: lingua holds the GIL on
+one core meanwhile. Thresholds are applied in SQL, so a policy that tunes them reuses the
+cache. Length calibration is set-based SQL over the distinct pairs. Measured by
+`bench/heuristics.py --speed` and `bench/scan.py`.
 """
 
 from __future__ import annotations
@@ -124,11 +127,13 @@ COLUMNS = ("key", "lang", "src", "tgt", "category") + GATES
 def signal_table(columns: dict[str, list]) -> pa.Table:
     """Signal rows for pairs given as columns (COLUMNS: key, lang, src, tgt, category and
     the gates)."""
-    rows = [pair_signals(lang, src, tgt, dict(zip(GATES, gates)))
-            for lang, src, tgt, *gates in zip(columns["lang"], columns["src"], columns["tgt"],
-                                                *(columns[g] for g in GATES))]
-    values = {f.name: [r.get(f.name) for r in rows]
-              for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    n = len(columns["key"])
+    # Column-wise: a pair sets few signals, so each is written where it is set.
+    values = {f.name: [None] * n for f in SIGNAL_SCHEMA if f.name not in ("key", "category")}
+    for i, (lang, src, tgt, *gates) in enumerate(zip(
+            columns["lang"], columns["src"], columns["tgt"], *(columns[g] for g in GATES))):
+        for name, value in pair_signals(lang, src, tgt, dict(zip(GATES, gates))).items():
+            values[name][i] = value
     return arrays.table({"key": columns["key"], "category": columns["category"], **values},
                         SIGNAL_SCHEMA)
 
@@ -296,12 +301,55 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             force: bool = False) -> Prepared:
     """Tables heur_rows, heur_units (see `_index`), heur_signals (the signals of every
     distinct pair) and heur_found (the units with some signal) on the release's connection,
-    once per connection unless `force`."""
+    once per connection unless `force`; what `start` began is collected."""
     con = release.con
     if con in _PREPARED and not force:
         return _PREPARED[con]
-    done = Prepared()
+    pending = _STARTED.pop(con, None)
+    if pending is None or force:
+        if pending is not None:
+            pending.background.cancel()
+        _PREPARED.pop(con, None)
+        start(release, cache_dir)
+        pending = _STARTED.pop(con, None)
+        if pending is None:        # computed already: few pairs were missing
+            return _PREPARED[con]
+    return _finish(con, pending.done, pending.cache, pending.root, pending.background)
+
+
+def start(release: "Release", cache_dir: Path | None = None) -> None:
+    """Begin `prepare` so that it overlaps what the scan does next (the language layer):
+    from PARALLEL_FROM missing pairs on, two child processes compute their signals
+    meanwhile (`langid.Background`) and `prepare` collects them; fewer are computed now."""
+    con = release.con
+    if con in _PREPARED or con in _STARTED:
+        return
     root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    done, cache = _lookup(release, root)
+    if done.computed < PARALLEL_FROM:
+        _finish(con, done, cache, root, None)
+        return
+    _STARTED[con] = _Pending(done, cache, root, langid.Background(
+        con, "SELECT * FROM heur_todo", COLUMNS, signal_table, BATCH, root))
+
+
+@dataclass
+class _Pending:
+    """A `prepare` that `start` began: the lookup done, the misses computing."""
+    done: Prepared
+    cache: "langid.SignalCache"
+    root: Path
+    background: "langid.Background"
+
+
+_STARTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _lookup(release: "Release", root: Path) -> tuple[Prepared, "langid.SignalCache"]:
+    """The units, the cached signals (heur_signals) and, when some pair's are missing, the
+    temp table heur_todo: each missing pair once, with its texts and gates."""
+    con = release.con
+    done = Prepared()
     clock = time.perf_counter()
     texts = _index(release, root)
     done.seconds["units"] = time.perf_counter() - clock
@@ -311,28 +359,52 @@ def prepare(release: "Release", cache_dir: Path | None = None,
         done.pairs, done.computed = langid.cached_signals(
             con, cache, "heur_signals", "SELECT DISTINCT key FROM heur_units", "heur_missing")
         done.seconds["lookup"] = time.perf_counter() - clock
-        if done.computed:
-            clock = time.perf_counter()
-            if not texts:      # the index was cached but some signals are not
-                _text_units(con)
-            # One row per missing pair first, then the gates: a pair shows up in many units
-            # (24 views share a context), and the regex gates are the costly part.
-            con.execute(f"""CREATE OR REPLACE TEMP TABLE heur_todo AS
-                SELECT key, lang, src, tgt, copy_category(tgt) AS category, {_gates_sql()}
-                FROM (SELECT DISTINCT ON (key) key, lang, src, tgt
-                      FROM heur_text_units SEMI JOIN heur_missing USING (key))""")
-            done.seconds["texts"] = time.perf_counter() - clock
-            clock = time.perf_counter()
-            # In batches: a cold scan of millions of pairs never holds all their texts in
-            # Python at once, and each batch is cached as soon as it is computed.
-            langid.fill_signals(con, cache, "heur_signals", "heur_todo", COLUMNS,
-                                signal_table, done.computed, BATCH, PARALLEL_FROM,
-                                part_rows=1)
-            con.execute("DROP TABLE heur_todo")
-            done.seconds["compute"] = time.perf_counter() - clock
+    if done.computed:
+        clock = time.perf_counter()
+        if not texts:      # the index was cached but some signals are not
+            _text_units(con)
+        # One row per missing pair first, then the gates: a pair shows up in many units
+        # (24 views share a context), and the regex gates are the costly part.
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE heur_todo AS
+            SELECT key, lang, src, tgt, copy_category(tgt) AS category, {_gates_sql()}
+            FROM (SELECT DISTINCT ON (key) key, lang, src, tgt
+                  FROM heur_text_units SEMI JOIN heur_missing USING (key))""")
+        done.seconds["texts"] = time.perf_counter() - clock
+    con.execute("DROP TABLE IF EXISTS heur_missing; DROP TABLE IF EXISTS heur_text_units")
+    return done, cache
+
+
+def _computed_here(con, count: int):
+    """The signals of heur_todo's rows, BATCH at a time, in this process."""
+    for first in range(0, count, BATCH):
+        rows = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
+                       params=[first, first + BATCH]).to_arrow_table()
+        yield signal_table({name: rows.column(name).to_pylist() for name in COLUMNS})
+
+
+def _finish(con, done: Prepared, cache: "langid.SignalCache", root: Path,
+            background: "langid.Background | None") -> Prepared:
+    """The missing signals (from `background`, else computed here) into heur_signals and
+    the cache, then heur_found."""
+    if done.computed:
+        clock = time.perf_counter()   # started in the background: the wait for the children
+        with langid.cache_lock(root):
+            # A batch at a time: millions of pairs are never all held at once, and each
+            # batch is cached as soon as it is read; pairs another scan cached since the
+            # lookup are not cached twice.
+            for table in (background.tables() if background is not None
+                          else _computed_here(con, done.computed)):
+                con.register("new_signals", table)
+                con.execute("INSERT INTO heur_signals SELECT * FROM new_signals")
+                cached = cache.sql()
+                cache.append(table if cached is None else con.sql(
+                    f"SELECT n.* FROM new_signals n ANTI JOIN {cached} c USING (key)"
+                ).to_arrow_table())
+                con.unregister("new_signals")
+        con.execute("DROP TABLE heur_todo")
+        done.seconds["compute"] = time.perf_counter() - clock
     clock = time.perf_counter()
-    con.execute(f"""DROP TABLE IF EXISTS heur_missing; DROP TABLE IF EXISTS heur_text_units;
-        CREATE OR REPLACE TEMP TABLE heur_found AS
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE heur_found AS
         SELECT u.*, s.* EXCLUDE (key) FROM heur_units u JOIN heur_signals s USING (key)
         WHERE {_ANY_SIGNAL}""")
     done.seconds["found"] = time.perf_counter() - clock
@@ -345,7 +417,10 @@ def prepare(release: "Release", cache_dir: Path | None = None,
 def discard(con) -> Prepared | None:
     """Drop what `prepare` put on a connection and return what it did (see
     `langid.discard`)."""
-    for table in ("heur_rows", "heur_units", "heur_signals", "heur_found"):
+    pending = _STARTED.pop(con, None)
+    if pending is not None:      # the scan stopped before collecting: the children go
+        pending.background.cancel()
+    for table in ("heur_rows", "heur_units", "heur_signals", "heur_found", "heur_todo"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
     return _PREPARED.pop(con, None)
 

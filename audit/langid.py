@@ -66,6 +66,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shutil
 import tempfile
 import time
 import unicodedata
@@ -940,6 +941,61 @@ def fill_signals(con, cache: SignalCache, table: str, todo: str, columns: Sequen
             halves = [{k: v[:half] for k, v in lists.items()},
                       {k: v[half:] for k, v in lists.items()}]
             signals.add(pa.concat_tables(pool.map(signal_table, halves)))
+
+
+class Background:
+    """`signal_table` (a top-level function, as for `fill_signals`) over the rows of a
+    relation, in two forked child processes, while this process goes on: lingua holds the
+    GIL while it reads, so no thread of ours would run meanwhile. The rows go to a Parquet
+    file in row groups of `batch` (a child never holds more); child k computes row groups
+    k, k + 2, … and writes each result beside it; `tables` waits for both and gives the
+    results one file at a time (in row-group order)."""
+
+    def __init__(self, con, relation: str, columns: Sequence[str], signal_table, batch: int,
+                 workdir: Path):
+        import multiprocessing
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.dir = Path(tempfile.mkdtemp(prefix=".background-", dir=workdir))
+        source = self.dir / "todo.parquet"
+        con.execute(f"COPY ({relation}) TO {literal(str(source))} "
+                    f"(FORMAT parquet, ROW_GROUP_SIZE {int(batch)})")
+        fork = multiprocessing.get_context("fork")
+        self.children = [fork.Process(target=_background_share, daemon=True,
+                                      args=(source, k, 2, tuple(columns), signal_table))
+                         for k in range(2)]
+        for child in self.children:
+            child.start()
+
+    def tables(self):
+        try:
+            for child in self.children:
+                child.join()
+            if any(child.exitcode for child in self.children):
+                raise RuntimeError("computing signals failed in a child process "
+                                   f"(exit codes {[c.exitcode for c in self.children]})")
+            for path in sorted(self.dir.glob("out-*.parquet")):
+                yield read_parquet(path)
+        finally:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """Stop the children (when the scan stops first) and remove the files."""
+        for child in self.children:
+            if child.is_alive():
+                child.kill()
+            child.join()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _background_share(source: Path, k: int, n: int, columns: tuple[str, ...],
+                      signal_table) -> None:
+    """Child k of n of a `Background`: its row groups' signals, each into a file."""
+    file = pq.ParquetFile(source)
+    for group in range(k, file.num_row_groups, n):
+        rows = file.read_row_group(group, columns=list(columns), use_threads=False)
+        table = signal_table({name: rows.column(name).to_pylist() for name in columns})
+        with staged_file(source.parent / f"out-{group:06d}.parquet") as staging:
+            pq.write_table(table, staging, compression="zstd")
 
 
 def _script_table(keys: list[str], counts, pieces: list[int]) -> pa.Table:

@@ -3,6 +3,7 @@ replaces an earlier one."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -32,6 +33,22 @@ def safe_name(name: str) -> str:
     """A release's name as one harmless path component (it comes from file names)."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return cleaned or "release"
+
+
+def scan_target(name: str, fingerprint: str, out: Path | None,
+                scans: Path) -> tuple[str, Path]:
+    """A new scan's id and directory: `out`, else a versioned one under `scans`."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    scan_id = f"{stamp}-{fingerprint[:8]}"
+    return scan_id, Path(out) if out is not None else scans / safe_name(name) / scan_id
+
+
+def manifest_inputs(paths: list[Path], source_paths: list[Path],
+                    digests: dict[str, str]) -> list[dict]:
+    """A manifest's `inputs`: each file's path, size, SHA-256 and role."""
+    return [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
+             "role": role} for role, files in (("release", paths), ("source", source_paths))
+            for p in files]
 
 
 def file_sha256(path: Path) -> str:

@@ -9,7 +9,6 @@ Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc
 
 from __future__ import annotations
 
-import glob as globlib
 import hashlib
 import json
 import os
@@ -23,13 +22,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import layouts, sqltext
+from . import arrays, layouts, sqltext
 from .errors import InputError
 from .languages import BY_CODE
 from .outputs import cache_dir, cached_parquet, file_sha256, staged_directory, staged_file
+from .paths import JSONL_SUFFIXES, REPAIR_MANIFEST, release_name, resolve_paths, split_of
 from .sqlsafe import literal
 
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
 @dataclass
@@ -85,59 +84,16 @@ class Release:
     @property
     def name(self) -> str:
         """A short label: the directory of a sharded release, else the file's stem."""
-        first = self.paths[0]
-        return first.stem if len(self.paths) == 1 and self.single_file else first.parent.name
-
-
-def resolve_paths(spec: str | Path) -> list[Path]:
-    """A file, a directory of shards, or a glob → the sorted list of data files."""
-    text = str(spec)
-    if any(ch in text for ch in "*?["):
-        found = sorted(Path(p) for p in globlib.glob(text, recursive=True) if Path(p).is_file())
-        if not found:
-            raise InputError(text, "the pattern matches no file")
-        return found
-    path = Path(text)
-    if path.is_dir() and (path / REPAIR_MANIFEST).is_file():
-        return _repaired_files(path)
-    if path.is_dir():
-        found = sorted(p for p in path.rglob("*")
-                       if p.is_file() and p.suffix in (".parquet", *_JSONL_SUFFIXES))
-        if not found:
-            raise InputError(path, "the directory holds no .parquet or .jsonl file")
-        return found
-    if not path.exists():
-        raise InputError(path, "no such file or directory")
-    if not path.is_file():
-        raise InputError(path, "not a regular file")
-    return [path]
-
-
-# A corrected release written by `repair apply` holds its correction record beside its
-# shards; its manifest names the release files.
-REPAIR_MANIFEST = "repair_manifest.json"
-
-
-def _repaired_files(folder: Path) -> list[Path]:
-    where = folder / REPAIR_MANIFEST
-    try:
-        names = json.loads(where.read_text(encoding="utf-8"))["release_files"]
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as error:
-        raise InputError(where, f"unreadable repair manifest ({error})",
-                         expected="a repair_manifest.json listing 'release_files'") from None
-    files = [folder / name for name in names if isinstance(name, str)
-             and not Path(name).is_absolute() and ".." not in Path(name).parts]
-    if not files or len(files) != len(names) or not all(p.is_file() for p in files):
-        raise InputError(where, "its release_files are not the files beside it",
-                         expected="relative names of the release files in this directory")
-    return files
+        return release_name(self.paths, self.single_file)
 
 
 def open_release(spec: str | Path, sources: list[str] | None = None,
-                 files: list[Path] | None = None, cache: bool = True) -> Release:
+                 files: list[Path] | None = None, cache: bool = True,
+                 known_digests: dict[str, str] | None = None) -> Release:
     """Open a release: a file, a directory of shards or a glob (`files`: its data files,
-    when the caller resolved them already). `cache=False` never remembers its grouped
-    contexts (a transient release, such as a repair's probe)."""
+    when the caller resolved them already; `known_digests`: SHA-256s by path it computed
+    already). `cache=False` never remembers its grouped contexts (a transient release,
+    such as a repair's probe)."""
     paths = files if files is not None else resolve_paths(spec)
     con = duckdb.connect()
     # A whole XHotpotQA+ release is ~8 GB of text: DuckDB spills past its share of memory.
@@ -147,7 +103,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     spill.mkdir(parents=True, exist_ok=True)
     con.execute("SET temp_directory = ?", [str(spill)])
     sqltext.register(con)
-    if all(p.suffix in _JSONL_SUFFIXES for p in paths):
+    if all(p.suffix in JSONL_SUFFIXES for p in paths):
         layout = "jsonl"
         table = _read_jsonl(paths)
         con.register("jsonl_arrow", table)
@@ -164,7 +120,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
             f"* EXCLUDE (file_row_number), "
             f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
         ).create_view("raw_release")
-    digests = {str(p): file_sha256(p) for p in paths}
+    known = known_digests or {}
+    digests = {str(p): known.get(str(p)) or file_sha256(p) for p in paths}
     _grouped_contexts(con, None if layout == "jsonl" or not cache else hashlib.sha256("\n".join(
         [CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
     views, contexts = _CANONICAL[layout]
@@ -181,7 +138,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     release = Release(paths=paths, layout=layout, root=con, rows=rows,
                       single_file=Path(str(spec)).is_file(),
                       capabilities=frozenset(capabilities),
-                      known_digests=digests if layout != "jsonl" else {})
+                      known_digests={**known, **digests} if layout != "jsonl" else {})
     attach_sources(release, sources or [])
     return release
 
@@ -189,7 +146,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
 def _detect_parquet(paths: list[Path]) -> str:
     found: set[str] = set()
     for path in paths:
-        if path.suffix in _JSONL_SUFFIXES:
+        if path.suffix in JSONL_SUFFIXES:
             raise InputError(path, "mixes JSONL with Parquet files in one release")
         if path.stat().st_size == 0:
             raise InputError(path, "the file is empty", expected="a Parquet file")
@@ -494,13 +451,6 @@ def _source_fact(fact: object) -> dict:
             "valid": ok}
 
 
-def _split_of(spec: str) -> tuple[str | None, Path]:
-    if "=" in spec and spec.split("=", 1)[0] in ("train", "validation"):
-        split, path = spec.split("=", 1)
-        return split, Path(path)
-    return None, Path(spec)
-
-
 def _parse_source(path: Path) -> pa.Table:
     """One HotpotQA JSON list as source rows (split and file left empty)."""
     try:
@@ -532,7 +482,11 @@ def _parse_source(path: Path) -> pa.Table:
             "facts": [_source_fact(f) for f in facts] if isinstance(facts, list) else [],
             "file": None,
         })
-    return pa.Table.from_pylist(rows, schema=_SOURCE_SCHEMA)
+    try:   # from buffers: Table.from_pylist imports pandas (0.15 s of a cold scan)
+        return pa.Table.from_arrays([arrays.nested([r[f.name] for r in rows], f.type)
+                                     for f in _SOURCE_SCHEMA], schema=_SOURCE_SCHEMA)
+    except (AttributeError, TypeError, ValueError):   # a value of another type: Arrow's say
+        return pa.Table.from_pylist(rows, schema=_SOURCE_SCHEMA)
 
 
 # Part of the parsed-source cache's key: change it when _parse_source changes.
@@ -555,7 +509,7 @@ def _source_sql(con: duckdb.DuckDBPyConnection, spec: str,
                 digest: Callable[[Path], str] = file_sha256) -> str:
     """The rows of one HotpotQA JSON list, as SQL; the split comes from `split=path` or the
     release rows whose source ids it shares."""
-    split, path = _split_of(spec)
+    split, path = split_of(spec)
     if not path.is_file():
         raise InputError(path, "no such file", expected="a HotpotQA JSON file")
     parsed = f"read_parquet({literal(str(_cached_source(con, path, digest(path))))})"
@@ -586,7 +540,7 @@ def attach_sources(release: Release, specs: list[str]) -> None:
     if specs:
         con.execute("CREATE OR REPLACE TABLE sources AS "
                     + " UNION ALL ".join(_source_sql(con, spec, digest) for spec in specs))
-        release.source_paths = [_split_of(s)[1] for s in specs]
+        release.source_paths = [split_of(s)[1] for s in specs]
         release.capabilities = release.capabilities | {"source"}
     else:
         sqltext.create_table(con, "sources", _SOURCE_SCHEMA)

@@ -107,6 +107,23 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     started = time.perf_counter()
     active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
     rows, contexts, partial = _plan(active, release.capabilities)
+    if any(c.name in heuristics.HEURISTIC_NAMES and c.needs <= release.capabilities
+           for c in active):
+        # The heuristics' signals compute in two child processes meanwhile: the language
+        # layer's reading (lingua) keeps one core busy, not two.
+        heuristics.start(release)
+        say(f"translation heuristics started in {time.perf_counter() - started:.1f} s")
+    try:
+        return _run(release, policy, say, active, rows, contexts, partial, started)
+    except BaseException:
+        heuristics.discard(con)
+        raise
+
+
+def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, ...],
+         rows: dict, contexts: dict, partial: set, started: float) -> ScanResult:
+    con = release.con
+    clock = time.perf_counter()
     distinct = con.sql("SELECT count(*) FROM contexts").fetchall()[0][0]
     say(f"running {len(rows)} row checks over {release.rows:,} rows and {len(contexts)} "
         f"context checks over {distinct:,} distinct contexts")
@@ -120,7 +137,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         FROM ({_context_source(contexts)}) r
         LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
         """)
-    check_seconds = time.perf_counter() - started
+    check_seconds = time.perf_counter() - clock
     say(f"row and context checks done in {check_seconds:.1f} s")
 
     # Each kind's findings are collected first and joined to the views once: a context's

@@ -34,10 +34,27 @@ def test_numbers_and_columns_keep_types_and_nulls():
                                                             {"k": None, "n": 5}]
 
 
+FACT = pa.struct([("title", pa.string()), ("sentence_index", pa.int64()),
+                  ("valid", pa.bool_())])
+NESTED = [([["s1", "s2"], None, []], [{"title": "T", "sentence_index": 0, "valid": True},
+                                      {"title": None, "sentence_index": None, "valid": False}]),
+          (None, []), ([[None, "x"]], None)]
+
+
+def test_nested_lists_and_structs_hold_the_values_and_nulls():
+    sentences = arrays.nested([s for s, _ in NESTED], pa.list_(pa.list_(pa.string())))
+    facts = arrays.nested([f for _, f in NESTED], pa.list_(FACT))
+    for built, values in ((sentences, [s for s, _ in NESTED]), (facts, [f for _, f in NESTED])):
+        built.validate(full=True)
+        assert built.to_pylist() == values and built.equals(pa.array(values, built.type))
+    assert sentences.null_count == 1 and sentences.values.null_count == 1
+
+
 def test_building_arrays_never_imports_pandas():
     probe = ("import sys, numpy as np, pyarrow as pa\nfrom audit import arrays\n"
              "arrays.table({'a': ['x', None], 'b': [1, None]}, pa.schema([('a', pa.string()),"
              " ('b', pa.int64())]))\narrays.numbers(np.arange(3), pa.int8())\n"
+             "arrays.nested([[{'a': 'x'}], None], pa.list_(pa.struct([('a', pa.string())])))\n"
              "print('pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent)

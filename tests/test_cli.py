@@ -186,14 +186,15 @@ def test_a_saved_scan_of_the_same_inputs_is_read_not_recomputed(tmp_path, monkey
 
 def test_a_warm_scan_never_imports_pandas(tmp_path):
     """Arrow imports pandas on the first array built from Python values: 0.15 s of a 1 s
-    scan. A rescan (every cache warm) builds none, on a release with a source and with
-    characters that the invisible-control check describes in Python."""
+    scan. A `--fresh` rescan (every cache warm, the results computed again) builds none, on
+    a release with a source and with characters that the invisible-control check describes
+    in Python."""
     scan = ["scan", str(DEMO / "release"),
             "--source", f"train={DEMO / 'hotpot_source_train.json'}",
             "--source", f"validation={DEMO / 'hotpot_source_validation.json'}"]
     assert cli(*scan, "--out", str(tmp_path / "cold")).returncode == 0
     probe = ("import sys\nfrom audit.__main__ import main\n"
-             f"code = main({[*scan, '--out', str(tmp_path / 'warm')]!r})\n"
+             f"code = main({[*scan, '--out', str(tmp_path / 'warm'), '--fresh']!r})\n"
              "print(code, 'pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
                           text=True)
@@ -229,3 +230,54 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
                  compare.compare, judge.bootstrap, write_reports]
     assert {inspect.signature(f).parameters["seed"].default for f in functions} == {stats.SEED}
     assert report.SEED == retrieval.SEED == judge.SAMPLING_SEED == stats.SEED
+
+def test_a_rescan_of_the_same_inputs_copies_the_remembered_results(tmp_path, monkeypatch):
+    """Same files, policy, checks and code: the second scan copies the first one's outputs
+    (its own id, date and paths); another policy, a skipped check, --fresh or a damaged
+    entry scan again."""
+    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    release = make_release(tmp_path)
+    assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
+    done = cli("scan", str(release), "--out", str(tmp_path / "again"))
+    assert done.returncode == 0, done.stderr
+    assert "nothing is recomputed" in done.stderr and "checks done" not in done.stderr
+    for name in ("findings.parquet", "status.parquet", "descriptors.parquet"):
+        assert (tmp_path / "first" / name).read_bytes() == (tmp_path / "again" / name).read_bytes()
+    first, again = (json.loads((tmp_path / d / "summary.json").read_text())
+                    for d in ("first", "again"))
+    assert again["reused"] == {"scan_id": first["scan_id"], "seconds": first["seconds"]}
+    assert again["scan_id"] != first["scan_id"] and again["check_counts"] == first["check_counts"]
+    manifests = [json.loads((tmp_path / d / "manifest.json").read_text())
+                 for d in ("first", "again")]
+    assert manifests[0]["fingerprint"] == manifests[1]["fingerprint"]
+    assert manifests[1]["inputs"] == manifests[0]["inputs"]
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"severity": {"blank_sentence": "info"}}))
+    for n, extra in enumerate((["--policy", str(strict)], ["--skip", "blank_sentence"],
+                               ["--fresh"])):
+        done = cli("scan", str(release), "--out", str(tmp_path / f"other{n}"), *extra)
+        assert done.returncode == 0 and "row and context checks done" in done.stderr, extra
+    for entry in (tmp_path / "cache" / "results").iterdir():
+        (entry / "findings.parquet").unlink()
+    done = cli("scan", str(release), "--out", str(tmp_path / "damaged"))
+    assert done.returncode == 0 and "row and context checks done" in done.stderr
+    assert (tmp_path / "damaged" / "findings.parquet").read_bytes() == (
+        tmp_path / "first" / "findings.parquet").read_bytes()
+    done = cli("scan", str(release), "--out", str(tmp_path / "repaired"))
+    assert done.returncode == 0 and "nothing is recomputed" in done.stderr
+
+
+def test_a_remembered_scan_imports_no_library(tmp_path, monkeypatch):
+    """A rescan answered from remembered outputs reads paths and bytes only: neither DuckDB,
+    Arrow, numpy nor a check module is imported."""
+    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    release = make_release(tmp_path)
+    assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
+    probe = ("import sys\nfrom audit.__main__ import main\n"
+             f"code = main(['scan', {str(release)!r}, '--out', {str(tmp_path / 'again')!r}])\n"
+             "print(code, *sorted(m for m in ('duckdb', 'pyarrow', 'numpy', 'audit.registry')"
+             " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.stdout.split()[-1:] == ["0"], done.stderr
+    assert "nothing is recomputed" in done.stderr

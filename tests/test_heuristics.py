@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 import heuristics_release
-from audit import export, heuristics, policy as policies, readers, registry, scan, synth
+from audit import (export, heuristics, langid, policy as policies, readers, registry, scan,
+                   synth)
 from audit import textsignals as ts
 from audit.errors import InputError
 from conftest import REALDATA, record, source
@@ -446,3 +449,35 @@ def test_the_committed_prior_is_what_ntrex_gives():
     assert {lang: tuple(rows) for lang, rows in derive.table().items()} == length_prior.PRIOR
     assert length_prior.EDGES == derive.EDGES == (20, 60, 100, 150, 220)
     assert length_prior.PRIOR["de"][2] == (0.1723, 0.1178, 572)
+
+
+def test_signals_started_in_the_background_are_the_same(tmp_path, monkeypatch):
+    """From PARALLEL_FROM missing pairs on, two child processes compute them while the scan
+    goes on (`heuristics.start`); the findings and the cache are those computed here."""
+    rows = [pair_record(n, f"The background lake {n} is 1,642 metres deep.",
+                        f"Der Hintergrundsee {n} ist 1.624 Meter tief.") for n in range(3)]
+    monkeypatch.setattr(heuristics, "CACHE_DIR", tmp_path / "here")
+    here = scan_pairs(tmp_path / "a", rows)
+    monkeypatch.setattr(heuristics, "CACHE_DIR", tmp_path / "background")
+    monkeypatch.setattr(heuristics, "PARALLEL_FROM", 1)
+    background = scan_pairs(tmp_path / "b", rows)
+    assert background.summary["signals"]["heuristics"]["computed"] == 8
+    assert background.findings.to_pylist() == here.findings.to_pylist()
+    cached = [pq.read_table(p).sort_by("key") for name in ("here", "background")
+              for p in (tmp_path / name).rglob("part-*.parquet")]
+    assert len(cached) == 2 and cached[0].equals(cached[1])
+    assert not list((tmp_path / "background").glob(".background-*"))   # the files went
+
+
+def _failing_signals(columns: dict) -> None:
+    raise ValueError("no signal")
+
+
+def test_a_failing_background_child_stops_the_scan(tmp_path):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE todo AS SELECT range::VARCHAR AS key FROM range(3)")
+    background = langid.Background(con, "SELECT * FROM todo", ("key",), _failing_signals, 2,
+                                   tmp_path)
+    with pytest.raises(RuntimeError, match="child process"):
+        list(background.tables())
+    assert not list(tmp_path.glob(".background-*"))
