@@ -25,6 +25,14 @@ direction) lays them out right to left ("rtl": ar, fa, ur; the sentence markers 
 stand on the reading side and final punctuation at the line's end) or lets each line find
 its own direction ("auto": a unit mixing right-to-left and left-to-right languages), with a
 static <Style> rule; direction_of(languages) picks it.
+
+Post-editing (`post_edit`, postedit.py) is the one config that also shows HTML and repeats:
+its `<HyperText value="$findings_html">` shows the findings table and the current text with
+the evidence marked, built through audit/render.py (every outside character escaped), and
+`<Repeater on="$sentences">` holds one English sentence (`$sentences[{{idx}}].english`, a
+<Text>) and one pre-filled, editable TextArea (`text_{{idx}}`, value
+`$sentences[{{idx}}].text`) per source sentence. Results come back as `text_0`, `text_1`, …
+(control_of maps them to the repeated control).
 """
 
 from __future__ import annotations
@@ -46,12 +54,16 @@ CONFIG_DIR = REPO / "annotation_configs"
 REVIEW_KINDS = ("translation_review", "maple_realism", "maple_relevance")
 ADJUDICATION_CONFIGS = {kind: kind.replace("_review", "") + "_adjudication"
                         for kind in REVIEW_KINDS}
-KINDS = (*REVIEW_KINDS, *ADJUDICATION_CONFIGS.values())
+POST_EDIT = "post_edit"
+KINDS = (*REVIEW_KINDS, *ADJUDICATION_CONFIGS.values(), POST_EDIT)
 # The annotation kind each config produces, as audit/review/agreement.py names it; control
 # names there are the criterion names (a result's from_name is its criterion).
 ANNOTATION_KINDS = {"translation_review": "translation", "maple_realism": "realism",
                     "maple_relevance": "relevance"}
 ANNOTATION_KINDS |= {ADJUDICATION_CONFIGS[k]: v for k, v in list(ANNOTATION_KINDS.items())}
+ANNOTATION_KINDS[POST_EDIT] = "post-edit"
+# Annotators per item: two (agreement, adjudication) except post-editing: one editor.
+PER_ITEM = {POST_EDIT: 1}
 DIRECTIONS = ("ltr", "rtl", "auto")
 _DIRECTION_CSS = {"rtl": ".xr-target { direction: rtl; text-align: right; }",
                   "auto": ".xr-target * { unicode-bidi: plaintext; text-align: start; }"}
@@ -62,6 +74,10 @@ ERROR_CONSEQUENCES = ("cosmetic", "metric-sensitive", "reasoning-changing",
 NO_CONSEQUENCE = "none"
 REALISM_CHOICES = ("A", "Tie", "B")
 RELEVANCE_CHOICES = ("relevant", "irrelevant")
+FINE = "fine as it is"
+POST_EDIT_REASONS = ("mistranslation", "untranslated", "truncated", "number", "placeholder",
+                     "wrong language", "other", FINE)
+REPEATED = "{{idx}}"     # the Repeater's index flag in a control's name
 
 
 @dataclass(frozen=True)
@@ -101,6 +117,10 @@ CONTROLS["translation_adjudication"]["consequence"] = Control(
 # The criteria an adjudicator settles (comments are notes, not labels).
 CRITERIA = {kind: tuple(name for name in CONTROLS[kind] if name != "comment")
             for kind in REVIEW_KINDS}
+CONTROLS[POST_EDIT] = {
+    "reason": Control("Choices", "where", POST_EDIT_REASONS),
+    f"text_{REPEATED}": Control("TextArea", f"english_{REPEATED}"),
+}
 
 # The task-data fields each config shows; a payload holds these plus item_id and batch_id.
 FIELDS: dict[str, tuple[str, ...]] = {
@@ -113,10 +133,19 @@ FIELDS: dict[str, tuple[str, ...]] = {
 for _kind in REVIEW_KINDS:
     FIELDS[ADJUDICATION_CONFIGS[_kind]] = FIELDS[_kind] + tuple(
         f"dispute_{name}" for name in CRITERIA[_kind])
+FIELDS[POST_EDIT] = ("item_id", "where", "findings_html", "sentences")
+# Where post-editing's data may enter besides a whole `$field` in a <Text value>:
+# (tag, attribute) -> the one value allowed there.
+_POST_EDIT_DATA = {("HyperText", "value"): "$findings_html",
+                   ("Repeater", "on"): "$sentences",
+                   ("Text", "value"): f"$sentences[{REPEATED}].english",
+                   ("TextArea", "value"): f"$sentences[{REPEATED}].text"}
+_REPEATED_NAME = re.compile(r"(?P<stem>[a-z_]+_)\d+")
 
 _ALLOWED_TAGS = {"View", "Header", "Text", "Choices", "Choice", "Rating", "TextArea", "Style"}
 _CONTROL_TAGS = {"Choices", "Rating", "TextArea"}
-_OBJECT_TAGS = {"Text"}
+_OBJECT_TAGS = {"Text", "HyperText"}
+_POST_EDIT_TAGS = {"HyperText", "Repeater"}   # allowed in the post_edit config only
 _FIELD = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -143,7 +172,7 @@ def validate_config(text: str, kind: str, path: object = "<config>") -> None:
     """Raise InputError unless `text` is a well-formed config of `kind` (module docstring)."""
     root = _parse(text, path)
     elements = list(root.iter())
-    for problem in (_tag_problem(elements), _style_problem(elements),
+    for problem in (_tag_problem(elements, kind), _style_problem(elements),
                     _field_problem(elements, kind), _control_problem(elements, kind)):
         if problem:
             raise InputError(path, problem, where=f"{kind} config")
@@ -190,11 +219,12 @@ def _parse(text: str, path: object) -> ET.Element:
     return root
 
 
-def _tag_problem(elements: list[ET.Element]) -> str | None:
+def _tag_problem(elements: list[ET.Element], kind: str) -> str | None:
+    allowed = _ALLOWED_TAGS | (_POST_EDIT_TAGS if kind == POST_EDIT else set())
     for element in elements:
-        if element.tag not in _ALLOWED_TAGS:
+        if element.tag not in allowed:
             return (f"tag <{element.tag}> is not allowed (allowed: "
-                    f"{', '.join(sorted(_ALLOWED_TAGS))})")
+                    f"{', '.join(sorted(allowed))})")
     names = [e.get("name") for e in elements if e.tag in _CONTROL_TAGS | _OBJECT_TAGS]
     if None in names:
         return "a control or object tag has no name"
@@ -219,9 +249,11 @@ def _field_problem(elements: list[ET.Element], kind: str) -> str | None:
         for attribute, value in element.attrib.items():
             if "$" not in value:
                 continue
-            if element.tag != "Text" or attribute != "value" or not _FIELD.fullmatch(value):
+            whole = element.tag == "Text" and attribute == "value" and _FIELD.fullmatch(value)
+            if not whole and not (kind == POST_EDIT and
+                                  _POST_EDIT_DATA.get((element.tag, attribute)) == value):
                 return f"<{element.tag} {attribute}={value!r}> reads task data"
-            used.add(value[1:])
+            used.add(_FIELD.match(value).group(1))
     expected = set(FIELDS[kind])
     if used != expected:
         missing, extra = sorted(expected - used), sorted(used - expected)
@@ -260,6 +292,24 @@ def _one_control(element: ET.Element, name: str, want: Control, objects: set) ->
         return (f"control {name!r} has maxRating={element.get('maxRating')!r}, "
                 f"expected {want.max_rating}")
     return None
+
+
+def control_of(config: str, name: str) -> Control | None:
+    """The control a result's `from_name` answers: a repeated one (`text_3`) by its
+    template (`text_{{idx}}`)."""
+    controls = CONTROLS[config]
+    if name in controls:
+        return controls[name]
+    repeated = _REPEATED_NAME.fullmatch(name or "")
+    return controls.get(f"{repeated['stem']}{REPEATED}") if repeated else None
+
+
+def criteria_of(config: str, data: Mapping) -> list[str]:
+    """The criteria one task's annotation answers: the config's controls, a repeated one
+    once per repeated item of the task (post_edit: a text area per sentence)."""
+    if config != POST_EDIT:
+        return list(CONTROLS[config])
+    return ["reason", *(f"text_{k}" for k in range(len(data.get("sentences") or ())))]
 
 
 # ------------------------------------------------------------------------- payloads

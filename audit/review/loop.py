@@ -230,6 +230,8 @@ class ReviewBatch:
     manifest: dict | None = None     # translation: the sampling manifest
     assignments: list[maple.RealismItem] | None = None   # realism: the blinding key
     pairs: list[dict] | None = None  # paired versions (paired.py): the version key
+    plan: pa.Table | None = None     # post-edit (postedit.py): the repair units, one an item
+    release: dict | None = None      # post-edit: the release's files and content digests
 
     @property
     def kind(self) -> str:
@@ -376,6 +378,10 @@ def _record_batch(batch: ReviewBatch, workspace: Path) -> tuple[Path, dict]:
             with staged_file(folder / "pairs.jsonl") as staging:
                 staging.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n"
                                            for p in batch.pairs), encoding="utf-8")
+        if batch.plan is not None:
+            with staged_file(folder / "plan.parquet") as staging:
+                pq.write_table(batch.plan, staging)
+            _write_json_atomic(folder / "release.json", batch.release)
         with staged_file(items_path) as staging:   # last: its presence means "recorded"
             pq.write_table(batch.items.cast(ITEM_SCHEMA), staging)
     ledger_path = folder / "ledger.json"
@@ -549,11 +555,13 @@ def push(servers: Server | Sites, batch: ReviewBatch,
                              f"{', '.join(absent)} is not among the annotators given",
                              expected="the recorded annotators (a slot's annotator never "
                                       "changes)")
+    size = configs.PER_ITEM.get(batch.config, len(SLOTS))
     routed = routing.route(batch.item_ids, batch.groups, people,
-                           fixed={g: tuple(p) for g, p in ledger["pairs"].items()})
+                           fixed={g: tuple(p) for g, p in ledger["pairs"].items()}, size=size)
     if not routed.pairs:
-        raise InputError("annotators", "no group of this batch has two annotators who read "
-                         "it: " + "; ".join(sorted({r for _, r in routed.left_out.values()})),
+        who = "two annotators" if size > 1 else "an editor"
+        raise InputError("annotators", f"no group of this batch has {who} who read it: "
+                         + "; ".join(sorted({r for _, r in routed.left_out.values()})),
                          expected="annotators whose declared languages cover the batch")
     longest = max((project_title(batch.batch_id, ADJUDICATION, g) for g in routed.pairs),
                   key=len)
@@ -1058,6 +1066,7 @@ class PullReport:
     rows_added: int
     rows_total: int
     changed: bool
+    corrections: object = None   # post-edit batches: postedit.Recorded
 
     @property
     def missing(self) -> list[str]:
@@ -1134,7 +1143,9 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
             pq.write_table(table, staging)
     else:
         table = existing
-    if fresh or (table.num_rows and not (folder / "final_labels.parquet").exists()):
+    post_edit = ledger["config"] == configs.POST_EDIT
+    if not post_edit and (fresh or table.num_rows and
+                          not (folder / "final_labels.parquet").exists()):
         with staged_file(folder / "final_labels.parquet") as staging:
             pq.write_table(agreement.final_labels(table), staging)
     new_versions: dict[int, set] = {}
@@ -1145,8 +1156,12 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
     logged = _append_refusals(folder / "refusals.jsonl", rejected)
     if skips != read_skips(batch_id, workspace):
         _write_json_atomic(folder / "skips.json", skips)
+    corrections = None
+    if post_edit:    # every submission becomes correction records (postedit.py)
+        from . import postedit
+        corrections = postedit.record_corrections(batch_id, workspace, table)
     return PullReport(batch_id, path, projects, rejected, logged, len(fresh), table.num_rows,
-                      bool(fresh))
+                      bool(fresh), corrections)
 
 
 def _locate(server: Server, entry: dict, listed: list) -> int | None:
@@ -1196,7 +1211,7 @@ def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int
                 refused.append(where | _annotation_record(annotation, author, editor,
                                                           problem))
                 continue
-            criteria = configs.CONTROLS[config]
+            criteria = configs.criteria_of(config, data)
             if role == "adjudication":   # only what the adjudicator was asked to settle
                 criteria = [c for c in criteria
                             if str(data.get(f"dispute_{c}", "")).startswith("DISPUTED")]
@@ -1302,11 +1317,10 @@ def _read_jsonl(path: Path) -> list[dict]:
 def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str | None]:
     """{criterion: value} from one annotation's result list, or a problem: Rating ->
     "1".."max", Choices -> the (single) choice, TextArea -> its lines joined."""
-    controls = configs.CONTROLS[config]
     values: dict[str, str] = {}
     for region in result:
         name = region.get("from_name")
-        control = controls.get(name)
+        control = configs.control_of(config, name)
         if control is None:
             return {}, f"result for unknown control {name!r}"
         value = region.get("value") or {}

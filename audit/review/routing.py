@@ -17,7 +17,8 @@ bilingual annotators per language, and each annotator one queue per language):
 
 A group without two readers is left out whole, each unit with the stated reason, and the
 shortfall per language says how many units each language lost and why. Adjudicators are
-routed the same way, one per group, never one of the group's pair.
+routed the same way, one per group, never one of the group's pair. Post-editing needs one
+editor per group (`size=1`): the "pair" is then that one editor, in slot annotator 1.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ class Routing:
     """pairs: group -> (annotator 1, annotator 2); items: item_id -> group (routed items
     only); left_out: item_id -> (group, reason); shortfall: one row per language."""
 
-    pairs: dict[str, tuple[str, str]]
+    pairs: dict[str, tuple[str, ...]]
     items: dict[str, str]
     left_out: dict[str, tuple[str, str]]
     shortfall: list[dict]
@@ -128,9 +129,10 @@ class Routing:
 
 def route(item_ids: Sequence[str], groups: Sequence[str],
           annotators: Sequence[Annotator],
-          fixed: Mapping[str, tuple[str, str]] | None = None) -> Routing:
-    """Route each item (its group) to a pair of annotators (module docstring). `fixed`
-    pairs (recorded by an earlier push) are kept as they are and count as load."""
+          fixed: Mapping[str, tuple[str, ...]] | None = None, size: int = 2) -> Routing:
+    """Route each item (its group) to a pair of annotators, or with size=1 to one
+    (module docstring). `fixed` pairs (recorded by an earlier push) are kept as they are
+    and count as load."""
     members: dict[str, list[str]] = {}
     for item_id, group in zip(item_ids, groups, strict=True):
         members.setdefault(group, []).append(item_id)
@@ -157,24 +159,24 @@ def route(item_ids: Sequence[str], groups: Sequence[str],
         else:
             first = pick(pool)
             second = pick(pool, exclude=first)
-        if first is None or second is None:
-            reason = _shortage(group, pool, sides)
+        chosen = (first, second)[:size]
+        if None in chosen:
+            reason = _shortage(group, pool, sides, size)
             left_out.update({item_id: (group, reason) for item_id in members[group]})
             continue
-        pairs[group] = (first, second)
-        load[first] += len(members[group])
-        load[second] += len(members[group])
+        pairs[group] = chosen
+        load.update({email: len(members[group]) for email in chosen})
     items = {i: g for g, ids in members.items() if g in pairs for i in ids}
     return Routing(pairs, items, left_out, _shortfall(members, pairs, left_out, annotators))
 
 
-def _shortage(group: str, pool: list[Annotator], sides: bool) -> str:
+def _shortage(group: str, pool: list[Annotator], sides: bool, size: int) -> str:
     languages = group_languages(group)
     what = "+".join(languages) if languages else "English"
     if UNKNOWN_CODE in languages:
         return f"its language is unknown ({UNKNOWN_CODE}): no annotator can be chosen"
     if sides:
-        missing = [s for s in SLOTS if not any(a.side == s for a in pool)]
+        missing = [s for s in SLOTS[:size] if not any(a.side == s for a in pool)]
         return f"no annotator on side {' and '.join(map(repr, missing))} reads {what}"
     if not pool:
         return f"no annotator reads {what}"

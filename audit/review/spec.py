@@ -1,6 +1,7 @@
 """A review batch spec: what `python -m audit review push SPEC` reads (JSON or TOML).
 
-    kind = "translation"                 # translation | paired | realism | relevance
+    kind = "translation"                 # translation | paired | realism | relevance |
+                                         #   post-edit
     batch = "pilot-ar-fa"                # optional; default: the sample's / pairs' own id
     release = "data/demo/release"        # translation: a release (default: the demo)
     sources = ["train=…json"]            # optional HotpotQA sources of the release
@@ -11,6 +12,9 @@
                                          #    size = N, allocation = "equal"}
     seed = 20260810                      # sampling seed (MAPLE: the A/B order seed)
     pairs = "data/maple_demo/query_pairs.jsonl"   # realism / relevance input
+    plan = "work/plan.parquet"           # post-edit: units of `repair plan --out DIR` (that
+                                         #   DIR or its plan.parquet); default: the whole
+                                         #   work list of the release
     annotators = ["ana@example.org:ar,fa", "bo@example.org:ar,fa"]
     adjudicators = ["cy@example.org:ar,fa"]
     server = "default"                   # optional: a configured server, by name or URL
@@ -23,7 +27,8 @@ Translation designs keep to non-English target languages (sampling.target_langua
 "default" is 4 paragraphs + 1 question + 1 answer per language (the paper's 80:20:20 in
 miniature), "paper" the paper's 80 + 20 + 20. A paired batch samples OLD with the design and
 sends the OLD and NEW version of each matched unit, blind, to the same annotators
-(paired.py: the evidence for the acceptance gate's criteria 3 and 4). Every problem is an InputError naming the
+(paired.py: the evidence for the acceptance gate's criteria 3 and 4). A post-edit batch
+sends each repair unit to one editor who reads its language (postedit.py). Every problem is an InputError naming the
 spec file and the field.
 """
 
@@ -37,9 +42,9 @@ from typing import Any
 
 from ..errors import InputError
 
-KINDS = ("translation", "paired", "realism", "relevance")
+KINDS = ("translation", "paired", "realism", "relevance", "post-edit")
 KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
-        "adjudicators", "server", "servers", "new_release", "new_sources"}
+        "adjudicators", "server", "servers", "new_release", "new_sources", "plan"}
 DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
 
 
@@ -59,6 +64,7 @@ class Spec:
     servers: dict[str, str] | None = None
     new_release: str | None = None
     new_sources: list[str] = field(default_factory=list)
+    plan: str | None = None
 
     def as_json(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "path"}
@@ -86,7 +92,7 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
                          expected=", ".join(sorted(KEYS)))
     kind = raw.get("kind", "translation")
     _check(kind in KINDS, path, "kind", f"{kind!r}", f"one of {', '.join(KINDS)}")
-    for key in ("batch", "release", "pairs", "server", "new_release"):
+    for key in ("batch", "release", "pairs", "server", "new_release", "plan"):
         _check(raw.get(key) is None or isinstance(raw[key], str) and raw[key].strip(),
                path, key, repr(raw.get(key)), "non-empty text")
     seed = raw.get("seed")
@@ -105,6 +111,10 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     else:
         _check(raw.get("new_release") is None and not new_sources, path, "new_release",
                f"given for a {kind} batch", "new_release only with kind = \"paired\"")
+    _check(kind == "post-edit" or raw.get("plan") is None, path, "plan",
+           f"given for a {kind} batch", "plan only with kind = \"post-edit\"")
+    _check(kind != "post-edit" or raw.get("release") is not None, path, "release", "missing",
+           "the release whose units are post-edited")
     if kind in ("realism", "relevance"):
         _check(raw.get("pairs") is not None, path, "pairs", "missing",
                f"the {kind} pairs file (JSONL or Parquet)")
@@ -129,7 +139,7 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
            "either one server or one per side")
     spec = Spec(path, kind, annotators, raw.get("batch"), raw.get("release"), sources, design,
                 seed, raw.get("pairs"), adjudicators, raw.get("server"), servers,
-                raw.get("new_release"), new_sources)
+                raw.get("new_release"), new_sources, raw.get("plan"))
     _check_people(spec)
     return spec
 
@@ -183,6 +193,8 @@ def build_batch(spec: Spec):
         return loop.relevance_batch(maple.read_relevance_pairs(_relative(spec, spec.pairs)),
                                     spec.batch)
     from .. import workspace
+    if spec.kind == "post-edit":
+        return _post_edit_batch(spec)
     result = workspace.scan_release(_relative(spec, spec.release) if spec.release else None,
                                     spec.sources or None)
     chosen = design(spec)
@@ -202,6 +214,24 @@ def build_batch(spec: Spec):
     except ValueError as error:
         raise InputError(spec.path, str(error), where="design") from None
     return loop.translation_batch(sample, result.release, spec.batch)
+
+
+def _post_edit_batch(spec: Spec):
+    """The units of the spec's plan (else the release's whole work list) as a post-edit
+    batch; a plan not made from this release is refused, naming its line and row."""
+    from .. import readers, workspace
+    from ..repair import plan as repair
+    from . import postedit
+    release_path = _relative(spec, spec.release)
+    if spec.plan is None:
+        result = workspace.scan_release(release_path, spec.sources or None)
+        return postedit.post_edit_batch(repair.work_list(result.release), result.release,
+                                        spec.batch)
+    path = _relative(spec, spec.plan)
+    path = path / "plan.parquet" if path.is_dir() else path
+    units = postedit.read_plan(path)
+    return postedit.post_edit_batch(units, readers.open_release(release_path, spec.sources
+                                                                or None), spec.batch, path)
 
 
 def _relative(spec: Spec, value: str) -> Path:
