@@ -269,8 +269,8 @@ def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, monkeypatch
     assert not at.exception
     assert [e.value for e in at.error] == [
         "Cannot compare ` new ` (NEW) with ` data/demo/release ` (OLD): ` comparison: the two "
-        "releases share no source_id (expected two versions of one release (matched on "
-        "source_id)) `"]
+        "releases share no source_id (expected two versions of one release, matched on "
+        "source_id) `"]
     assert not at.metric
 
 
