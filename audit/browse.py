@@ -193,12 +193,14 @@ FILTER_KEYS = frozenset(f.name for f in fields(Filters))   # the URL query keys
 def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     """The flat per-row table browse queries read: descriptors, derived status, the checks
     that fired and the question text (so a result page never touches the nested rows)."""
-    con = result.release.con
+    con = result.cursor()
     con.register("descriptor_arrow", table if table is not None else descriptors(result.release))
-    con.execute("CREATE OR REPLACE TABLE descriptors AS SELECT * FROM descriptor_arrow")
+    con.execute("CREATE OR REPLACE TABLE main.descriptors AS SELECT * FROM descriptor_arrow")
     con.unregister("descriptor_arrow")
+    # Per scan, as its findings and status: it holds the scan's status and checks.
+    index = result.tables["findings"].replace("findings", "browse_index")
     con.execute(f"""
-        CREATE OR REPLACE TABLE browse_index AS
+        CREATE OR REPLACE TABLE main.{identifier(index)} AS
         SELECT d.rid, d.id, d.source_id, d.source_split, d.question_type,
                d.question_language, d.gold_languages, d.distractor_languages, d.stratum,
                d.script_relation, d.role_condition, d.pair_relation, d.k_c,
@@ -213,12 +215,14 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
           ON f."row" = d.rid
         ORDER BY d.rid
     """)
+    con.close()
+    result.tables = {**result.tables, "browse_index": index}   # one assignment: readers see old or new
 
 
 def descriptor_table(result: ScanResult) -> pa.Table:
     """The descriptors `build_index` stored for this scan."""
-    return result.release.con.cursor().sql("SELECT * FROM descriptors ORDER BY rid"
-                                           ).to_arrow_table()
+    with result.cursor() as cursor:
+        return cursor.sql("SELECT * FROM descriptors ORDER BY rid").to_arrow_table()
 
 
 @dataclass
@@ -250,7 +254,7 @@ def time_limit(cur, seconds: float):
 def facet_counts(result: ScanResult, filters: Filters, cur=None, limit_seconds: float = 10.0
                  ) -> dict[str, list[tuple[str, int]]]:
     """For each facet, (value, rows) under every other filter, most frequent first."""
-    cur = cur or result.release.con.cursor()
+    cur = cur or result.cursor()
     counts: dict[str, list[tuple[str, int]]] = {}
     with time_limit(cur, limit_seconds):
         for name, facet in FACETS.items():
@@ -283,7 +287,7 @@ def search(result: ScanResult, filters: Filters, page: int = 0,
     """Facet counts plus one page of matching rows (in release order); raises QueryTimeout
     past `limit_seconds`."""
     started = time.perf_counter()
-    cur = result.release.con.cursor()
+    cur = result.cursor()
     where, params = filters.where()
     with time_limit(cur, limit_seconds):
         total = cur.execute(f"SELECT count(*) FROM browse_index WHERE {where}", params
@@ -300,14 +304,14 @@ def search(result: ScanResult, filters: Filters, page: int = 0,
 def count(result: ScanResult, filters: Filters) -> int:
     """Rows under the filter."""
     where, params = filters.where()
-    return result.release.con.cursor().execute(
+    return result.cursor().execute(
         f"SELECT count(*) FROM browse_index WHERE {where}", params).fetchall()[0][0]
 
 
 def matching_rows(result: ScanResult, filters: Filters) -> list[int]:
     """Every release row under the filter, in release order (export, previous/next)."""
     where, params = filters.where()
-    cur = result.release.con.cursor()
+    cur = result.cursor()
     return [r for (r,) in cur.execute(f"SELECT rid FROM browse_index WHERE {where} "
                                       "ORDER BY rid", params).fetchall()]
 
@@ -315,7 +319,7 @@ def matching_rows(result: ScanResult, filters: Filters) -> list[int]:
 def neighbours(result: ScanResult, filters: Filters, row: int) -> tuple[int | None, int | None]:
     """The previous and next matching rows around `row`."""
     where, params = filters.where()
-    cur = result.release.con.cursor()
+    cur = result.cursor()
     before = cur.execute(f"SELECT max(rid) FROM browse_index WHERE {where} AND rid < ?",
                          params + [row]).fetchall()[0][0]
     after = cur.execute(f"SELECT min(rid) FROM browse_index WHERE {where} AND rid > ?",

@@ -135,7 +135,7 @@ class Version:
 
 def version_of(result: scan.ScanResult) -> Version:
     """Reduce a scanned release to the tables a comparison reads (set-based queries)."""
-    con = result.release.con.cursor()   # its own temp table: a shared scan stays usable
+    con = result.cursor()   # its own temp table: a shared scan stays usable
     try:
         con.execute(_VIEWS)
         units = con.sql(_UNITS).to_arrow_table()

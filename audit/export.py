@@ -23,8 +23,8 @@ from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_targ
                       staged_directory, staged_file, write_json)
 from .policy import Policy
 from .readers import Release
-from .scan import ScanResult, identity as scan_identity, run as run_scan
-from .sqlsafe import literal, strings
+from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
+from .sqlsafe import identifier, literal, strings
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
@@ -79,7 +79,7 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     scan_id, target = scan_target(result.release.name, draft["fingerprint"], out, SCANS)
     with staged_directory(target) as staging:
         # Straight from DuckDB: millions of findings never become Python-side Arrow.
-        cursor = result.release.con.cursor()
+        cursor = result.cursor()
         for name in ("findings", "status"):
             cursor.table(name).write_parquet(str(staging / f"{name}.parquet"),
                                              compression="zstd")
@@ -199,11 +199,11 @@ def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanR
     scan_dir = _scan_dir(scan_dir)
     summary = json.loads((scan_dir / "summary.json").read_text(encoding="utf-8"))
     language = read_parquet(scan_dir / "descriptors.parquet")
-    con = release.con
-    for name in ("findings", "status"):   # DuckDB reads them: no Python-side copy
-        con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM "
-                    f"read_parquet({literal(str(scan_dir / f'{name}.parquet'))})")
-    return ScanResult(release, policy, summary), language
+    tables = table_names()
+    for name, table in tables.items():   # DuckDB reads them: no Python-side copy
+        release.con.execute(f"CREATE TABLE {identifier(table)} AS SELECT * FROM "
+                            f"read_parquet({literal(str(scan_dir / f'{name}.parquet'))})")
+    return ScanResult(release, policy, summary, tables), language
 
 
 def saved_or_scanned(release: Release, policy: Policy,

@@ -13,7 +13,7 @@ from .scan import ScanResult
 def _scoped(result: ScanResult, rows: list[int] | None):
     """A cursor whose view `scoped_findings` holds the findings of `rows` (all findings,
     release-level ones included, when rows is None)."""
-    con = result.release.con.cursor()
+    con = result.cursor()
     if rows is None:
         con.execute("CREATE OR REPLACE TEMP VIEW scoped_findings AS SELECT * FROM findings")
     else:
@@ -50,7 +50,7 @@ def findings_by_check(result: ScanResult, rows: list[int] | None = None) -> pa.T
 
 def status_counts(result: ScanResult, rows: list[int] | None = None) -> dict[str, int]:
     """Derived status → rows, over the scope."""
-    con = result.release.con.cursor()
+    con = result.cursor()
     if rows is None:
         pairs = con.sql("SELECT status, count(*) FROM status GROUP BY 1").fetchall()
     else:
@@ -103,7 +103,7 @@ def _aligned(sentences: list[str], source: list[str]) -> list[dict]:
 
 def instance(result: ScanResult, row: int) -> dict:
     """One release row with everything the Instance page shows."""
-    con = result.release.con.cursor()
+    con = result.cursor()
     records = con.sql("SELECT * FROM release WHERE rid = ?", params=[row]).to_arrow_table(
     ).to_pylist()
     if not records:

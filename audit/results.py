@@ -3,11 +3,10 @@
 A rescan of the same files, sources, policy file and checks by the same code answers from
 the remembered outputs: the files are copied into the new scan directory; nothing is opened,
 recomputed, nor even imported (no DuckDB, Arrow or check module: this module reads paths and
-bytes only). The key holds what the scan's identity (`scan.identity`) holds, as bytes: each
-input file's SHA-256 and role, the policy file's path and SHA-256; and what the identity
-leaves out but the results depend on: the skipped checks, the split each source is read as,
-and this package's source with the releases of the libraries that compute signals (which
-decide the registry fingerprint too). Entries live under `<cache_dir>/results/<key>/`,
+bytes only, and ICU's version). The key holds what the scan's identity (`scan.identity`)
+holds, as bytes: each input file's SHA-256 and role, the policy file's path and SHA-256, the
+code (`code_fingerprint`); and what the identity leaves out but the results depend on: the
+skipped checks and the split each source is read as. Entries live under `<cache_dir>/results/<key>/`,
 written atomically; the RESULTS_KEPT most recently used stay.
 """
 
@@ -38,13 +37,19 @@ LIBRARIES = ("duckdb", "pyarrow", "numpy", "lingua-language-detector", "langdete
 
 @lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """SHA-256 of this package's source files and of the signal libraries' releases."""
+    """SHA-256 of everything a finding depends on besides the inputs and the policy: this
+    package's source files (rules, signal layers, SQL), the releases of the libraries that
+    compute signals, the ICU and Unicode data PyICU runs on (a system library that can change
+    under an unchanged PyICU), and Python's own (its `str` methods and `unicodedata`)."""
+    import icu    # 11 ms; the rest of this module stays import-free
+
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent
     for path in sorted(package.rglob("*.py")):
         digest.update(str(path.relative_to(package)).encode("utf-8") + b"\0")
         digest.update(path.read_bytes())
-    for release in _releases():
+    for release in [*_releases(), f"icu-{icu.ICU_VERSION}", f"unicode-{icu.UNICODE_VERSION}",
+                    f"python-{sys.version}"]:
         digest.update(release.encode("utf-8") + b"\0")
     return digest.hexdigest()
 

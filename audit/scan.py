@@ -5,18 +5,21 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import duckdb
 import pyarrow as pa
 
 from . import heuristics, langid, preservation, registry
 from .checks import Check
 from .policy import DEFAULT, Policy
 from .readers import Release
+from .results import code_fingerprint
 from .sqlsafe import case, identifier, literal, strings
 
 Progress = Callable[[str], None]
@@ -31,35 +34,61 @@ _NO_FINDINGS = """SELECT NULL::BIGINT AS rid, NULL::VARCHAR AS id, NULL::VARCHAR
     NULL::VARCHAR AS source_evidence WHERE false"""
 
 
+_SCAN_NUMBERS = itertools.count(1)
+
+
+def table_names() -> dict[str, str]:
+    """Names of a new scan's own tables on the release's connection: a second scan of the
+    same release (another policy) must not replace them under an earlier result."""
+    number = next(_SCAN_NUMBERS)
+    return {"findings": f"findings_{number}", "status": f"status_{number}"}
+
+
 @dataclass
 class ScanResult:
-    """A scan: its tables `findings` and `status` live on the release's connection, and
-    are fetched as Arrow only when asked for (a view reads them there)."""
+    """A scan: its tables (`tables`: what queries call them → their names on the release's
+    connection) live there and are fetched as Arrow only when asked for; a query reads them
+    through `cursor()` under the names `findings` and `status`."""
 
     release: Release
     policy: Policy
     summary: dict
+    tables: dict[str, str]
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own (the connection is shared by app sessions) on which this
+        scan's tables answer to their plain names: temporary views live per cursor."""
+        cursor = self.release.con.cursor()
+        for name, table in self.tables.items():
+            cursor.execute(f"CREATE TEMP VIEW {identifier(name)} AS "
+                           f"SELECT * FROM main.{identifier(table)}")
+        return cursor
 
     @functools.cached_property
     def findings(self) -> pa.Table:
-        return self.release.con.cursor().sql("SELECT * FROM findings").to_arrow_table()
+        with self.cursor() as cursor:
+            return cursor.sql("SELECT * FROM findings").to_arrow_table()
 
     @functools.cached_property
     def status(self) -> pa.Table:
-        return self.release.con.cursor().sql("SELECT * FROM status").to_arrow_table()
+        with self.cursor() as cursor:
+            return cursor.sql("SELECT * FROM status").to_arrow_table()
 
     @property
     def identity(self) -> str:
-        """What decides this scan's results: every input's SHA-256, the policy and the
-        registry fingerprint. It keys every cache and is the manifest's fingerprint."""
+        """What decides this scan's results: every input's SHA-256, the policy, the
+        registry fingerprint and the code (`results.code_fingerprint`). It keys every
+        cache and is the manifest's fingerprint."""
         return self.summary["identity"]
 
 
 def identity(release: Release, policy: Policy) -> str:
     inputs = [("source" if Path(path) in release.source_paths else "release", digest)
               for path, digest in release.digests.items()]
+    # The code takes part: a change in a signal layer, a helper module or a detector's
+    # release changes findings while the checks' declarations stay the same.
     content = {"inputs": inputs, "policy": policy.as_record(),
-               "registry": registry.FINGERPRINT}
+               "registry": registry.FINGERPRINT, "code": code_fingerprint()}
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -200,8 +229,11 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     summary = _summary(release, active, policy, partial, seconds,
                        time.perf_counter() - started)
     summary["signals"] = signals
+    tables = table_names()
+    for name, table in tables.items():
+        con.execute(f"ALTER TABLE {name} RENAME TO {identifier(table)}")
     say(f"scan done in {summary['seconds']['total']:.1f} s")
-    return ScanResult(release, policy, summary)
+    return ScanResult(release, policy, summary, tables)
 
 
 def _record(done) -> dict:
@@ -318,7 +350,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
 
 def status_disagreements(result: ScanResult) -> pa.Table:
     """Rows whose shipped status differs from the derived one, with the derived flags."""
-    with result.release.con.cursor() as con:   # the connection is shared by sessions
+    with result.cursor() as con:
         return con.sql("""SELECT id, source_split, shipped_status, status, flags FROM status
                           WHERE shipped_status IS NOT NULL AND shipped_status <> status
                           ORDER BY "row" """).to_arrow_table()

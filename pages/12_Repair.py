@@ -35,13 +35,13 @@ st.caption("Units a text correction can repair: a question, an answer, a title, 
 
 
 @st.cache_resource(show_spinner="Placing the findings on units…", max_entries=4)
-def work_list(identity: str, _release) -> pa.Table:
-    return plan.work_list(_release)
+def work_list(identity: str, _result) -> pa.Table:
+    return plan.work_list(_result)
 
 
 # ------------------------------------------------------------------------ work list
 
-work = work_list(result.identity, release)
+work = work_list(result.identity, result)
 st.subheader("Work list")
 c1, c2, c3 = st.columns(3)
 statuses = c1.multiselect("Status", list(plan.STATUSES), key="repair_status")

@@ -13,9 +13,9 @@ DUTCH = ("34962fa499bf98cd04217dcc", "p00", 1, "Ze werkte drie decennia lang in 
 TURKISH = ("42984c31986f332064d56256", "p00", 2, "It is the highest mountain in Africa.")
 
 
-def write_fixes(release, path: Path, author: str = "") -> Path:
+def write_fixes(scanned, path: Path, author: str = "") -> Path:
     """The two corrections as a JSONL file made from the demo's corrections template."""
-    lines = [json.loads(line) for line in plan.template(plan.work_list(release))]
+    lines = [json.loads(line) for line in plan.template(plan.work_list(scanned))]
     fixes = []
     for row_id, pid, k, text in (DUTCH, TURKISH):
         line = next(x for x in lines if (x["id"], x["unit"], x.get("paragraph_id"),

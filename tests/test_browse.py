@@ -45,7 +45,7 @@ def test_two_checks_in_different_words_mean_any_of_them(result):
     first = browse.search(result, browse.Filters(check=["blank_sentence"])).total
     second = browse.search(result, browse.Filters(check=["status_mismatch"])).total
     both = browse.search(result, browse.Filters(check=["blank_sentence", "status_mismatch"]))
-    cur = result.release.con.cursor()
+    cur = result.cursor()
     overlap = cur.execute("""SELECT count(*) FROM browse_index
         WHERE list_contains(checks, 'blank_sentence')
           AND list_contains(checks, 'status_mismatch')""").fetchall()[0][0]

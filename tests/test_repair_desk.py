@@ -27,7 +27,7 @@ def demo():
 def applied(demo, tmp_path_factory):
     root = tmp_path_factory.mktemp("repairs")
     area = desk.area(root, demo.release)
-    fixes = repair_demo.write_fixes(demo.release, root / "fixes.jsonl")
+    fixes = repair_demo.write_fixes(demo, root / "fixes.jsonl")
     first = repair.apply(demo.release, corrections.read_file(fixes, "Editor"),
                          desk.next_out(area), workspace=desk.workspace(area))
     held = next(e["correction_id"] for e in first.manifest["held"])
@@ -78,7 +78,7 @@ def test_a_damaged_manifest_is_named_and_listed_as_such(applied, tmp_path):
 
 
 def test_select_narrows_by_status_check_and_language(demo):
-    work = plan.work_list(demo.release)
+    work = plan.work_list(demo)
     dutch = desk.select(work, [], ["invalid_unicode"], ["nl"]).to_pylist()
     assert [(u["id"], u["sentence_index"]) for u in dutch] == [(repair_demo.DUTCH[0], 1)]
     assert desk.select(work, [], [], []).num_rows == work.num_rows == 72

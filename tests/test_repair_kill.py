@@ -36,9 +36,9 @@ def test_kill_during_apply_leaves_no_partial_output(tmp_path):
         pq.write_table(rows.slice(k * size, size).cast(schema),
                        sharded / f"validation-{k:05d}.parquet", compression="zstd")
     release = readers.open_release(sharded)
-    scan.run(release, skip=frozenset(rh.HEURISTICS))
+    scanned = scan.run(release, skip=frozenset(rh.HEURISTICS))
     fixes = rh.write_lines(tmp_path / "fixes.jsonl",
-                           rh.restoring(plan.work_list(release).to_pylist(),
+                           rh.restoring(plan.work_list(scanned).to_pylist(),
                                         rh.pristine_views()))
     out = tmp_path / "corrected"
     command = [sys.executable, "-m", "audit", "repair", "apply", str(sharded),

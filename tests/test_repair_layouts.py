@@ -40,8 +40,8 @@ def v2(tmp_path_factory):
     sample = realdata / V2_SAMPLE
     folder = tmp_path_factory.mktemp("repair_v2")
     release = readers.open_release(sample)
-    scan.run(release, skip=frozenset(rh.HEURISTICS))
-    work = {(u["id"], u["unit"]): u for u in plan.work_list(release).to_pylist()}
+    scanned = scan.run(release, skip=frozenset(rh.HEURISTICS))
+    work = {(u["id"], u["unit"]): u for u in plan.work_list(scanned).to_pylist()}
     ntrex = realdata_release.load_ntrex()
     blank, count = work[(BLANK_ROW, "sentence")], work[(COUNT_ROW, "paragraph")]
     question = work[(COPY_ROW, "question")]

@@ -32,7 +32,7 @@ def _pick_first_row(tab, grid: int) -> None:
 
 def test_apply_read_accept_and_compare(server, browser, tmp_path_factory):  # noqa: F811
     base = tmp_path_factory.getbasetemp()         # the server's first data root
-    fixes = repair_demo.write_fixes(scan_release().release, base / "demo-fixes.jsonl")
+    fixes = repair_demo.write_fixes(scan_release(), base / "demo-fixes.jsonl")
     tab = visit(browser, f"{server}/Repair", "Repair",
                 "72 units on 72 views of 72 on the work list")
     box = tab.get_by_label("Corrections file (JSONL or CSV) under the data roots")

@@ -52,15 +52,16 @@ def built(tmp_path_factory):
     info = realdata_release.build(folder / "built")
     specs = [f"{split}={path}" for split, path in info["sources"].items()]
     release = readers.open_release(info["release"], specs)
-    scan.run(release, skip=frozenset(rh.HEURISTICS))
-    work = plan.work_list(release).to_pylist()
+    scanned = scan.run(release, skip=frozenset(rh.HEURISTICS))
+    work = plan.work_list(scanned).to_pylist()
     fixes = rh.write_lines(folder / "fixes.jsonl",
                            rh.restoring(work, rh.pristine_views()))
     out = folder / "corrected"
     done = rh.cli("repair", "apply", info["release"], "--corrections", fixes, "--out", out,
                   *rh.SKIP_HEURISTICS)
     assert done.returncode == 0, done.stderr
-    return {"info": info, "specs": specs, "release": release, "work": work, "fixes": fixes,
+    return {"info": info, "specs": specs, "release": release, "scanned": scanned,
+            "work": work, "fixes": fixes,
             "out": out, "folder": folder, "printed": json.loads(done.stdout)}
 
 
@@ -83,7 +84,7 @@ def test_the_work_list_names_every_plant_a_text_can_repair(built):
     work = built["work"]
     expected = {(p["id"], UNIT_OF_KIND[p["kind"]]) for p in _repaired(built)}
     assert {(u["id"], u["unit"]) for u in work} == expected
-    assert plan.summary(plan.work_list(built["release"]).select(
+    assert plan.summary(plan.work_list(built["scanned"]).select(
         [f.name for f in plan.SCHEMA]))["per_unit"] == {
         "answer": 3, "paragraph": 9, "question": 3, "sentence": 12, "title": 4}
     by_place = {(u["id"], u["paragraph_id"], u["sentence_index"]): u for u in work}

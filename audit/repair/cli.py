@@ -80,7 +80,7 @@ def _names(values: list[str], flag: str) -> tuple[str, ...]:
 
 
 def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
-    """A release with its findings and status: a scan directory's, or a (saved) scan."""
+    """A release's scan: a scan directory's, or a (saved) scan."""
     from .. import export, policy, readers
     from ..outputs import file_sha256
     path = Path(spec)
@@ -97,12 +97,10 @@ def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
         say(f"reading the scan {path.name}")
         release = readers.open_release(files[0] if len(files) == 1 else files[0].parent,
                                        files=files)
-        export.load_result(release, rules, path)
-        return release
+        return export.load_result(release, rules, path)[0]
     release = readers.open_release(spec, sources)
     say(f"{release.layout} release, {release.rows:,} rows")
-    export.saved_or_scanned(release, rules, say)
-    return release
+    return export.saved_or_scanned(release, rules, say)[0]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -110,8 +108,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "work list")
     checks = _names(args.checks, "--checks")
-    release = _scanned(args.release, args.source, args.policy, say)
-    work = plan.work_list(release, tuple(args.status or plan.STATUSES), checks,
+    scanned = _scanned(args.release, args.source, args.policy, say)
+    release = scanned.release
+    work = plan.work_list(scanned, tuple(args.status or plan.STATUSES), checks,
                           tuple(args.language))
     counts = plan.summary(work)
     if args.out:

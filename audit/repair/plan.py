@@ -21,7 +21,7 @@ import json
 
 import pyarrow as pa
 
-from ..readers import Release
+from ..scan import ScanResult
 from ..sqlsafe import strings
 from . import units
 
@@ -90,11 +90,11 @@ FROM g JOIN views v ON v.rid = g.rid
 """
 
 
-def work_list(release: Release, statuses: tuple[str, ...] = STATUSES,
+def work_list(scanned: ScanResult, statuses: tuple[str, ...] = STATUSES,
               checks: tuple[str, ...] = (), languages: tuple[str, ...] = ()) -> pa.Table:
-    """The units to repair (SCHEMA), of rows with these statuses, optionally only those
-    with a finding of these checks or in these languages; on a scanned release."""
-    con = release.con.cursor()
+    """The units to repair (SCHEMA) of a scanned release, of rows with these statuses,
+    optionally only those with a finding of these checks or in these languages."""
+    con = scanned.cursor()
     con.execute(_placed(tuple(statuses), tuple(checks)))
     groups = con.sql(_GROUPED).to_arrow_table().to_pylist()
     ctxs = sorted({g["ctx"] for g in groups if g["unit"] not in units.ROW_UNITS})

@@ -176,7 +176,7 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
         said = [f"{len(edits):,} edit(s) on {len(rids):,} row(s)"]
         say(f"checking the corrected units: {said[0]}, every text check as in a scan")
         result = scan.run(probe, policy, skip=RELEASE_WIDE | frozenset(UNJUDGED) | skip)
-        found = probe.con.cursor().sql(f"""
+        found = result.cursor().sql(f"""
             SELECT f."row", f."check", f.severity, f.paragraph_id, f.sentence_index, f.detail,
                    {units.finding_unit_sql('f')} AS unit
             FROM findings f ORDER BY f."row", f."check", f.paragraph_id NULLS FIRST,
@@ -238,7 +238,7 @@ def derive(release: Release, edits: list[Edit], folder: Path, rids: list[int],
     result = scan.run(probe, skip=frozenset(names - {c.name for c in reference}))
     exhaustive = [c.name for c in reference if c.name in result.summary["checks_run"]]
     review = [c.name for c in reference if c.severity != "blocking"]
-    con = probe.con
+    con = result.cursor()   # derived_flags: temporary, on this cursor as later statements
     con.execute(f"""CREATE OR REPLACE TEMP TABLE derived_flags AS
         SELECT "row" AS rid, list_sort(list_distinct(list("check"))) AS found
         FROM findings WHERE list_contains({strings(c.name for c in reference)}, "check")

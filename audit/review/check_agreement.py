@@ -102,7 +102,7 @@ def _share(k: int, n: int) -> tuple[float | None, float | None, float | None]:
 
 def _fired(result: ScanResult) -> dict[tuple, set[str]]:
     """(check, row, paragraph id) and (check, row, None) → the severities of its findings."""
-    rows = result.release.con.cursor().sql(
+    rows = result.cursor().sql(
         'SELECT "check", "row", paragraph_id, list(DISTINCT severity) FROM findings '
         'WHERE "check" IN (SELECT unnest(?)) GROUP BY ALL',
         params=[list(CRITERIA.values())]).fetchall()
@@ -119,7 +119,7 @@ def _release_units(items: list[str], result: ScanResult, batch_id: str, workspac
     release whose text is what the annotators read, and how many items were left out."""
     folder = loop.batch_dir(batch_id, workspace)
     behind = _release_items(items, result, folder)
-    con = result.release.con.cursor()
+    con = result.cursor()
     rid_of = {i: r for i, r, n in con.sql("SELECT id, min(rid), count(*) FROM views "
                                           "GROUP BY id").fetchall() if n == 1}
     places = {}

@@ -144,7 +144,7 @@ _VIEWS_QUERY = f"SELECT rid, source_id, {VIEW_OF_ROW} AS view FROM views"
 def _keyed(units: pa.Table, result: ScanResult) -> pa.Table:
     """The units with their match key: source_id, view, and `part` (the paragraph key of
     the item id, '-' for a question or answer)."""
-    rows = result.release.con.cursor().sql(_VIEWS_QUERY).to_arrow_table()
+    rows = result.cursor().sql(_VIEWS_QUERY).to_arrow_table()
     con = duckdb.connect()
     con.register("units", units.append_column(
         "position", pa.array(range(units.num_rows), pa.int64())))

@@ -215,7 +215,7 @@ def build_units(result: ScanResult, descriptor_table: pa.Table | None = None) ->
         descriptor_module.descriptors(release)
     # A cursor of its own: the release's connection is shared by every app session, and a
     # registered name lives on the cursor that registered it.
-    with release.con.cursor() as con:
+    with result.cursor() as con:
         descriptor_module.register(con)  # lang_script()
         con.execute(_ANSWER_TYPE_MACRO)
         con.register("_review_descriptors", table)

@@ -225,7 +225,7 @@ def _post_edit_batch(spec: Spec):
     release_path = _relative(spec, spec.release)
     if spec.plan is None:
         result = workspace.scan_release(release_path, spec.sources or None)
-        return postedit.post_edit_batch(repair.work_list(result.release), result.release,
+        return postedit.post_edit_batch(repair.work_list(result), result.release,
                                         spec.batch)
     path = _relative(spec, spec.plan)
     path = path / "plan.parquet" if path.is_dir() else path
