@@ -31,27 +31,30 @@ import unicodedata
 from . import controls
 from .languages import RTL_CODES
 
-CSS = """
-<style>
+# The look of dataset text, markers, evidence and tables: the app's pages and every HTML
+# view outside it (the post-edit task in Label Studio, audit.review.configs) share it.
+TEXT_CSS = """
 .xt { white-space: pre-wrap; unicode-bidi: plaintext; }
 .xt-title { font-weight: 600; }
 .xt-rtl { direction: rtl; text-align: right; }
-.badge { display: inline-block; padding: 0 .45em; margin-right: .3em; border-radius: .4em;
-         font-size: .8em; background: #e8eaf0; }
-.badge-gold { background: #ffe08a; } .badge-blocking { background: #f7b1ab; }
-.badge-review { background: #fde2a7; } .badge-info { background: #d7e8fb; }
-.badge-accepted { background: #cdebd3; }
 .missing { color: #a33; font-style: italic; }
 .cc { font-family: monospace; font-size: .75em; padding: 0 .15em; border-radius: .2em;
       unicode-bidi: isolate; direction: ltr; }
 .cc-review, .cc-other { background: #f7b1ab; color: #700; }
 .cc-info { background: #d7e8fb; color: #124; }
 .ev { background: #fff2a8; }
-.d-del { background: #f7c6c2; text-decoration: line-through; }
-.d-ins { background: #c9ecd0; text-decoration: none; }
 .xtable { border-collapse: collapse; width: 100%; font-size: .9em; }
 .xtable th { text-align: left; border-bottom: 2px solid #ccc; padding: .2em .4em; }
 .xtable td { border-bottom: 1px solid #eee; padding: .2em .4em; vertical-align: top; }
+"""
+CSS = "<style>" + TEXT_CSS + """
+.badge { display: inline-block; padding: 0 .45em; margin-right: .3em; border-radius: .4em;
+         font-size: .8em; background: #e8eaf0; }
+.badge-gold { background: #ffe08a; } .badge-blocking { background: #f7b1ab; }
+.badge-review { background: #fde2a7; } .badge-info { background: #d7e8fb; }
+.badge-accepted { background: #cdebd3; }
+.d-del { background: #f7c6c2; text-decoration: line-through; }
+.d-ins { background: #c9ecd0; text-decoration: none; }
 .bar { display: grid; grid-template-columns: minmax(5em, 12em) 1fr 4em; gap: .4em;
        font-size: .85em; align-items: center; }
 .bar-label { overflow-wrap: anywhere; line-height: 1.2; }   /* wraps, never cut off */

@@ -211,7 +211,7 @@ def test_right_to_left_applies_to_the_target_views_only():
 def test_a_style_other_than_ours_is_refused():
     text = configs.load_config("maple_realism").replace(
         "<View>", "<View><Style>body { display: none }</Style>", 1)
-    with pytest.raises(InputError, match="a <Style> other than the direction rules"):
+    with pytest.raises(InputError, match="a <Style> other than the rules of label_config"):
         configs.validate_config(text, "maple_realism")
 
 

@@ -5,10 +5,11 @@
         the units to repair with their findings, current text and English source; --out
         writes plan.parquet, plan.csv, corrections.template.jsonl and summary.json
     repair apply RELEASE --corrections FILE [--corrections FILE]... --out DIR
-                 [--workspace DIR] [--author NAME]
+                 [--from-batch BATCH_DIR]... [--workspace DIR] [--author NAME]
                  [--accept ID]... [--reject ID]... [--choose ID]... [--reviewer NAME]
         the corrected release in the input's layout, its correction record,
-        repair_manifest.json and CHANGELOG.md, in a new DIR
+        repair_manifest.json and CHANGELOG.md, in a new DIR; --from-batch adds the
+        corrections a `review pull` recorded for a post-edit batch (its folder)
 
 Bad input (a malformed, stale or unknown correction, an unknown check or correction id)
 is one line on stderr naming the file, the line and the row id, and exit 2; nothing is
@@ -55,6 +56,9 @@ def add_parser(subparsers) -> None:
                                    "JSONL)")
     p.add_argument("--corrections", action="append", default=[], metavar="FILE",
                    help="a corrections file (.jsonl or .csv); repeatable")
+    p.add_argument("--from-batch", action="append", default=[], metavar="BATCH_DIR",
+                   help="a pulled post-edit batch's folder (review push kind = "
+                        "\"post-edit\"): its editors' corrections; repeatable")
     p.add_argument("--out", required=True, help="a new directory for the corrected release")
     p.add_argument("--workspace", help="a repair workspace: its record is read and "
                                        "appended to (earlier proposals and decisions count)")
@@ -136,6 +140,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     from .. import policy, readers
+    from ..review.postedit import batch_corrections
     from . import apply as repair
     from .corrections import read_file
     from .record import Workspace
@@ -146,18 +151,28 @@ def cmd_apply(args: argparse.Namespace) -> int:
     if decisions and not (args.reviewer or "").strip():
         raise InputError("--reviewer", "a decision needs the reviewer's name",
                          expected="--reviewer NAME with --accept, --reject or --choose")
-    if not args.corrections and not args.workspace:
+    if not args.corrections and not args.workspace and not args.from_batch:
         raise InputError("--corrections", "no corrections given",
-                         expected="--corrections FILE (or --workspace DIR)")
+                         expected="--corrections FILE, --from-batch BATCH_DIR or "
+                                  "--workspace DIR")
     skip = frozenset(_names(args.skip, "--skip"))
     rules = policy.load(args.policy)
     corrections = [c for path in args.corrections for c in read_file(path, args.author)]
+    inputs = [Path(p) for p in args.corrections]
     release = readers.open_release(args.release)
+    for folder in map(Path, args.from_batch):
+        found = batch_corrections(folder, release)
+        if not found:
+            raise InputError(folder, "no correction recorded for this release",
+                             expected="a post-edit batch pulled (`review pull`) after its "
+                                      "editors submitted")
+        corrections += found
+        inputs += Workspace(folder).files()
     say(f"{release.layout} release, {release.rows:,} rows; {len(corrections):,} correction(s)")
     result = repair.apply(release, corrections, Path(args.out),
                           workspace=Workspace(Path(args.workspace)) if args.workspace else None,
                           decisions=decisions, policy=rules, skip=skip,
-                          inputs=[Path(p) for p in args.corrections], progress=say)
+                          inputs=inputs, progress=say)
     manifest = result.manifest
     print(json.dumps({
         "out": str(result.out), "counts": manifest["counts"],

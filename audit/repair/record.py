@@ -158,8 +158,12 @@ class Workspace:
         self.root = Path(self.root)
         self.parts = self.root / "record"
 
+    def files(self) -> list[Path]:
+        """The record's parts, in order."""
+        return sorted(self.parts.glob("part-*.parquet"))
+
     def read(self) -> pa.Table:
-        files = sorted(self.parts.glob("part-*.parquet"))
+        files = self.files()
         if not files:
             return SCHEMA.empty_table()
         return pa.concat_tables(pq.ParquetFile(p).read().cast(SCHEMA) for p in files)

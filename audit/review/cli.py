@@ -151,8 +151,8 @@ def cmd_push(args: argparse.Namespace) -> int:
     from ..outputs import staged_file, write_json
     with staged_file(folder / "spec.json") as staging:
         write_json(staging, spec.as_json())
-    print(f"batch {report.batch_id}: {len(batch.tasks):,} units, "
-          f"{sum(p.n_items for p in report.projects) // 2:,} routed, "
+    routed = len(batch.tasks) - len(report.routing["left_out"])
+    print(f"batch {report.batch_id}: {len(batch.tasks):,} units, {routed:,} routed, "
           f"{len(report.routing['left_out']):,} left out; {report.sent:,} tasks sent; "
           f"blinding {report.blinding}")
     print(_table([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
@@ -240,6 +240,13 @@ def cmd_pull(args: argparse.Namespace) -> int:
           f"{loop.batch_dir(args.batch, workspace) / 'refusals.jsonl'})")
     for refusal in report.rejected[:20]:
         print(f"  {refusal['project']} task {refusal['task_id']}: {refusal['reason']}")
+    made = report.corrections
+    if made is not None:      # a post-edit batch: its submissions as correction records
+        print(f"post-edit: {made.submissions:,} submission(s): {made.corrections:,} "
+              f"correction(s), {made.fine:,} fine as it is, {made.unchanged:,} unchanged; "
+              f"{made.appended:,} new record row(s) in {made.workspace / 'record'}\n"
+              f"apply them: python -m audit repair apply RELEASE --from-batch "
+              f"{made.workspace} --out DIR")
     return 0
 
 

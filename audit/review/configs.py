@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+from .. import render
 from ..errors import InputError
 from ..languages import RTL_CODES
 from ..outputs import REPO
@@ -172,7 +173,7 @@ def validate_config(text: str, kind: str, path: object = "<config>") -> None:
     """Raise InputError unless `text` is a well-formed config of `kind` (module docstring)."""
     root = _parse(text, path)
     elements = list(root.iter())
-    for problem in (_tag_problem(elements, kind), _style_problem(elements),
+    for problem in (_tag_problem(elements, kind), _style_problem(elements, kind),
                     _field_problem(elements, kind), _control_problem(elements, kind)):
         if problem:
             raise InputError(path, problem, where=f"{kind} config")
@@ -191,12 +192,15 @@ def label_config(kind: str, direction: str = "ltr") -> str:
     if direction not in DIRECTIONS:
         raise ValueError(f"direction {direction!r} (expected one of {', '.join(DIRECTIONS)})")
     text = load_config(kind)
-    if direction == "ltr":
+    rules = ([render.TEXT_CSS] if kind == POST_EDIT else []) + (
+        [_DIRECTION_CSS[direction]] if direction != "ltr" else [])
+    if not rules:
         return text
     root = _parse(text, config_path(kind))
-    style = ET.Element("Style")
-    style.text = _DIRECTION_CSS[direction]
-    root.insert(0, style)
+    for css in reversed(rules):
+        style = ET.Element("Style")
+        style.text = css
+        root.insert(0, style)
     directed = ET.tostring(root, encoding="unicode")
     validate_config(directed, kind, f"{config_path(kind)} ({direction})")
     return directed
@@ -232,12 +236,13 @@ def _tag_problem(elements: list[ET.Element], kind: str) -> str | None:
     return f"names used twice: {', '.join(repeated)}" if repeated else None
 
 
-def _style_problem(elements: list[ET.Element]) -> str | None:
+def _style_problem(elements: list[ET.Element], kind: str) -> str | None:
     """A <Style> holds one of our static rules and nothing else."""
+    allowed = {*_DIRECTION_CSS.values(), *([render.TEXT_CSS] if kind == POST_EDIT else [])}
     for element in elements:
         if element.tag == "Style" and (element.attrib or len(element) or
-                                       (element.text or "") not in _DIRECTION_CSS.values()):
-            return "a <Style> other than the direction rules of label_config()"
+                                       (element.text or "") not in allowed):
+            return "a <Style> other than the rules of label_config()"
     return None
 
 
