@@ -216,7 +216,8 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
         ORDER BY d.rid
     """)
     con.close()
-    result.tables = {**result.tables, "browse_index": index}   # one assignment: readers see old or new
+    # One assignment: a reader in another session sees the old mapping or the new one.
+    result.tables = {**result.tables, "browse_index": index}
 
 
 def descriptor_table(result: ScanResult) -> pa.Table:

@@ -6,8 +6,8 @@ recomputed, nor even imported (no DuckDB, Arrow or check module: this module rea
 bytes only, and ICU's version). The key holds what the scan's identity (`scan.identity`)
 holds, as bytes: each input file's SHA-256 and role, the policy file's path and SHA-256, the
 code (`code_fingerprint`); and what the identity leaves out but the results depend on: the
-skipped checks and the split each source is read as. Entries live under `<cache_dir>/results/<key>/`,
-written atomically; the RESULTS_KEPT most recently used stay.
+skipped checks and the split each source is read as. Entries live under
+`<cache_dir>/results/<key>/`, written atomically; the RESULTS_KEPT most recently used stay.
 """
 
 from __future__ import annotations
