@@ -87,6 +87,7 @@ def _edit(tab, item: str) -> None:
     """What the editor does with the unit on screen (named by its item id)."""
     if item.startswith("sentence:validation:263279a99372fdb18a4de1c6:"):
         assert _areas(tab) == [{"value": "", "direction": "rtl"}]    # blank: an empty area
+        assert tab.locator(".missing").all_inner_texts() == ["(blank)"]
         shot(tab, "postedit-ur-blank-sentence")
         tab.locator("textarea").nth(0).fill(URDU_109)
         _reason(tab, "untranslated")

@@ -91,16 +91,17 @@ def _where(unit: dict) -> str:
 
 
 def findings_html(unit: dict) -> str:
-    """The findings as a table, then the current text with their evidence marked; every
-    outside string escaped by audit/render.py."""
+    """The findings as a table, then the current text with their evidence marked (a blank
+    one says so); every outside string escaped by audit/render.py."""
     rows = [[render.text(f["check"]), render.text(f["severity"]),
              render.text(f["sentence_index"]), render.text(f["detail"])]
             for f in unit["findings"]]
     marks = tuple(f["evidence"] for f in unit["findings"] if f["evidence"])
     texts = unit["sentences"] if unit["unit"] == "paragraph" else [unit["text"]]
     return render.block(render.table(FINDINGS_HEADER, rows),
+                        render.strong("Current translation"),
                         *(render.paragraph(t, unit["language"], evidence=marks)
-                          for t in texts))
+                          if t and t.strip() else render.missing("(blank)") for t in texts))
 
 
 def payload(unit: dict, batch_id: str) -> dict:
