@@ -221,6 +221,11 @@ def strong(value: object) -> str:
     return f"<b>{text(value)}</b>"
 
 
+def missing(label: object) -> str:
+    """A note standing where a text is absent or blank ("(blank)")."""
+    return f'<div class="missing">{text(label)}</div>'
+
+
 def link(label: object, href: str) -> str:
     """A same-tab link to a page of the workbench. `href` must be one of our relative
     page links (audit.viewstate.View.href): nothing outside can become a target."""

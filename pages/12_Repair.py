@@ -1,8 +1,9 @@
 """Repair: from the findings to a corrected release. The work list of units a text
 correction can repair (with their findings, current text and English source); an operator
-applies a corrections file and sees each correction's outcome — old and new text side by
-side with a character-level diff, the checks before and after, what holds it — accepts or
-rejects what is held, and opens Compare on the two versions (audit.repair)."""
+applies a corrections file or a pulled post-edit batch and sees each correction's outcome
+— old and new text side by side with a character-level diff, the checks before and after,
+what holds it — accepts or rejects what is held, and opens Compare on the two versions
+(audit.repair)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from audit import policy, render
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
+from audit.repair.record import Workspace
+from audit.review import loop, postedit
 from audit.viewstate import View
 from audit.workspace import DEMO_RELEASE, demo_sources, repairs_root, served_file
 from pages import current_view, html, say, save_upload, scope_line, setup
@@ -132,8 +135,7 @@ def run_apply(found: list, decisions: list[repair.Decision], inputs: list) -> No
         out=done.out)
 
 
-st.subheader("Apply corrections")
-if auth.gate("Applying corrections"):
+def from_file() -> None:
     st.text_input("Corrections file (JSONL or CSV) under the data roots", key="repair_file",
                   placeholder="e.g. data/corrections/vendor-2026-12.jsonl")
     upload = st.file_uploader("…or upload one (.jsonl, .csv)", type=["jsonl", "csv"],
@@ -151,6 +153,43 @@ if auth.gate("Applying corrections"):
             run_apply(corrections.read_file(path, author.strip() or None), [], [path])
         except InputError as error:
             say(st.error, "Cannot apply: {problem}", problem=error)
+
+
+def from_batch() -> None:
+    """The corrections a post-edit batch's pulls recorded (the Review page's workspace)."""
+    pulled = postedit.batches_of(release, loop.REVIEWS)
+    if not pulled:
+        say(st.caption, "No post-edit batch of this release in the review workspace "
+            "{workspace}: push one (`python -m audit review push SPEC` with kind = "
+            "\"post-edit\") and pull its editors' work (`review pull BATCH`).",
+            workspace=loop.REVIEWS)
+        return
+    names = [b["batch"] for b in pulled]
+    shown = st.selectbox("Post-edit batch", names, key="repair_batch", format_func=lambda n: (
+        f"{n} ({render.plural(pulled[names.index(n)]['corrections'], 'correction')} "
+        "pulled)"))
+    chosen = pulled[names.index(shown)]
+    if not chosen["corrections"]:
+        say(st.info, "No correction pulled from {batch} yet: {pull} once its editors have "
+            "submitted.", batch=shown, pull=f"python -m audit review pull {shown}")
+    if st.button("Apply the batch's corrections", key="repair_batch_go", type="primary",
+                 disabled=not chosen["corrections"]):
+        try:
+            folder = chosen["folder"]
+            run_apply(postedit.batch_corrections(folder, release), [],
+                      Workspace(folder).files())
+        except InputError as error:
+            say(st.error, "Cannot apply: {problem}", problem=error)
+
+
+st.subheader("Apply corrections")
+if auth.gate("Applying corrections"):
+    origin = st.radio("Corrections from", ["a corrections file", "a post-edit batch"],
+                      horizontal=True, key="repair_from")
+    if origin == "a corrections file":
+        from_file()
+    else:
+        from_batch()
 
 # --------------------------------------------------------------------------- outcome
 

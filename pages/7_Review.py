@@ -11,9 +11,9 @@ import streamlit as st
 from audit import browse
 from audit.errors import InputError
 from audit.render import plural, visible
-from audit.review import labelstudio, loop, maple, routing, sampling
+from audit.review import configs, labelstudio, loop, maple, routing, sampling
 from audit.workspace import served_file, shown_path
-from pages import say, scope_line, setup
+from pages import current_view, say, scope_line, setup
 from workbench import auth
 
 result = setup("Review")
@@ -234,3 +234,10 @@ def progress(batch_id: str) -> None:
 
 
 progress(chosen)
+if loop.read_ledger(chosen, loop.REVIEWS).get("config") == configs.POST_EDIT:
+    say(st.caption, "A post-edit batch: one editor per language. {pull} turns each "
+        "submission into a correction record; the Repair page of the release it was pushed "
+        "from applies them (Corrections from: a post-edit batch).",
+        pull=f"python -m audit review pull {chosen}")
+    st.page_link("pages/12_Repair.py", label="Repair: apply its corrections",
+                 query_params=current_view().to_query())

@@ -9,16 +9,12 @@ import io
 import json
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from app_server import running_app
 from audit import synth
 from conftest import record, source, view
 
@@ -33,39 +29,13 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Debian chromium is not installed", allow_module_level=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The app, serving the demo and any release the tests write under the session's
     temporary directory (its data roots)."""
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
-    env["AUDIT_DATA_ROOTS"] = os.pathsep.join([str(tmp_path_factory.getbasetemp()),
-                                               str(ROOT / "data")])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start: " + proc.stdout.read().decode()[-2000:])
-    yield url
-    proc.terminate()
-    proc.wait(timeout=20)
+    with running_app(AUDIT_DATA_ROOTS=os.pathsep.join([str(tmp_path_factory.getbasetemp()),
+                                                       str(ROOT / "data")])) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

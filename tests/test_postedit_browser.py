@@ -11,22 +11,31 @@ Playwright) against a real Label Studio, on the bundled demo release:
 - `review status` counts the four done; `review pull` records exactly three corrections,
   with their old and new text, reason and author;
 - `repair apply --from-batch` writes a corrected release whose rescan no longer shows
-  those findings, and no new one on those rows.
+  those findings, and no new one on those rows;
+- on the workbench, the Review page shows the batch done and points to Repair, where an
+  operator applies the same batch (Corrections from: a post-edit batch) and reads its
+  outcome (screenshots postedit-review-progress.png, postedit-repair-applied.png).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+import pytest
+
+from app_server import ROOT, running_app
 from audit import readers, scan
-from audit.repair import plan
+from audit.repair import desk, plan
 from audit.repair.record import Workspace
+from audit.review import labelstudio as ls
 from audit.workspace import DEMO_RELEASE, demo_sources
 from repair_helpers import cli
+from test_browser import settled
 from test_review_browser import (RUN, _cli, browser, log_in, open_queue,  # noqa: F401
                                  server, shot, submit)
 
@@ -45,7 +54,18 @@ HOBBIT = "《霍比特人》是J·R·R·托尔金创作的一部奇幻小说。"
 SOURCES = [arg for spec in demo_sources() for arg in ("--source", spec)]
 
 
-def _batch(server, tmp_path: Path) -> tuple[str, Path, Path]:
+@pytest.fixture(scope="module")
+def workbench(server, tmp_path_factory):  # noqa: F811
+    """The app on a review workspace of its own and the session's Label Studio, keeping
+    its repairs under a data root of its own: (url, review workspace, data root)."""
+    reviews, root = (tmp_path_factory.mktemp(name) for name in ("reviews", "root"))
+    with running_app(AUDIT_REVIEWS=str(reviews), LABEL_STUDIO_URL=server.url,
+                     LABEL_STUDIO_API_KEY=ls.default_token() or "",
+                     AUDIT_DATA_ROOTS=os.pathsep.join([str(root), str(ROOT / "data")])) as url:
+        yield url, reviews, root
+
+
+def _batch(server, reviews: Path, tmp_path: Path) -> tuple[str, Path]:
     """The work list (`repair plan`), the four units' plan, and `review push` of it."""
     listed = tmp_path / "plan"
     done = cli("repair", "plan", DEMO_RELEASE, *SOURCES, "--out", listed)
@@ -61,10 +81,9 @@ def _batch(server, tmp_path: Path) -> tuple[str, Path, Path]:
     spec.write_text(json.dumps({"kind": "post-edit", "batch": batch_id,
                                 "release": str(DEMO_RELEASE), "sources": demo_sources(),
                                 "plan": str(chosen), "annotators": [f"{EDITOR}:ur,nl,zh"]}))
-    reviews = tmp_path / "reviews"
     printed = _cli(server, reviews, "push", str(spec))
     assert f"batch {batch_id}: 4 units, 4 routed, 0 left out; 4 tasks sent" in printed
-    return batch_id, reviews, reviews / batch_id
+    return batch_id, reviews / batch_id
 
 
 def _login(folder: Path) -> tuple[str, str, str]:
@@ -87,6 +106,7 @@ def _edit(tab, item: str) -> None:
     """What the editor does with the unit on screen (named by its item id)."""
     if item.startswith("sentence:validation:263279a99372fdb18a4de1c6:"):
         assert _areas(tab) == [{"value": "", "direction": "rtl"}]    # blank: an empty area
+        assert tab.locator(".missing").all_inner_texts() == ["(blank)"]
         shot(tab, "postedit-ur-blank-sentence")
         tab.locator("textarea").nth(0).fill(URDU_109)
         _reason(tab, "untranslated")
@@ -127,8 +147,9 @@ def _item_on_screen(tab, left: set[str]) -> str:
 
 
 def test_an_editor_post_edits_and_the_corrections_make_a_release_without_those_findings(
-        server, browser, tmp_path):  # noqa: F811
-    batch_id, reviews, folder = _batch(server, tmp_path)
+        server, browser, workbench, tmp_path):  # noqa: F811
+    app, reviews, root = workbench
+    batch_id, folder = _batch(server, reviews, tmp_path)
     tasks = [json.loads(line) for line in (folder / "tasks.jsonl").read_text(
         encoding="utf-8").splitlines()]
     items = {t["item_id"] for t in tasks}
@@ -150,6 +171,12 @@ def test_an_editor_post_edits_and_the_corrections_make_a_release_without_those_f
     tab.context.close()
     assert sorted(seen) == sorted(items)
 
+    early = cli("repair", "apply", DEMO_RELEASE, "--from-batch", folder, "--out",
+                tmp_path / "early")                     # before the pull: nothing to apply
+    assert (early.returncode, early.stderr.strip()) == (
+        2, f"error: {folder}: no correction recorded for this release (expected a post-edit "
+           "batch pulled (`review pull`) after its editors submitted)")
+    assert not (tmp_path / "early").exists()
     status = json.loads(_cli(server, reviews, "status", batch_id, "--json"))
     assert [(g["group"], g["tasks"], g["done"]) for g in status["groups"]] == [
         ("nl", 1, 1), ("ur", 2, 2), ("zh", 1, 1)]
@@ -197,6 +224,38 @@ def test_an_editor_post_edits_and_the_corrections_make_a_release_without_those_f
             (SHORT[1], "structural_flags_mismatch", None, None)}
     assert gone <= before and after == before - gone
     assert (FINE[1], "bridge_entity_lost", "p05", 0) in after     # fine as it is: kept
+
+    _on_the_workbench(browser, app, root, batch_id, folder)
+
+
+def _on_the_workbench(browser, app: str, root: Path, batch_id: str, folder: Path) -> None:
+    """Review shows the batch done and points to Repair; Repair applies it."""
+    tab = browser.new_page(viewport={"width": 1400, "height": 2000})
+    tab.goto(f"{app}/Review")
+    tab.get_by_role("heading", name="Review").first.wait_for(timeout=90_000)
+    settled(tab, "4 of 4 tasks done", "A post-edit batch: one editor per language.")
+    assert tab.get_by_text(f"python -m audit review pull {batch_id}").count() == 1
+    shot(tab, "postedit-review-progress")
+    tab.get_by_text("Repair: apply its corrections").click()
+    tab.get_by_role("heading", name="Repair").first.wait_for(timeout=90_000)
+    settled(tab, "on the work list")
+    tab.get_by_text("a post-edit batch", exact=True).click()
+    settled(tab, "Apply the batch's corrections")
+    assert tab.get_by_role("combobox", name="Post-edit batch").input_value() == \
+        f"{batch_id} (3 corrections pulled)"
+    tab.get_by_role("button", name="Apply the batch's corrections").click()
+    settled(tab, "Rows changed", "Applied 3, held 0, refused 0 of 3 corrections; 3 rows changed")
+    assert tab.locator('[data-testid="stException"]').count() == 0
+    shot(tab, "postedit-repair-applied")
+    tab.close()
+    area = desk.area(root / "repairs", readers.open_release(DEMO_RELEASE))
+    (made,) = desk.applies(area)
+    manifest = desk.manifest(made["out"])
+    assert [i["path"] for i in manifest["inputs"] if i["role"] == "corrections"] == [
+        str(p) for p in Workspace(folder).files()]
+    outcomes = desk.outcomes(made["out"]).to_pylist()
+    assert sorted((o["action"], o["row_id"], o["author"]) for o in outcomes) == [
+        ("applied", row, EDITOR) for row in sorted((BLANK[1], COPY[1], SHORT[1]))]
 
 
 def _findings(release: Path, rows: set[str]) -> set[tuple]:

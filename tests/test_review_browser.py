@@ -23,13 +23,13 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
 
+from app_server import running_app
 from audit import workspace as audit_workspace
 from audit.errors import InputError
 from audit.review import labelstudio as ls
@@ -267,29 +267,9 @@ def test_with_a_server_per_side_annotator_1_cannot_see_annotator_2s_labels(
 def workbench(server, arabic):
     """The Streamlit app on the batch's workspace and the session's Label Studio."""
     _, work, _ = arabic
-    port = ls.free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STREAMLIT_")}
-    env.update(AUDIT_REVIEWS=str(work), LABEL_STUDIO_URL=server.url,
-               LABEL_STUDIO_API_KEY=ls.default_token() or "")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail("streamlit did not start: " + proc.stdout.read().decode()[-2000:])
-            time.sleep(0.3)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
+    with running_app(AUDIT_REVIEWS=str(work), LABEL_STUDIO_URL=server.url,
+                     LABEL_STUDIO_API_KEY=ls.default_token() or "") as url:
+        yield url
 
 
 def test_review_page_shows_a_submission_within_10_s(server, browser, arabic, workbench):

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from audit import render
 from audit.errors import InputError
 from audit.review import configs
 from audit.review.maple import QueryPair, RelevancePair, assign_order
@@ -206,6 +207,20 @@ def test_right_to_left_applies_to_the_target_views_only():
     assert "unicode-bidi: plaintext" in auto.find("Style").text
     with pytest.raises(ValueError, match="direction 'up'"):
         configs.label_config("translation_review", "up")
+
+
+def test_the_post_edit_task_carries_the_workbench_text_style_and_no_add_button():
+    """The findings table and marks of $findings_html look as on the workbench's pages
+    (render.TEXT_CSS); the editor edits the box and submits, with no "Add" step."""
+    root = ET.fromstring(configs.label_config(configs.POST_EDIT, "rtl"))
+    assert [s.text for s in root.findall("Style")] == [
+        render.TEXT_CSS, ".xr-target { direction: rtl; text-align: right; }"]
+    (area,) = root.iter("TextArea")
+    assert area.get("showSubmitButton") == "false" and area.get("editable") == "true"
+    text = configs.load_config("maple_realism").replace(
+        "<View>", f"<View><Style>{render.TEXT_CSS}</Style>", 1)
+    with pytest.raises(InputError, match="a <Style> other than the rules of label_config"):
+        configs.validate_config(text, "maple_realism")
 
 
 def test_a_style_other_than_ours_is_refused():

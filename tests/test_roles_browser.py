@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHROMIUM, FLAGS, free_port, settled, shot, visit
+from app_server import free_port
+from test_browser import CHROMIUM, FLAGS, settled, shot, visit
 from test_roles import plant_batch
 
 ROOT = Path(__file__).resolve().parent.parent

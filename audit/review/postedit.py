@@ -25,7 +25,8 @@ changes a submission after a pull, the proposal of the earlier version is supers
 `rejected` row says so, and only the latest version is applied.
 
 Apply (`batch_corrections`): the proposals of a batch's record for one release, less the
-superseded ones, for `repair apply RELEASE --from-batch BATCH_DIR` and the Repair page.
+superseded ones, for `repair apply RELEASE --from-batch BATCH_DIR` and the Repair page
+(which lists a review workspace's batches of its release: `batches_of`).
 """
 
 from __future__ import annotations
@@ -91,16 +92,17 @@ def _where(unit: dict) -> str:
 
 
 def findings_html(unit: dict) -> str:
-    """The findings as a table, then the current text with their evidence marked; every
-    outside string escaped by audit/render.py."""
+    """The findings as a table, then the current text with their evidence marked (a blank
+    one says so); every outside string escaped by audit/render.py."""
     rows = [[render.text(f["check"]), render.text(f["severity"]),
              render.text(f["sentence_index"]), render.text(f["detail"])]
             for f in unit["findings"]]
     marks = tuple(f["evidence"] for f in unit["findings"] if f["evidence"])
     texts = unit["sentences"] if unit["unit"] == "paragraph" else [unit["text"]]
     return render.block(render.table(FINDINGS_HEADER, rows),
+                        render.strong("Current translation"),
                         *(render.paragraph(t, unit["language"], evidence=marks)
-                          for t in texts))
+                          if t and t.strip() else render.missing("(blank)") for t in texts))
 
 
 def payload(unit: dict, batch_id: str) -> dict:
@@ -310,3 +312,21 @@ def batch_corrections(folder: Path, release: Release) -> list[Correction]:
         raise InputError(folder, "its corrections were made against another release",
                          expected=f"the release with SHA-256 {', '.join(proposed[0]['release'])}")
     return [from_record(r) for r in mine]
+
+
+def batches_of(release: Release, workspace: Path = loop.REVIEWS) -> list[dict]:
+    """The post-edit batches in a review workspace pushed from this release (its files'
+    content), each {"batch", "folder", "corrections"}: how many open corrections its pulls
+    recorded (0 before the first pull)."""
+    found = []
+    for batch_id in loop.batches(workspace):
+        folder = loop.batch_dir(batch_id, workspace)
+        try:
+            config = json.loads((folder / "ledger.json").read_text(encoding="utf-8"))["config"]
+            content = json.loads((folder / RELEASE_FILE).read_text(encoding="utf-8"))["content"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue                 # not a post-edit batch, or one whose push never ended
+        if config == configs.POST_EDIT and content == release.content:
+            found.append({"batch": batch_id, "folder": folder,
+                          "corrections": len(batch_corrections(folder, release))})
+    return found
