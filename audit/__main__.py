@@ -125,13 +125,6 @@ def cmd_mixing(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import generate_demo
-    summary = generate_demo(Path(args.out))
-    print(json.dumps(summary, indent=2, default=str))
-    return 0
-
-
 def _scan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("release", help="a Parquet file, a directory of shards, a glob, or JSONL")
     p.add_argument("--source", action="append", default=[],
@@ -189,9 +182,6 @@ def parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_mixing)
     p = sub.add_parser("checks", help="list the check registry")
     p.set_defaults(func=cmd_checks)
-    p = sub.add_parser("demo", help="regenerate the bundled demo release")
-    p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "data/demo"))
-    p.set_defaults(func=cmd_demo)
     compare_cli.add_parsers(sub)
     evaluation_cli.add_parsers(sub)
     review_cli.add_parser(sub)

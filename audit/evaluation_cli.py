@@ -3,8 +3,8 @@
     evaluate RELEASE PRED.jsonl [PRED2.jsonl] [--out DIR]     predictions by language vector
     judge JUDGE.parquet [JUDGE2.parquet] [--release RELEASE]   LLM-judge sample reports
     retrieval QRELS RUN [RUN2] --queries MAP [--k 5,10,20]     MAPLE retrieval runs
-    eval-demo [--out DIR]                                      regenerate the demo files
-    synth-judge OUT.parquet --profile v1|v2 [--release R]      a seeded synthetic judge file
+
+The demo files under DEMO_EVALUATION are written by `python -m devkit eval-demo`.
 
 Heavy imports stay inside the commands. Bad input raises InputError (exit 2 via __main__).
 """
@@ -21,7 +21,6 @@ from .outputs import refuse_existing
 from .stats import SEED
 
 DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
-SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
 
 
 def _say(message: str) -> None:
@@ -192,45 +191,6 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------- demo files
-
-def make_demo(out: Path = DEMO_EVALUATION) -> dict:
-    """Regenerate the demo's evaluation inputs from the demo release, deterministically."""
-    from . import descriptors, readers
-    from .evaluation import demo_reviews, judge_synth, synthetic
-    from .workspace import DEMO_RELEASE, demo_sources
-    release = readers.open_release(DEMO_RELEASE, demo_sources())
-    table = descriptors.descriptors(release)
-    out.mkdir(parents=True, exist_ok=True)
-    written = [synthetic.write_predictions(release, table, out / "predictions-a.jsonl",
-                                           seed=1, skill=0.55),
-               synthetic.write_predictions(release, table, out / "predictions-b.jsonl",
-                                           seed=2, skill=0.65)]
-    for profile in ("v1", "v2"):
-        generated = judge_synth.generate(profile, release=release, design=SMALL_DESIGN)
-        written.append(judge_synth.write(generated, out / f"judge-{profile}.parquet"))
-    written.append(demo_reviews.write(out / "judge-v1.parquet", out / "human-adequacy.parquet"))
-    written += synthetic.write_retrieval_demo(out)
-    return {"written": [str(p) for p in written]}
-
-
-def cmd_eval_demo(args: argparse.Namespace) -> int:
-    print(json.dumps(make_demo(Path(args.out)), indent=2))
-    return 0
-
-
-def cmd_synth_judge(args: argparse.Namespace) -> int:
-    from .evaluation import judge_synth
-    release = None
-    if args.release:
-        from . import readers
-        release = readers.open_release(args.release, args.source)
-    table = judge_synth.generate(args.profile, release=release, seed=args.seed)
-    judge_synth.write(table, Path(args.out))
-    print(json.dumps({"judge": args.out, "rows": table.num_rows, "profile": args.profile}))
-    return 0
-
-
 # ------------------------------------------------------------------------------- parsers
 
 def add_parsers(sub) -> None:
@@ -275,20 +235,6 @@ def add_parsers(sub) -> None:
     p.add_argument("--n-boot", type=int, default=2000)
     p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
     p.set_defaults(func=_two_at_most(cmd_retrieval, "runs"))
-
-    p = sub.add_parser("eval-demo", help="regenerate the demo prediction, judge and "
-                                         "human-score files (deterministic)")
-    p.add_argument("--out", default=str(DEMO_EVALUATION))
-    p.set_defaults(func=cmd_eval_demo)
-
-    p = sub.add_parser("synth-judge", help="write a seeded synthetic judge file whose means "
-                                           "are the published ones")
-    p.add_argument("out", metavar="OUT.parquet")
-    p.add_argument("--profile", choices=("v1", "v2"), required=True)
-    p.add_argument("--release", help="draw real units from this release")
-    p.add_argument("--source", action="append", default=[])
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
-    p.set_defaults(func=cmd_synth_judge)
 
 
 def _two_at_most(command, field: str):

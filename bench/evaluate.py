@@ -32,7 +32,8 @@ import realtext  # noqa: E402
 from audit import descriptors, readers, scan  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
-from audit.evaluation import judge_synth, predictions, report, synthetic  # noqa: E402
+from audit.evaluation import predictions, report  # noqa: E402
+from devkit.evaluation import judge_synth, synthetic  # noqa: E402
 
 
 def predictions_figure(n_boot: int) -> None:

@@ -9,7 +9,7 @@ the paragraph's independently drawn language; each source's question is one Engl
 translated by the same line in each of the 24 views, which share the context and differ in
 the question language, as XHotpotQA+ does. So sources and translations really correspond:
 the translation-quality heuristics see what they would see on a real release.
-Flags, status and record hashes come from `audit.synth.build_v11_record`, so every row ships
+Flags, status and record hashes come from `devkit.synth.build_v11_record`, so every row ships
 what the reference builder would. The third-party text is read at build time; only the
 scratch directory under bench/data/ receives copies.
 
@@ -34,8 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import realdata_release as real  # noqa: E402
-from audit import layouts, synth  # noqa: E402
+from audit import layouts  # noqa: E402
 from audit.languages import BY_NAME, VIEW_ORDER  # noqa: E402
+from devkit import synth  # noqa: E402
 
 DATA = REPO / "bench" / "data"
 SEED = 20261201

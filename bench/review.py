@@ -163,9 +163,10 @@ def _result(rng: np.random.Generator) -> list[dict]:
 def _server():
     """(server, local) — LABEL_STUDIO_URL, or a fresh local server (local is then set)."""
     from audit.review import labelstudio as ls
+    from devkit.labelstudio_local import LocalServer, free_port
     if os.environ.get("LABEL_STUDIO_URL"):
         return ls.connect(), None
-    local = ls.LocalServer(ls.DATA_ROOT / f"bench-{uuid.uuid4().hex[:8]}", ls.free_port())
+    local = LocalServer(ls.DATA_ROOT / f"bench-{uuid.uuid4().hex[:8]}", free_port())
     local.start()
     return ls.connect(local.url), local
 

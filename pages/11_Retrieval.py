@@ -17,7 +17,7 @@ from pages import page_setup, say
 page_setup("Retrieval", "MAPLE retrieval runs")   # MAPLE runs: no release
 st.caption("hit@k per query: the mapped paper among the run's first k documents, ordered as "
            "trec_eval does (score descending, ties by document id descending); unranked "
-           "queries score 0. The demo files are synthetic (`python -m audit eval-demo`).")
+           "queries score 0. The demo files are synthetic (`python -m devkit eval-demo`).")
 
 with st.sidebar:
     st.markdown("**Retrieval inputs**")

@@ -7,7 +7,7 @@ scripts/setup.sh
 if [ -z "${LABEL_STUDIO_URL:-}" ]; then
   ls_dir=data/labelstudio/test-$$
   trap 'scripts/labelstudio.sh stop --data-dir "$ls_dir" 2>/dev/null || true; rm -rf "$ls_dir"' EXIT
-  ls_port=$(.venv/bin/python -c 'from audit.review.labelstudio import free_port; print(free_port())')
+  ls_port=$(.venv/bin/python -c 'from devkit.labelstudio_local import free_port; print(free_port())')
   ls_url=$(scripts/labelstudio.sh start --data-dir "$ls_dir" --port "$ls_port")
   export "$ls_url"   # LABEL_STUDIO_URL=http://127.0.0.1:<port>
 fi

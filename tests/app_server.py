@@ -4,7 +4,6 @@ process with the environment a test gives it (data roots, review workspace, Labe
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -15,13 +14,9 @@ from typing import Iterator
 
 import pytest
 
+from devkit.labelstudio_local import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextmanager

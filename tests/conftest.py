@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import readers, scan, synth
+from audit import readers, scan
+from devkit import synth
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 
@@ -23,12 +24,13 @@ def label_studio(name: str):
     """A connected Label Studio: the session's (LABEL_STUDIO_URL), else one of the caller's
     own under data/labelstudio/pytest-<name>-…, started here and removed after."""
     from audit.review import labelstudio as ls
+    from devkit.labelstudio_local import LocalServer, free_port
     local = None
     if not os.environ.get("LABEL_STUDIO_URL"):
         if importlib.util.find_spec("label_studio") is None:
             pytest.skip("label-studio is not installed (pip install -r requirements.txt)")
-        local = ls.LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
-                               ls.free_port()).start()
+        local = LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
+                            free_port()).start()
     try:
         with ls.connect(local.url if local else None) as connected:
             yield connected

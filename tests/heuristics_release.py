@@ -28,8 +28,9 @@ import unicodedata
 from pathlib import Path
 
 import realdata_release
-from audit import synth, textsignals
+from audit import textsignals
 from audit.languages import BY_CODE
+from devkit import synth
 from realdata_release import UNSPACED
 
 # The plants' languages, in the order that fixes the seeded draws the tests pin.

@@ -4,7 +4,7 @@ Skeletons are real HotpotQA dev records (validation = the official dev head, tra
 HippoRAG subset minus the dev head); every non-English unit is filled with real human text
 from NTREX-128, whose files are line-aligned across languages. English units copy HotpotQA
 exactly, as the reference builder requires. Flags, status and hashes come from
-`audit.synth.build_v11_record`, so the release ships exactly what the reference would.
+`devkit.synth.build_v11_record`, so the release ships exactly what the reference would.
 
 The third-party data is read from ../shared/realdata at run time; only the scratch
 `out_dir` receives copies (the planted source JSON and the release).
@@ -18,8 +18,8 @@ import random
 from pathlib import Path
 from typing import Callable
 
-from audit import synth
 from audit.languages import BY_NAME, VIEW_ORDER
+from devkit import synth
 from conftest import REALDATA
 
 DEV_HEAD = REALDATA / "hotpotqa_dev_head" / "hotpot_dev_distractor_v1_first103.json"

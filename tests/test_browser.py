@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from app_server import running_app
-from audit import synth
+from devkit import synth
 from conftest import record, source, view
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,5 +1,5 @@
 """The 18 V1.1 flags on hand-built rows: exact locations, and agreement with the shipped
-flags the reference rules (audit.synth) computed for the same rows."""
+flags the reference rules (devkit.synth) computed for the same rows."""
 
 from __future__ import annotations
 
@@ -175,7 +175,7 @@ def test_tampered_release_is_caught(tmp_path):
     blank["id"] = blank["source_id"] = "5a0000000000000000000002"
     blank["status"] = "accepted"               # lies about its status …
     blank["structural_flags"] = []             # … and its flags
-    blank["record_sha256"] = __import__("audit.synth", fromlist=["x"]).record_sha256(blank)
+    blank["record_sha256"] = __import__("devkit.synth", fromlist=["x"]).record_sha256(blank)
     clean["record_sha256"] = "0" * 64          # content no longer matches the checksum
     result = scan_records(tmp_path, [clean, blank])
     assert only(result, "status_mismatch") == [("5a0000000000000000000002", None, None)]

@@ -9,7 +9,8 @@ import sys
 
 import pyarrow.parquet as pq
 
-from audit import export, synth
+from audit import export
+from devkit import synth
 from conftest import record, source, view
 from test_inputs import REPO, cli
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-from audit import demo, synth
 from audit.languages import CODES, VIEW_ORDER
+from devkit import synth
+from devkit.demo import build, instances, oracle
 
-DEMO = Path(__file__).resolve().parent.parent / "data/demo"
+REPO = Path(__file__).resolve().parent.parent
+DEMO = REPO / "data/demo"
 SPLITS = ("train", "validation")
 CHECKS = {
     # SPEC §2
@@ -61,20 +65,32 @@ def location(f: dict) -> tuple:
             f["sentence_index"])
 
 
-def test_regeneration_reproduces_the_committed_files(tmp_path: Path, expected: dict,
-                                                     rows: dict) -> None:
-    summary = demo.generate_demo(tmp_path)
+def test_devkit_demo_regenerates_the_committed_release_byte_for_byte(tmp_path: Path) -> None:
+    """`python -m devkit demo --out DIR` writes exactly the files data/demo/ ships, each
+    byte-identical: the JSON is rendered deterministically and the Parquet is written by
+    the pinned pyarrow (whose version its footer names), so no file needs a looser compare.
+    data/demo/ holds nothing else but the hand-written text bank and README."""
+    done = subprocess.run([sys.executable, "-m", "devkit", "demo", "--out", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
     assert summary["rows"] == {"train": 144, "validation": 96}
-    assert read_rows(tmp_path) == rows
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")
+                     if p.is_file())
+    assert written == ["expected_findings.json", "hotpot_source_train.json",
+                       "hotpot_source_validation.json", "release/train-00000.parquet",
+                       "release/validation-00000.parquet"]
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (DEMO / name).read_bytes(), name
+    shipped = {p.relative_to(DEMO).as_posix() for p in DEMO.rglob("*") if p.is_file()}
+    assert shipped - set(written) == {"README.md"} | {f"text/{code}.json" for code in CODES}
     for split in SPLITS:
         assert pq.read_table(tmp_path / "release" / f"{split}-00000.parquet").schema.equals(
             synth.V11_SCHEMA)
-    assert read_sources(tmp_path) == read_sources(DEMO)
-    assert json.loads((tmp_path / "expected_findings.json").read_text("utf-8")) == expected
 
 
 def test_oracle_recomputed_from_the_files_matches(expected: dict, rows: dict) -> None:
-    findings, _ = demo.compute_findings(rows, read_sources(DEMO),
+    findings, _ = oracle.compute_findings(rows, read_sources(DEMO),
                                         expected["generator"]["shapes"])
     assert findings == expected["findings"]
 
@@ -102,7 +118,7 @@ def test_every_planted_defect_is_found_where_planted(expected: dict) -> None:
     assert Counter(map(location, expected["language_findings"])) == Counter(
         location(p) for p in expected["planted"] if p["kind"] in LANGUAGE)
     assert {f["check"] for f in expected["language_findings"]} == LANGUAGE
-    assert len(demo.STRUCTURAL_CHECKS) == 18 and demo.STRUCTURAL_CHECKS <= CHECKS
+    assert len(oracle.STRUCTURAL_CHECKS) == 18 and oracle.STRUCTURAL_CHECKS <= CHECKS
 
 
 def test_negative_controls_are_not_reported(expected: dict) -> None:
@@ -146,7 +162,7 @@ def test_question_languages_and_views(rows: dict) -> None:
     for split in SPLITS:
         assert names <= {r["question_language_name"] for r in rows[split]}
     for row in rows["train"]:
-        assert row["legacy_view_index"] == demo.train_view(row["id"])
+        assert row["legacy_view_index"] == instances.train_view(row["id"])
         assert row["question_language_name"] == VIEW_ORDER[row["legacy_view_index"]]
     assert {r["legacy_view_index"] for r in rows["validation"]} == {0}
     for split in SPLITS:
@@ -165,12 +181,12 @@ def test_exact_copy_categories(expected: dict) -> None:
     seen = {(f["unit"], f["category"]) for f in copies}
     assert {("answer", "number_or_date"), ("title", "name_like"),
             ("sentence", "sentence")} <= seen
-    assert demo.copy_category("1661") == "number_or_date"
-    assert demo.copy_category("J. R. R. Tolkien") == "name_like"
-    assert demo.copy_category("Lise Meitner") == "name_like"
-    assert demo.copy_category("Duke of the Netherlands") == "name_like"
-    assert demo.copy_category("—") == "punctuation"
-    assert demo.copy_category("It is long.") == "sentence"
+    assert oracle.copy_category("1661") == "number_or_date"
+    assert oracle.copy_category("J. R. R. Tolkien") == "name_like"
+    assert oracle.copy_category("Lise Meitner") == "name_like"
+    assert oracle.copy_category("Duke of the Netherlands") == "name_like"
+    assert oracle.copy_category("—") == "punctuation"
+    assert oracle.copy_category("It is long.") == "sentence"
 
 
 def test_demo_is_small() -> None:
@@ -183,7 +199,7 @@ def test_missing_text_file_is_named(tmp_path: Path) -> None:
     shutil.copytree(DEMO / "text", text)
     (text / "sw.json").unlink()
     with pytest.raises(FileNotFoundError, match="sw.json"):
-        demo.generate_demo(tmp_path / "out", text_dir=text)
+        build.generate_demo(tmp_path / "out", text_dir=text)
     assert len(CODES) == 24
 
 

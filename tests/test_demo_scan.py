@@ -11,7 +11,7 @@ import pytest
 from audit.workspace import DEMO, scan_release
 
 # Language compliance has no independent oracle: its expected units are the planted ones,
-# in expected_findings.json "language_findings" (see audit/demo.py).
+# in expected_findings.json "language_findings" (see devkit/demo/build.py).
 LANGUAGE = {"script_mismatch", "language_mismatch"}
 
 

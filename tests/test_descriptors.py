@@ -12,8 +12,9 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from audit import descriptors, readers, synth
+from audit import descriptors, readers
 from audit.languages import BY_CODE
+from devkit import synth
 from test_inputs import JSONL_RECORD, cli
 
 CITY = ["Paris is the capital of France.", " It lies on the Seine."]

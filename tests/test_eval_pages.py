@@ -72,7 +72,7 @@ def test_judge_page_validates_reports_and_calibrates():
 
 
 def test_judge_page_reads_a_pulled_review_batch(tmp_path, monkeypatch):
-    from audit.evaluation import demo_reviews
+    from devkit.evaluation import demo_reviews
     import pyarrow.parquet as pq
     from audit.evaluation_cli import DEMO_EVALUATION
     batch = tmp_path / "batch-x"

@@ -12,10 +12,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from audit import descriptors, readers, scan, synth
+from audit import descriptors, readers, scan
 from audit.errors import InputError
 from audit.evaluation import predictions as pred
 from audit.evaluation import report
+from devkit import synth
 from conftest import record, source, view
 
 ROOT = Path(__file__).resolve().parent.parent

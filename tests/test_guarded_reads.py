@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from audit import export, workspace
 from audit.review import labelstudio as ls
+from devkit.labelstudio_local import LocalServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -140,7 +141,7 @@ def test_kill_never_signals_a_pid_that_is_no_longer_the_server(tmp_path):
     other = started()                       # the pid file's pid, now another process
     try:
         (data_dir / "server.pid").write_text(f"{other.pid}\n")
-        server = ls.LocalServer(data_dir, 18080)
+        server = LocalServer(data_dir, 18080)
         with pytest.raises(RuntimeError, match=f"pid {other.pid} .* is not this server"):
             server.kill()
         assert other.poll() is None         # still running, not signalled
@@ -163,9 +164,9 @@ def test_kill_signals_the_server_it_started(tmp_path):
                                 env={**os.environ,
                                      "LABEL_STUDIO_BASE_DATA_DIR": str(tmp_path / "other")})
     try:
-        server = ls.LocalServer(data_dir, 18081)
+        server = LocalServer(data_dir, 18081)
         assert not server.runs_as(elsewhere.pid) and not server.runs_as(impostor.pid)
-        assert not ls.LocalServer(data_dir, 18082).runs_as(proc.pid)
+        assert not LocalServer(data_dir, 18082).runs_as(proc.pid)
         (data_dir / "server.pid").write_text(f"{proc.pid}\n")
         server.kill()
         assert proc.wait(timeout=30) == -9

@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit import hashing, readers, synth
+from audit import hashing, readers
+from devkit import synth
 from conftest import record, source, view
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import heuristics_release
-from audit import (export, heuristics, langid, policy as policies, readers, registry, scan,
-                   synth)
+from audit import export, heuristics, langid, policy as policies, readers, registry, scan
 from audit import textsignals as ts
 from audit.errors import InputError
+from devkit import synth
 from conftest import REALDATA, record, source
 
 ENGLISH = "The lake is 1,642 metres deep and holds a fifth of the world's fresh water."

@@ -12,8 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit import readers, synth
+from audit import readers
 from audit.errors import InputError
+from devkit import synth
 from conftest import record, source
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,9 +17,11 @@ from scipy import stats as sps
 
 from audit import readers, scan
 from audit.errors import InputError
-from audit.evaluation import demo_reviews, judge, judge_synth
-from audit.evaluation_cli import DEMO_EVALUATION, SMALL_DESIGN, make_demo
+from audit.evaluation import judge
+from audit.evaluation_cli import DEMO_EVALUATION
 from audit.workspace import DEMO_RELEASE, demo_sources
+from devkit.evaluation import demo_reviews, judge_synth
+from devkit.evaluation.demo import SMALL_DESIGN, make_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 PUBLISHED = {"v1": {"paragraph": 90.913, "question": 93.459, "answer": 95.474, "all": 92.097},

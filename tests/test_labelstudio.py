@@ -31,6 +31,7 @@ from audit import workspace as audit_workspace
 from audit.errors import InputError
 from audit.review import agreement, loop, maple, reports, sampling
 from audit.review import labelstudio as ls
+from devkit.labelstudio_local import LocalServer, free_port
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
 EXTERNAL = bool(os.environ.get("LABEL_STUDIO_URL"))
@@ -60,8 +61,8 @@ def session():
     local = None
     if not EXTERNAL:
         _need_local_server()
-        local = ls.LocalServer(ls.DATA_ROOT / f"pytest-{uuid.uuid4().hex[:8]}",
-                               ls.free_port()).start()
+        local = LocalServer(ls.DATA_ROOT / f"pytest-{uuid.uuid4().hex[:8]}",
+                            free_port()).start()
     try:
         server = ls.connect(local.url if local else None)
         state = Session(server, f"-{RUN}", [], {})
@@ -84,8 +85,8 @@ def own_server(request):
     """A server of this test's own on a fresh data dir (it may be killed)."""
     _need_local_server()
     postgres = getattr(request, "param", False)
-    local = ls.LocalServer(ls.DATA_ROOT / f"pytest-own-{uuid.uuid4().hex[:8]}",
-                           ls.free_port(), postgres=postgres)
+    local = LocalServer(ls.DATA_ROOT / f"pytest-own-{uuid.uuid4().hex[:8]}",
+                        free_port(), postgres=postgres)
     try:
         yield local.start()
     finally:
@@ -730,7 +731,7 @@ def test_polling_sees_a_submission_within_10_s_with_webhook_receivers_down(
 def _poll_past_dead_receivers(server: ls.Server, silent: str, tmp_path: Path) -> None:
     batch = _small_batch(2)
     report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path)
-    for url in (silent, f"http://127.0.0.1:{ls.free_port()}/hook"):
+    for url in (silent, f"http://127.0.0.1:{free_port()}/hook"):
         for project in report.projects:
             server.client.webhooks.create(url=url, project=project.project_id,
                                           send_payload=True, is_active=True,
@@ -753,8 +754,8 @@ def _poll_past_dead_receivers(server: ls.Server, silent: str, tmp_path: Path) ->
 def own_server_with_local_webhooks(monkeypatch):
     _need_local_server()
     monkeypatch.setenv("USE_DEFAULT_BANNED_SUBNETS", "false")
-    local = ls.LocalServer(ls.DATA_ROOT / f"pytest-hooks-{uuid.uuid4().hex[:8]}",
-                           ls.free_port())
+    local = LocalServer(ls.DATA_ROOT / f"pytest-hooks-{uuid.uuid4().hex[:8]}",
+                        free_port())
     try:
         yield local.start()
     finally:
@@ -866,7 +867,7 @@ def test_relevance_batch_round_trip(session, tmp_path):
 def test_unreachable_server_is_a_clear_error():
     if importlib.util.find_spec("label_studio_sdk") is None:
         pytest.skip("label-studio-sdk is not installed (pip install -r requirements.txt)")
-    url = f"http://127.0.0.1:{ls.free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(ls.ServerError, match=f"Label Studio at {url}.*cannot reach"):
         ls.connect(url, token="0" * 40)
 

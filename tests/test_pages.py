@@ -356,7 +356,7 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
 
 def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, monkeypatch):
     monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
-    from audit import synth
+    from devkit import synth
     from conftest import record, source
     src = source(context=[["Lake", ["The lake is 1,642 metres deep."]]],
                  supporting_facts=[["Lake", 0]])

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 import repair_helpers as rh
-from audit import readers, synth
+from audit import readers
 from audit.errors import InputError
 from audit.repair import corrections, units
+from devkit import synth
 from conftest import record, source
 
 SENTENCES = ["German 0: Danube.", "German 1: Danube.", "German 2: Danube."]

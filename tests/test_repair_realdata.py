@@ -19,8 +19,9 @@ import pytest
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers, scan, synth
+from audit import readers, scan
 from audit.repair import corrections, plan, record, units
+from devkit import synth
 from conftest import require_realdata
 
 # Where each planted kind lands on the work list (the two kinds a text cannot repair —
@@ -187,7 +188,7 @@ def _sources(built) -> dict[str, tuple[int, dict]]:
 
 def test_corrected_rows_flags_and_status_by_our_port_of_the_reference_rule(built):
     """Each corrected row rebuilt from its source record and its corrected text by
-    audit.synth (the reference builder's rule, tested against the published flags)."""
+    devkit.synth (the reference builder's rule, tested against the published flags)."""
     sources = _sources(built)
     rows = _rows(built["out"])
     statuses = Counter()

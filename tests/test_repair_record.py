@@ -11,11 +11,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import repair_helpers as rh
-from audit import readers, synth
+from audit import readers
 from audit.errors import InputError
 from audit.repair import apply, record, units
 from audit.repair.corrections import Correction
 from audit.repair.record import Origin, Workspace
+from devkit import synth
 from conftest import record as v11_record, source
 
 EDIT = Origin("post-edit", batch="pe-20261201", project=7, task=41, annotation=93)

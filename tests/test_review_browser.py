@@ -34,6 +34,7 @@ from audit import workspace as audit_workspace
 from audit.errors import InputError
 from audit.review import labelstudio as ls
 from audit.review import loop, maple, sampling
+from devkit.labelstudio_local import LocalServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -51,12 +52,12 @@ if importlib.util.find_spec("label_studio") is None:
     pytest.skip("label-studio is not installed", allow_module_level=True)
 
 
-def local_server(name: str) -> ls.LocalServer:
-    return ls.LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
-                          ls.free_port()).start()
+def local_server(name: str) -> LocalServer:
+    return LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
+                       free_port()).start()
 
 
-def stop(local: ls.LocalServer) -> None:
+def stop(local: LocalServer) -> None:
     local.stop()
     shutil.rmtree(local.data_dir, ignore_errors=True)
 

@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 from audit.errors import InputError
 from audit.review import labelstudio as ls
 from audit.review import loop
+from devkit.labelstudio_local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SECRET = "AdminToken0ForThisTestOnly0123456789"
@@ -67,7 +68,7 @@ def listener():
 
 
 def dead_url() -> str:
-    return f"http://127.0.0.1:{ls.free_port()}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""audit.synth reproduces the reference V1.1 builder's per-record rules (SPEC §2)."""
+"""devkit.synth reproduces the reference V1.1 builder's per-record rules (SPEC §2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from audit import synth
+from devkit import synth
 
 
 def make_source(**changes: object) -> dict:

@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from audit import checks, policy, readers, registry, render, scan, sqlsafe, synth
+from audit import checks, policy, readers, registry, render, scan, sqlsafe
 from audit.controls import kind as controls_kind
 from audit.errors import InputError
 from audit.workspace import NotServed, served_directory, served_file, served_files, stamp
+from devkit import synth
 from conftest import record, source, view
 from test_inputs import cli
 

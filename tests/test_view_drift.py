@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit import layouts, readers, registry, scan, synth
+from audit import layouts, readers, registry, scan
+from devkit import synth
 from conftest import require_realdata
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import duckdb
 
-from audit import sqltext, synth
+from audit import sqltext
 from audit.descriptors import normalize_answer
 from audit.languages import BY_CODE
+from devkit import synth
 from conftest import REALDATA
 
 XQUAD = REALDATA / "xquad"

@@ -43,7 +43,8 @@ Writes are not retried by the SDK (max_retries=0): a POST whose response was los
 been applied, and a blind retry of an import would duplicate tasks. The review loop
 resumes by listing what the server holds instead (audit/review/loop.py).
 
-`LocalServer` drives scripts/labelstudio.sh (start / stop / SIGKILL) for tests and benches.
+Starting, stopping and killing a local server is the devkit's
+(devkit/labelstudio_local.py); this module only recognises one that runs (runs_local).
 """
 
 from __future__ import annotations
@@ -54,10 +55,6 @@ import json
 import os
 import re
 import secrets
-import signal
-import subprocess
-import sys
-import time
 import tomllib
 import urllib.parse
 from contextlib import contextmanager
@@ -70,7 +67,6 @@ from ..outputs import REPO
 
 ENV_FILE = REPO / ".labelstudio.env"
 SERVERS_FILE = REPO / ".labelstudio-servers.toml"   # AUDIT_LABEL_STUDIO_SERVERS moves it
-SCRIPT = REPO / "scripts" / "labelstudio.sh"
 DATA_ROOT = REPO / "data" / "labelstudio"
 DEFAULT_DATA_DIR = DATA_ROOT / "default"
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -266,7 +262,7 @@ def _running_local() -> list[Configured]:
         except (OSError, ValueError):
             continue
         port = re.fullmatch(r"http://127\.0\.0\.1:([0-9]{1,5})", url)
-        if port and LocalServer(folder, int(port.group(1))).runs_as(pid):
+        if port and runs_local(folder, int(port.group(1)), pid):
             out.append(Configured(folder.name, url, f"started by scripts/labelstudio.sh "
                                   f"in data/labelstudio/{folder.name}", default_token()))
     return out
@@ -745,97 +741,33 @@ def _project(p: Any) -> Project:
 
 # ------------------------------------------------------------------------- local server
 
-class LocalServer:
-    """A server started by scripts/labelstudio.sh on a data dir and port (tests, benches).
-
-    label_studio_bin defaults to the label-studio beside the running Python."""
-
-    def __init__(self, data_dir: Path, port: int, *, postgres: bool = False,
-                 label_studio_bin: Path | None = None, timeout: int = 300) -> None:
-        self.data_dir = Path(data_dir)
-        self.port = port
-        self.postgres = postgres
-        self.timeout = timeout
-        self.bin = Path(label_studio_bin) if label_studio_bin else \
-            Path(sys.executable).parent / "label-studio"
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def pid(self) -> int | None:
-        try:
-            return int((self.data_dir / "server.pid").read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def _run(self, command: str, *extra: str) -> subprocess.CompletedProcess:
-        env = {**os.environ, "LABEL_STUDIO_BIN": str(self.bin)}
-        args = ["bash", str(SCRIPT), command, "--data-dir", str(self.data_dir), *extra]
-        return subprocess.run(args, env=env, capture_output=True, text=True,
-                              timeout=self.timeout + 120)
-
-    def start(self) -> "LocalServer":
-        extra = ["--port", str(self.port), "--timeout", str(self.timeout)]
-        done = self._run("start", *extra, *(["--postgres"] if self.postgres else []))
-        if done.returncode != 0:
-            raise ServerError(self.url, "scripts/labelstudio.sh start failed: "
-                              + done.stderr.strip()[-2000:])
-        return self
-
-    def stop(self) -> None:
-        self._run("stop")
-
-    def kill(self) -> None:
-        """SIGKILL the server process (a crash, for resumption tests): only while the pid
-        in the pid file is still this server (a pid is reused once its process is gone)."""
-        pid = self.pid
-        if pid is None:
-            raise RuntimeError(f"no pid file in {self.data_dir}")
-        if not self.runs_as(pid):
-            raise RuntimeError(f"pid {pid} of {self.data_dir}/server.pid is not this "
-                               f"server (label-studio start --port {self.port}) any more: "
-                               "not signalled")
-        os.kill(pid, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _alive(pid):
-            time.sleep(0.05)
+def runs_local(data_dir: Path, port: int, pid: int) -> bool:
+    """Whether process `pid` is the server scripts/labelstudio.sh started on `data_dir`
+    and `port`: `label-studio start … --port P`, and, where its environment is readable,
+    on that data dir (a pid in a pid file may since belong to another process)."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    words = [a.decode(errors="replace") for a in args]
+    launched = any(Path(w).name == "label-studio" and words[i + 1:i + 2] == ["start"]
+                   for i, w in enumerate(words))
+    ported = any(words[i:i + 2] == ["--port", str(port)] for i in range(len(words)))
+    if not (launched and ported and process_running(pid)):
+        return False
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return True
+    found = [e.split(b"=", 1)[1] for e in environ
+             if e.startswith(b"LABEL_STUDIO_BASE_DATA_DIR=")]
+    return not found or Path(os.fsdecode(found[0])).resolve() == Path(data_dir).resolve()
 
 
-    def runs_as(self, pid: int) -> bool:
-        """Whether process `pid` is this server: `label-studio start … --port P`, and, where
-        its environment is readable, on this data dir."""
-        try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            return False
-        words = [a.decode(errors="replace") for a in args]
-        launched = any(Path(w).name == "label-studio" and words[i + 1:i + 2] == ["start"]
-                       for i, w in enumerate(words))
-        ported = any(words[i:i + 2] == ["--port", str(self.port)] for i in range(len(words)))
-        if not (launched and ported and _alive(pid)):
-            return False
-        try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            return True
-        found = [e.split(b"=", 1)[1] for e in environ
-                 if e.startswith(b"LABEL_STUDIO_BASE_DATA_DIR=")]
-        return not found or Path(os.fsdecode(found[0])).resolve() == self.data_dir.resolve()
-
-
-def _alive(pid: int) -> bool:
+def process_running(pid: int) -> bool:
     """Running (a zombie waiting for init to reap it is not)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except (FileNotFoundError, ProcessLookupError):
         return False
     return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
-def free_port() -> int:
-    import socket
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]

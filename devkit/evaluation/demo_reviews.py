@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..outputs import staged_file
-from ..review.loop import ANNOTATION_SCHEMA
-from .judge import item_ids
+from audit.evaluation.judge import item_ids
+from audit.outputs import staged_file
+from audit.review.loop import ANNOTATION_SCHEMA
 
 ANNOTATORS = ("synthetic-annotator-1@example.org", "synthetic-annotator-2@example.org")
 

@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..languages import BY_CODE
-from ..outputs import staged_file
-from .judge import DESIGN, LANGUAGE_CODES, SAMPLING_SEED, SCHEMA, UNITS
+from audit.evaluation.judge import DESIGN, LANGUAGE_CODES, SAMPLING_SEED, SCHEMA, UNITS
+from audit.languages import BY_CODE
+from audit.outputs import staged_file
 
 # Published per-language means (P, Q, A) of the two GLM-5.2 judge audits.
 PROFILES = {
