@@ -254,33 +254,39 @@ def time_limit(cur, seconds: float):
 
 def facet_counts(result: ScanResult, filters: Filters, cur=None, limit_seconds: float = 10.0
                  ) -> dict[str, list[tuple[str, int]]]:
-    """For each facet, (value, rows) under every other filter, most frequent first."""
+    """For each facet, (value, rows) under every other filter, most frequent first. One
+    statement for every facet: a page's counts cost one round trip, not one per facet
+    (under concurrent sessions each query waits its turn for the engine's threads)."""
     cur = cur or result.cursor()
-    counts: dict[str, list[tuple[str, int]]] = {}
-    with time_limit(cur, limit_seconds):
-        for name, facet in FACETS.items():
-            counts[name] = _facet(cur, filters, name, facet)
-    return counts
-
-
-def _facet(cur, filters: Filters, name: str, facet: str | SetFacet) -> list[tuple[str, int]]:
-    where, params = filters.where(skip=name)
-    if isinstance(facet, str):
-        column = identifier(facet)
-        pairs = cur.execute(f"""SELECT CAST({column} AS VARCHAR), count(*) FROM browse_index
-            WHERE {where} AND {column} IS NOT NULL GROUP BY 1""", params).fetchall()
-    else:
+    parts, params, decode = [], [], []
+    for name, facet in FACETS.items():
+        where, values = filters.where(skip=name)
+        if isinstance(facet, str):
+            column = identifier(facet)
+            parts.append(f"SELECT {len(decode)} AS part, CAST({column} AS VARCHAR) AS k, "
+                         f"count(*) AS n FROM browse_index WHERE {where} AND {column} IS NOT "
+                         "NULL GROUP BY 2")
+            params += values
+            decode.append((name, None))
+            continue
         # Rows share few distinct masks: count per mask, then spread each count over its bits.
-        pairs = []
-        for column, values in facet.words:
-            counted = cur.execute(f"""
-                SELECT bit, sum(n)::BIGINT FROM (
+        for column, vocabulary in facet.words:
+            parts.append(f"""SELECT {len(decode)} AS part, CAST(bit AS VARCHAR) AS k,
+                sum(n)::BIGINT AS n FROM (
                     SELECT {identifier(column)} AS mask, count(*) AS n FROM browse_index
-                    WHERE {where} GROUP BY 1) JOIN range({len(values)}) r(bit)
+                    WHERE {where} GROUP BY 1) JOIN range({len(vocabulary)}) r(bit)
                     ON (mask >> bit) & 1 = 1
-                GROUP BY bit""", params).fetchall()
-            pairs += [(values[bit], n) for bit, n in counted]
-    return sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
+                GROUP BY bit""")
+            params += values
+            decode.append((name, vocabulary))
+    with time_limit(cur, limit_seconds):
+        found = cur.execute(" UNION ALL ".join(parts), params).fetchall()
+    counts: dict[str, list[tuple[str, int]]] = {name: [] for name in FACETS}
+    for part, key, n in found:
+        name, vocabulary = decode[part]
+        counts[name].append((key if vocabulary is None else vocabulary[int(key)], n))
+    return {name: sorted(pairs, key=lambda pair: (-pair[1], pair[0]))
+            for name, pairs in counts.items()}
 
 
 def search(result: ScanResult, filters: Filters, page: int = 0,
