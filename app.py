@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import plotly.express as px
 import streamlit as st
 
-from audit import export, inspect
+from audit import export, inspect, render
 from audit.render import plural
 from audit.scan import status_disagreements
-from pages import no_source_notice, orientation, say, scope_line, setup
-
-SEVERITY_COLOURS = {"blocking": "#c0392b", "review": "#e69b22", "info": "#8fb3de"}
+from pages import html, no_source_notice, orientation, say, scope_line, setup
 
 result = setup("Overview", "Release overview")
 summary = result.summary
@@ -35,13 +32,16 @@ with right:
 st.subheader("Findings by check")
 by_check = inspect.findings_by_check(result).to_pylist()
 if by_check:
-    # The same colour for a severity in every release: blocking strongest.
-    st.plotly_chart(px.bar(by_check, x="findings", y="check", color="severity",
-                           color_discrete_map=SEVERITY_COLOURS,
-                           category_orders={"severity": list(SEVERITY_COLOURS)},
-                           pattern_shape="origin", orientation="h", log_x=True,
-                           hover_data=["origin", "rows", "share_pct", "categories"],
-                           height=120 + 22 * len(by_check)))
+    # An HTML table, not a chart: the first page a person opens draws without loading a
+    # chart library, and every count is exact and readable.
+    largest = max(c["findings"] for c in by_check)
+    html(render.table(
+        ["check", "severity", "origin", "findings (bar: log scale)", "rows", "share of rows",
+         "categories"],
+        [[render.text(c["check"]), render.badge(c["severity"], c["severity"]),
+          render.text(c["origin"]), render.meter(c["findings"], largest, c["severity"]),
+          render.text(f"{c['rows']:,}"), render.text(f"{c['share_pct']:g}%"),
+          render.text(c["categories"])] for c in by_check]))
 else:
     st.success("No findings.")
 if summary["checks_from_shipped_flags"]:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 import sys
 import unicodedata
@@ -62,6 +63,10 @@ CSS = "<style>" + TEXT_CSS + """
 .bar-fill { display: block; background: #8fa9d9; height: 100%; border-radius: .2em; }
 .bar-on .bar-fill { background: #2f5fb3; } .bar-on .bar-label { font-weight: 700; }
 .bar-n { text-align: right; font-variant-numeric: tabular-nums; }
+.meter { display: grid; grid-template-columns: minmax(6em, 1fr) 5em; gap: .4em;
+         align-items: center; min-width: 14em; }
+.meter-blocking .bar-fill { background: #c0392b; } .meter-review .bar-fill { background: #e69b22; }
+.meter-info .bar-fill { background: #8fb3de; }
 .scope { font-size: .9em; color: #444; margin-bottom: .5em; }
 /* `message` sets each outside value in a code span (verbatim, never a link); it reads as
    part of the sentence, not as monospace code. */
@@ -249,6 +254,16 @@ def bar(label: object, count: int, largest: int, selected: bool = False) -> str:
     return (f'<div class="bar{state}"><span class="bar-label">{text(label)}</span>'
             f'<span class="bar-track"><span class="bar-fill" style="width:{width}%"></span>'
             f'</span><span class="bar-n">{count:,}</span></div>')
+
+
+def meter(count: int, largest: int, kind: str = "") -> str:
+    """A count with a bar on a log scale (counts of checks span four orders of magnitude:
+    a linear bar would hide the rare ones), coloured by severity `kind`."""
+    kind = kind if kind in BADGE_KINDS else ""
+    width = 0 if count <= 0 or largest <= 0 else \
+        max(2, round(100 * math.log1p(count) / math.log1p(largest)))
+    return (f'<span class="meter meter-{kind}"><span class="bar-track"><span class="bar-fill" '
+            f'style="width:{width}%"></span></span><span class="bar-n">{count:,}</span></span>')
 
 
 def block(*fragments: str, css: str = "xb") -> str:

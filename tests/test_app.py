@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,23 @@ def test_overview_on_the_demo_release():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics == {"Rows": "240", "accepted": "161", "review required": "40",
                        "quarantined": "39"}
+    # Findings by check: an HTML table (no chart library on the first page), exact counts.
+    table = next(html.unescape(m.value) for m in at.markdown
+                 if "findings (bar: log scale)" in html.unescape(m.value))
+    assert at.get("plotly_chart") == []
+    row = re.search(r"<tr><td>support_index_out_of_range</td>(.*?)</tr>", table).group(1)
+    assert "badge-blocking" in row and 'bar-n">15<' in row and "<td>11</td>" in row
+    assert "<td>4.58%</td>" in row
+    assert table.count('style="width:100%"') == 1               # only the largest count
+
+
+def test_a_meter_is_log_scaled_and_escapes_its_kind():
+    from audit import render
+    assert 'width:100%' in render.meter(20_000, 20_000, "blocking")
+    # log1p(1) / log1p(20,000): 7%, where a linear bar would be invisible
+    assert 'width:7%' in render.meter(1, 20_000, "review")
+    assert 'width:0%' in render.meter(0, 20_000) and 'bar-n">0<' in render.meter(0, 20_000)
+    assert 'meter-"' in render.meter(3, 5, '"><script>')    # an unknown kind is dropped
 
 
 def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
