@@ -45,7 +45,7 @@ XHotpotQA+ source share one), the renderings one join against the release's dist
 preservation/units/`, keyed like the heuristics' unit index), and the signals (best matches and scores) are
 computed once per distinct (kind, language, English text, English sentence, translated
 sentence, renderings) and cached by its sha256 (`<cache>/preservation/signals/<version>/`,
-audit.langid's SignalCache). Thresholds are applied in SQL, so a policy that tunes them
+audit.io.signal_cache.SignalCache). Thresholds are applied in SQL, so a policy that tunes them
 reuses the cache.
 """
 
@@ -65,9 +65,12 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import arrays, descriptors, langid, readers, sqltext, textsignals
-from .checks import ALL, Check
-from .heuristics import Prepared
+from . import arrays, readers, sqltext
+from .checks.model import ALL, Check
+from .io import signal_cache
+from .language import descriptors
+from .translation import signals as textsignals
+from .translation.layer import Prepared
 from .languages import BY_CODE, CODES
 from .outputs import REPO, cached_parquet, staged_file
 from .sqlsafe import literal
@@ -442,10 +445,10 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     clock = time.perf_counter()
     _units(release, root)
     done.seconds["units"] = time.perf_counter() - clock
-    cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
-    with langid.cache_lock(root):
+    cache = signal_cache.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
+    with signal_cache.cache_lock(root):
         clock = time.perf_counter()
-        done.pairs, done.computed = langid.cached_signals(
+        done.pairs, done.computed = signal_cache.cached_signals(
             con, cache, "pres_signals", "SELECT DISTINCT key FROM pres_keyed", "pres_missing")
         done.seconds["lookup"] = time.perf_counter() - clock
         if done.computed:
@@ -453,7 +456,7 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             con.execute("""CREATE OR REPLACE TEMP TABLE pres_todo AS
                 SELECT DISTINCT ON (key) key, kind, lang, target, src, tgt, forms
                 FROM pres_keyed SEMI JOIN pres_missing USING (key)""")
-            langid.fill_signals(con, cache, "pres_signals", "pres_todo", COLUMNS,
+            signal_cache.fill_signals(con, cache, "pres_signals", "pres_todo", COLUMNS,
                                 signal_table, done.computed, BATCH, PARALLEL_FROM)
             con.execute("DROP TABLE pres_todo")
             done.seconds["compute"] = time.perf_counter() - clock

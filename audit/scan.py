@@ -15,8 +15,12 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
-from . import heuristics, langid, preservation, registry
-from .checks import Check
+from . import preservation
+from .checks import registry
+from .checks.model import Check
+from .checks.translation import HEURISTIC_NAMES
+from .language import layer as langid
+from .translation import layer as heuristics
 from .policy import DEFAULT, Policy
 from .readers import Release
 from .results import code_fingerprint
@@ -136,7 +140,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     started = time.perf_counter()
     active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
     rows, contexts, partial = _plan(active, release.capabilities)
-    if any(c.name in heuristics.HEURISTIC_NAMES and c.needs <= release.capabilities
+    if any(c.name in HEURISTIC_NAMES and c.needs <= release.capabilities
            for c in active):
         # The heuristics' signals compute in two child processes meanwhile: the language
         # layer's reading (lingua) keeps one core busy, not two.

@@ -6,12 +6,15 @@ import hashlib
 import inspect
 import json
 
-from . import sqltext
-from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, HIDING_CHECKS, RELEASE_CHECKS,
-                     SEVERITIES, V11_CHECKS, V2_CHECKS, Check)
-from .heuristics import HEURISTIC_CHECKS
-from .language_checks import LANGUAGE_CHECKS
-from .preservation import PRESERVATION_CHECKS
+from .. import sqltext
+from ..preservation import PRESERVATION_CHECKS
+from .hiding import HIDING_CHECKS
+from .language import LANGUAGE_CHECKS
+from .model import SEVERITIES, Check
+from .release import CONSISTENCY_CHECKS, RELEASE_CHECKS
+from .structural import BEYOND_CHECKS, V11_CHECKS
+from .translation import HEURISTIC_CHECKS
+from .v2 import V2_CHECKS
 
 REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + HIDING_CHECKS + LANGUAGE_CHECKS
                                + HEURISTIC_CHECKS + PRESERVATION_CHECKS + V2_CHECKS
