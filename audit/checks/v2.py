@@ -5,6 +5,7 @@ from __future__ import annotations
 from .dsl import _LANGS, FACT_SOURCE_LEN, per_candidate, per_fact, per_sentence, when
 from .model import V2, Check
 
+
 def _v2(name: str, unit: str, description: str, quality: bool = False, origin="translation",
         **kw) -> Check:
     return Check(name, unit, "review" if quality else "blocking", origin, description, V2,

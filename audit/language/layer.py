@@ -73,8 +73,8 @@ import duckdb
 import pyarrow as pa
 
 from .. import arrays, readers
-from ..io.signal_cache import SignalAppender, SignalCache, cache_lock, cached_signals
 from ..io import signal_cache
+from ..io.signal_cache import SignalAppender, SignalCache, cache_lock, cached_signals
 from ..languages import CODES
 from ..outputs import staged_file
 from ..sqlsafe import literal
