@@ -54,6 +54,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import threading
 import time
 import unicodedata
@@ -84,6 +85,8 @@ TARGETS = tuple(code for code in CODES if code != "en")
 UNSPACED = frozenset({"zh", "ja", "th"})
 MIN_FUZZY_CHARS = 4
 SIGNALS_VERSION = "pres-1"
+# As a signal layer (`audit.checks.layers.SignalLayer`) of its two checks.
+NAME, VERSION = "preservation", SIGNALS_VERSION
 # Script group (SPEC §4) -> the threshold naming it.
 SCRIPT_KEYS = {"Latin": "latin", "Cyrillic": "cyrillic", "Greek": "greek", "Arabic": "arabic",
                "Devanagari": "devanagari", "Bengali": "bengali", "Thai": "thai",
@@ -431,6 +434,10 @@ BATCH = 50_000
 PARALLEL_FROM = 5_000
 
 
+def start(release: "Release") -> None:
+    """Nothing runs ahead: the signals are computed when the first check asks."""
+
+
 def prepare(release: "Release", cache_dir: Path | None = None,
             force: bool = False) -> Prepared:
     """Table pres_found on the release's connection: every unit (ctx, kind, paragraph_id,
@@ -600,7 +607,8 @@ def _bridge_entity_lost(release: "Release", t: dict) -> str:
 def _check(name: str, description: str, query) -> Check:
     return Check(name, "sentence", "review", "translation", description, ALL, query=query,
                  thresholds=tuple(THRESHOLDS.items()), categories=("lost", "unverifiable"),
-                 category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION)
+                 category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION,
+                 layers=(sys.modules[__name__],))   # this module is their signal layer
 
 
 PRESERVATION_CHECKS = (

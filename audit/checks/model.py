@@ -14,7 +14,10 @@ nested columns; a context's findings then reach each of its views.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .layers import SignalLayer
 
 COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
 UNITS = ("row", "paragraph", "sentence", "fact", "release")
@@ -55,6 +58,8 @@ class Check:
     # optionally a ninth column, evidence (the substring a view highlights). A check with
     # thresholds is called with the ones in force as a second argument, {name: value}.
     query: Callable[..., str] | None = None
+    # The slow signal layers its query reads (`audit.checks.layers`).
+    layers: tuple[SignalLayer, ...] = ()
     # What else decides a query check's findings (its rule's constants): part of the
     # registry fingerprint.
     version: str = ""

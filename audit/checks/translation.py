@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import length_prior
 from ..sqlsafe import literal
+from ..translation import layer as heuristics
 from ..translation.layer import LENGTH_BINS, UNITS, prepare
 from .model import ALL, COPY_CATEGORIES, Check
 
@@ -181,7 +182,7 @@ def _check(name: str, description: str, query, thresholds: dict,
            categories: tuple[str, ...], **kw) -> Check:
     return Check(name, "sentence", "review", "translation", description, ALL,
                  query=query, thresholds=tuple(thresholds.items()), categories=categories,
-                 **kw)
+                 layers=(heuristics,), **kw)
 
 
 HEURISTIC_CHECKS = (

@@ -78,7 +78,7 @@ from ..io.signal_cache import SignalAppender, SignalCache, cache_lock, cached_si
 from ..languages import CODES
 from ..outputs import staged_file
 from ..sqlsafe import literal
-from .detectors import LanguageIdentifier, detector, group_sql
+from .detectors import LANGUAGE_RULE_VERSION, LanguageIdentifier, detector, group_sql
 from .scripts import SCRIPT_VERSION, SEPARATOR, _unicode_version, count_pieces, script_verdicts
 
 
@@ -252,6 +252,15 @@ def _units(release, root: Path) -> None:
     for old in sorted(index.parent.glob("*.parquet"),
                       key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
         old.unlink(missing_ok=True)
+
+
+# As a signal layer (`audit.checks.layers.SignalLayer`) of the two language checks.
+NAME = "language"
+VERSION = f"{SCRIPT_VERSION}+{LANGUAGE_RULE_VERSION}"
+
+
+def start(release) -> None:
+    """Nothing runs ahead: the signals are computed when the first check asks."""
 
 
 def prepare(release, cache_dir: Path | None = None,

@@ -65,6 +65,8 @@ LENGTH_BINS = 4            # source-length quantile bins per language and unit
 PARALLEL_FROM = 20_000     # pairs: compute misses in two processes from this many on
 BATCH = 250_000            # pairs computed and cached at a time
 SIGNALS_VERSION = "heur-2"
+# As a signal layer (`audit.checks.layers.SignalLayer`) of the seven heuristic checks.
+NAME, VERSION = "heuristics", SIGNALS_VERSION
 
 # ------------------------------------------------------------------ the signals per pair
 
