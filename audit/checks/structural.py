@@ -36,18 +36,18 @@ V11_CHECKS = (
     Check("invalid_source_context", "row", "blocking", "source",
           "The HotpotQA source context is not a list.", V1, reference=True,
           context_sql=when("s.source_id IS NOT NULL AND NOT s.context_is_list",
-                   "'source context is not a list'"),
+                           "'source context is not a list'"),
           needs=frozenset({"source"})),
     # The legacy translated context is not in any release layout: only the shipped flag tells.
     _v1("invalid_context", "row", "The translated context was not a list (legacy input)."),
     _v1("candidate_count_mismatch", "row",
         "The translated context has a different number of candidates than the source.",
         context_sql=when("s.source_id IS NOT NULL AND s.context_len <> "
-                 "coalesce(list_max(list_transform(r.candidates, "
-                 "lambda c: c.candidate_index)) + 1, 0)",
-                 "'source has ' || s.context_len || ' paragraphs, translation ' || "
-                 "coalesce(list_max(list_transform(r.candidates, "
-                 "lambda c: c.candidate_index)) + 1, 0)"),
+                         "coalesce(list_max(list_transform(r.candidates, "
+                         "lambda c: c.candidate_index)) + 1, 0)",
+                         "'source has ' || s.context_len || ' paragraphs, translation ' || "
+                         "coalesce(list_max(list_transform(r.candidates, "
+                         "lambda c: c.candidate_index)) + 1, 0)"),
         needs=frozenset({"source"})),
     _v1("invalid_candidate", "paragraph",
         "A translated candidate was malformed and dropped (a gap in candidate_index).",
@@ -58,53 +58,56 @@ V11_CHECKS = (
     Check("invalid_source_candidate", "paragraph", "blocking", "source",
           "A source context entry is not [title, [sentences]].", V1, reference=True,
           context_sql=per_candidate("s.source_id IS NOT NULL AND c.candidate_index < s.context_len "
-                            "AND NOT s.ctx_valid[c.candidate_index + 1]",
-                            "'source entry ' || c.candidate_index || ' is malformed'"),
+                                    "AND NOT s.ctx_valid[c.candidate_index + 1]",
+                                    "'source entry ' || c.candidate_index || ' is malformed'"),
           needs=frozenset({"source"})),
     _v1("unknown_candidate_language", "paragraph", "A candidate's language is not one of the 24.",
         context_sql=per_candidate(f"NOT list_contains({_LANGS}, c.language_code)",
-                          "'candidate language ' || c.language")),
+                                  "'candidate language ' || c.language")),
     _v1("blank_sentence", "sentence", "A translated sentence is blank (Python strip()).",
         context_sql=per_sentence("is_blank({t})", "'translated sentence is blank'")),
     _v1("paragraph_sentence_shortfall", "paragraph",
         "A translated paragraph has fewer sentences than its source.",
-        context_sql=per_candidate(f"{HAS_SOURCE} AND len(c.sentences) < len(c.source_sentences)",
-                          "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
-                          "|| ' source sentences'")),
+        context_sql=per_candidate(
+            f"{HAS_SOURCE} AND len(c.sentences) < len(c.source_sentences)",
+            "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
+            "|| ' source sentences'")),
     _v1("paragraph_sentence_surplus", "paragraph",
         "A translated paragraph has more sentences than its source.",
-        context_sql=per_candidate(f"{HAS_SOURCE} AND len(c.sentences) > len(c.source_sentences)",
-                          "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
-                          "|| ' source sentences'")),
+        context_sql=per_candidate(
+            f"{HAS_SOURCE} AND len(c.sentences) > len(c.source_sentences)",
+            "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
+            "|| ' source sentences'")),
     Check("malformed_supporting_fact", "fact", "blocking", "source",
           "A source supporting fact is not [title, non-negative int] (dropped by the build).",
           V1, reference=True,
           context_sql=when("s.source_id IS NOT NULL AND NOT list_bool_and(list_transform(s.facts, "
-                   "lambda f: f.valid))",
-                   "len(list_filter(s.facts, lambda f: NOT f.valid)) || "
-                   "' malformed supporting fact(s) in the source'"),
+                           "lambda f: f.valid))",
+                           "len(list_filter(s.facts, lambda f: NOT f.valid)) || "
+                           "' malformed supporting fact(s) in the source'"),
           needs=frozenset({"source"})),
     # Without the source, the candidates' source titles stand in for the source context;
     # they miss titles of source entries the build could not use.
     _v1("supporting_title_missing", "fact",
         "A supporting fact's title matches no source paragraph title (exact).",
-        context_sql=per_fact(f"{SOURCE_TITLE_MATCHES} = 0", "'no paragraph titled ' || f.source_title"),
+        context_sql=per_fact(f"{SOURCE_TITLE_MATCHES} = 0",
+                             "'no paragraph titled ' || f.source_title"),
         needs=frozenset({"source"}),
         witness=per_fact(f"f.paragraph_id IS NULL AND {TITLE_MATCHES} < 2",
                          "'no paragraph titled ' || f.source_title")),
     _v1("supporting_title_ambiguous", "fact",
         "A supporting fact's title matches two or more source paragraph titles (exact).",
         context_sql=per_fact(f"{SOURCE_TITLE_MATCHES} >= 2",
-                     f"{SOURCE_TITLE_MATCHES} || ' paragraphs titled ' || f.source_title"),
+                             f"{SOURCE_TITLE_MATCHES} || ' paragraphs titled ' || f.source_title"),
         needs=frozenset({"source"}),
         witness=per_fact(f"f.paragraph_id IS NULL AND {TITLE_MATCHES} >= 2",
                          f"{TITLE_MATCHES} || ' paragraphs titled ' || f.source_title")),
     _v1("support_index_out_of_range", "fact",
         "A supporting fact points past the translated paragraph (or at no paragraph).",
         context_sql=per_fact(f"f.sentence_index >= {FACT_LEN}",
-                     f"CASE WHEN {FACT_LEN} < 0 THEN 'fact resolves to no paragraph' ELSE "
-                     f"'sentence ' || f.sentence_index || ' of ' || {FACT_LEN} || "
-                     "' translated sentences' END")),
+                             f"CASE WHEN {FACT_LEN} < 0 THEN 'fact resolves to no paragraph' ELSE "
+                             f"'sentence ' || f.sentence_index || ' of ' || {FACT_LEN} || "
+                             "' translated sentences' END")),
     _v1("duplicate_normalized_translated_title", "paragraph",
         "Two candidates share a translated title after NFKC, whitespace collapse and casefold.",
         severity="review",
@@ -142,8 +145,8 @@ BEYOND_CHECKS = (
           "A translated sentence is a stand-in (em dash, ellipsis, N/A) where the source "
           "sentence has content.", ALL,
           context_sql=per_sentence("is_placeholder({t}) AND NOT is_blank({src}) AND "
-                           "length(py_strip({src})) > 1",
-                           "'placeholder ' || py_strip({t}) || ' for a non-blank source'")),
+                                   "length(py_strip({src})) > 1",
+                                   "'placeholder ' || py_strip({t}) || ' for a non-blank source'")),
     Check("invalid_unicode", "sentence", "review", "translation",
           "Text contains U+FFFD or a C0/C1 control character.", ALL,
           sql=concat(when("has_invalid_chars(r.question)", "'question'"),
@@ -155,10 +158,10 @@ BEYOND_CHECKS = (
     Check("source_blank_sentence", "sentence", "review", "source",
           "A source (English) sentence is blank: inherited from HotpotQA.", V1,
           context_sql=per_sentence("is_blank({src})", "'source sentence is blank'",
-                           over="source_sentences")),
+                                   over="source_sentences")),
     Check("source_support_index_out_of_range", "fact", "review", "source",
           "A supporting fact points past its source paragraph: inherited from HotpotQA.", V1,
           context_sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
-                       f"'sentence ' || f.sentence_index || ' of ' || {FACT_SOURCE_LEN} || "
-                       "' source sentences'")),
+                               f"'sentence ' || f.sentence_index || ' of ' || {FACT_SOURCE_LEN} || "
+                               "' source sentences'")),
 )

@@ -38,38 +38,41 @@ V2_CHECKS = (
                  "'answer equals the English source'")),
     _v2("xhotpot:sentence_count_mismatch", "paragraph",
         "A translated paragraph's sentence count differs from the source's.",
-        context_sql=per_candidate("len(c.sentences) <> len(c.source_sentences)",
-                          "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
-                          "|| ' source sentences'")),
+        context_sql=per_candidate(
+            "len(c.sentences) <> len(c.source_sentences)",
+            "len(c.sentences) || ' translated vs ' || len(c.source_sentences) "
+            "|| ' source sentences'")),
     _v2("xhotpot:blank_translation_sentence", "sentence", "A translated sentence is blank.",
         context_sql=per_sentence("is_blank({t})", "'translated sentence is blank'")),
     _v2("xhotpot:blank_translated_title", "paragraph", "A translated title is blank.",
         context_sql=per_candidate("is_blank(c.title)", "'translated title is blank'")),
     _v2("xhotpot:unknown_candidate_language", "paragraph", "Candidate language not one of 24.",
         context_sql=per_candidate(f"NOT list_contains({_LANGS}, c.language_code)",
-                          "'candidate language ' || c.language_code")),
+                                  "'candidate language ' || c.language_code")),
     _v2("xhotpot:paragraph_sentence_source_copy", "paragraph",
         "A non-English paragraph has a sentence equal to its non-blank English source.",
         quality=True,
-        context_sql=per_candidate("c.language_code <> 'en' AND len(list_filter(range(least("
-                          "len(c.sentences), len(c.source_sentences))), lambda k: NOT "
-                          "is_blank(c.source_sentences[k + 1]) AND c.sentences[k + 1] = "
-                          "c.source_sentences[k + 1])) > 0", "'a sentence equals its source'")),
+        context_sql=per_candidate(
+            "c.language_code <> 'en' AND len(list_filter(range(least("
+            "len(c.sentences), len(c.source_sentences))), lambda k: NOT "
+            "is_blank(c.source_sentences[k + 1]) AND c.sentences[k + 1] = "
+            "c.source_sentences[k + 1])) > 0", "'a sentence equals its source'")),
     _v2("source:blank_source_sentence", "sentence", "A source sentence is blank (inherited).",
         origin="source",
-        context_sql=per_sentence("is_blank({src})",
-                         "'source sentence is blank (source_blank_sentence in other layouts)'",
-                         over="source_sentences")),
+        context_sql=per_sentence(
+            "is_blank({src})",
+            "'source sentence is blank (source_blank_sentence in other layouts)'",
+            over="source_sentences")),
     _v2("source:support_index_out_of_range", "fact",
         "A supporting fact points past its source paragraph (inherited).", origin="source",
         context_sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
-                     "'sentence ' || f.sentence_index || ' of ' || "
-                     f"{FACT_SOURCE_LEN} || ' source sentences "
-                     "(source_support_index_out_of_range in other layouts)'")),
+                             "'sentence ' || f.sentence_index || ' of ' || "
+                             f"{FACT_SOURCE_LEN} || ' source sentences "
+                             "(source_support_index_out_of_range in other layouts)'")),
     _v2("xhotpot:candidate_order_mismatch", "paragraph",
         "A candidate's paragraph id does not match its position.",
         context_sql=per_candidate(f"{_V2_PARAGRAPH_INDEX} IS DISTINCT FROM c.candidate_index",
-                          "c.paragraph_id || ' at position ' || c.candidate_index")),
+                                  "c.paragraph_id || ' at position ' || c.candidate_index")),
     _v2("xhotpot:invalid_paragraph_id", "paragraph",
         "A candidate's paragraph id is not pNN within the source context.",
         witness=per_candidate(f"{_V2_PARAGRAPH_INDEX} IS NULL",
@@ -83,7 +86,7 @@ V2_CHECKS = (
     _v2("xhotpot:candidate_count_mismatch", "row",
         "Candidate count differs from the source context.",
         context_sql=when("s.source_id IS NOT NULL AND s.context_len <> len(r.candidates)",
-                 "'source has ' || s.context_len || ', release ' || len(r.candidates)"),
+                         "'source has ' || s.context_len || ', release ' || len(r.candidates)"),
         needs=frozenset({"source"})),
     # Shape flags of the raw generated record, which the release layout no longer carries.
     *(_v2(name, "row", description) for name, description in (
