@@ -34,7 +34,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if restored is not None:
         out, summary = restored
     else:
-        from . import export, policy, readers, registry, scan
+        from . import export, policy, readers, scan
+        from .checks import registry
         rules = policy.load(args.policy)
         unknown = sorted(skip - set(registry.BY_NAME))
         if unknown:
@@ -79,7 +80,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 
 
 def cmd_checks(args: argparse.Namespace) -> int:
-    from . import registry
+    from .checks import registry
     for check in registry.REGISTRY:
         print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
               f"{','.join(sorted(check.layouts)):16} {check.description}")
@@ -92,7 +93,8 @@ def cmd_checks(args: argparse.Namespace) -> int:
 
 
 def cmd_descriptors(args: argparse.Namespace) -> int:
-    from . import descriptors, export, readers
+    from . import export, readers
+    from .language import descriptors
     out = Path(args.out)
     if out.is_dir():
         raise InputError(out, "is a directory", expected="a .parquet file path for --out")
@@ -108,7 +110,8 @@ def cmd_descriptors(args: argparse.Namespace) -> int:
 
 def _descriptor_table(spec: str, sources: list[str]):
     """A scan directory's descriptors.parquet, else the descriptors of a release."""
-    from . import descriptors, readers
+    from . import readers
+    from .language import descriptors
     path = Path(spec)
     if path.is_dir() and (path / "descriptors.parquet").is_file():
         return read_parquet(path / "descriptors.parquet")

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, fields
 import duckdb
 import pyarrow as pa
 
-from . import registry
-from .descriptors import descriptors
+from .checks import registry
+from .language.descriptors import descriptors
 from .languages import CODES, UNKNOWN_CODE
 from .scan import ScanResult
 from .sqlsafe import identifier, literal, strings

@@ -29,7 +29,8 @@ def _say(message: str) -> None:
 
 def _scan(release_spec: str, sources: list[str], skip: list[str]):
     """Open and scan a release (status per row, findings) with the default policy."""
-    from . import readers, registry, scan
+    from . import readers, scan
+    from .checks import registry
     unknown = sorted(set(skip) - set(registry.BY_NAME))
     if unknown:
         raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
@@ -51,7 +52,8 @@ def _scan_status(scan_dir: str, rows: int):
 # ------------------------------------------------------------------------------ evaluate
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from . import descriptors, readers
+    from . import readers
+    from .language import descriptors
     from .evaluation import predictions, report
     refuse_existing(args.out, "report")
     files = [predictions.read_predictions(p) for p in args.predictions]

@@ -17,7 +17,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import descriptors, registry
+from .language import descriptors
+from .checks import registry
 from .errors import InputError
 from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
                       staged_directory, staged_file, write_json)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from . import registry
+from .checks import registry
 from .languages import BY_CODE
 from .scan import ScanResult
 

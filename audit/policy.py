@@ -20,8 +20,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .heuristics import MIN_KEPT_SIMILARITY
-from .registry import BY_NAME, SEVERITIES
+from .translation.layer import MIN_KEPT_SIMILARITY
+from .checks.registry import BY_NAME, SEVERITIES
 from .errors import InputError
 
 

@@ -45,7 +45,7 @@ XHotpotQA+ source share one), the renderings one join against the release's dist
 preservation/units/`, keyed like the heuristics' unit index), and the signals (best matches and scores) are
 computed once per distinct (kind, language, English text, English sentence, translated
 sentence, renderings) and cached by its sha256 (`<cache>/preservation/signals/<version>/`,
-audit.langid's SignalCache). Thresholds are applied in SQL, so a policy that tunes them
+audit.io.signal_cache.SignalCache). Thresholds are applied in SQL, so a policy that tunes them
 reuses the cache.
 """
 
@@ -54,6 +54,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import threading
 import time
 import unicodedata
@@ -65,9 +66,12 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import arrays, descriptors, langid, readers, sqltext, textsignals
-from .checks import ALL, Check
-from .heuristics import Prepared
+from . import arrays, readers, sqltext
+from .checks.model import ALL, Check
+from .io import signal_cache
+from .language import descriptors
+from .translation import signals as textsignals
+from .translation.layer import Prepared
 from .languages import BY_CODE, CODES
 from .outputs import REPO, cached_parquet, staged_file
 from .sqlsafe import literal
@@ -81,6 +85,8 @@ TARGETS = tuple(code for code in CODES if code != "en")
 UNSPACED = frozenset({"zh", "ja", "th"})
 MIN_FUZZY_CHARS = 4
 SIGNALS_VERSION = "pres-1"
+# As a signal layer (`audit.checks.layers.SignalLayer`) of its two checks.
+NAME, VERSION = "preservation", SIGNALS_VERSION
 # Script group (SPEC §4) -> the threshold naming it.
 SCRIPT_KEYS = {"Latin": "latin", "Cyrillic": "cyrillic", "Greek": "greek", "Arabic": "arabic",
                "Devanagari": "devanagari", "Bengali": "bengali", "Thai": "thai",
@@ -428,6 +434,10 @@ BATCH = 50_000
 PARALLEL_FROM = 5_000
 
 
+def start(release: "Release") -> None:
+    """Nothing runs ahead: the signals are computed when the first check asks."""
+
+
 def prepare(release: "Release", cache_dir: Path | None = None,
             force: bool = False) -> Prepared:
     """Table pres_found on the release's connection: every unit (ctx, kind, paragraph_id,
@@ -442,10 +452,10 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     clock = time.perf_counter()
     _units(release, root)
     done.seconds["units"] = time.perf_counter() - clock
-    cache = langid.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
-    with langid.cache_lock(root):
+    cache = signal_cache.SignalCache(root, "signals", cache_version(), SIGNAL_SCHEMA)
+    with signal_cache.cache_lock(root):
         clock = time.perf_counter()
-        done.pairs, done.computed = langid.cached_signals(
+        done.pairs, done.computed = signal_cache.cached_signals(
             con, cache, "pres_signals", "SELECT DISTINCT key FROM pres_keyed", "pres_missing")
         done.seconds["lookup"] = time.perf_counter() - clock
         if done.computed:
@@ -453,7 +463,7 @@ def prepare(release: "Release", cache_dir: Path | None = None,
             con.execute("""CREATE OR REPLACE TEMP TABLE pres_todo AS
                 SELECT DISTINCT ON (key) key, kind, lang, target, src, tgt, forms
                 FROM pres_keyed SEMI JOIN pres_missing USING (key)""")
-            langid.fill_signals(con, cache, "pres_signals", "pres_todo", COLUMNS,
+            signal_cache.fill_signals(con, cache, "pres_signals", "pres_todo", COLUMNS,
                                 signal_table, done.computed, BATCH, PARALLEL_FROM)
             con.execute("DROP TABLE pres_todo")
             done.seconds["compute"] = time.perf_counter() - clock
@@ -597,7 +607,8 @@ def _bridge_entity_lost(release: "Release", t: dict) -> str:
 def _check(name: str, description: str, query) -> Check:
     return Check(name, "sentence", "review", "translation", description, ALL, query=query,
                  thresholds=tuple(THRESHOLDS.items()), categories=("lost", "unverifiable"),
-                 category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION)
+                 category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION,
+                 layers=(sys.modules[__name__],))   # this module is their signal layer
 
 
 PRESERVATION_CHECKS = (

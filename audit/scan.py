@@ -15,8 +15,8 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
-from . import heuristics, langid, preservation, registry
-from .checks import Check
+from .checks import registry
+from .checks.model import Check
 from .policy import DEFAULT, Policy
 from .readers import Release
 from .results import code_fingerprint
@@ -136,16 +136,21 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     started = time.perf_counter()
     active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
     rows, contexts, partial = _plan(active, release.capabilities)
-    if any(c.name in heuristics.HEURISTIC_NAMES and c.needs <= release.capabilities
-           for c in active):
-        # The heuristics' signals compute in two child processes meanwhile: the language
-        # layer's reading (lingua) keeps one core busy, not two.
-        heuristics.start(release)
-        say(f"translation heuristics started in {time.perf_counter() - started:.1f} s")
+    # The signal layers the checks to run read start first: the heuristics' signals compute
+    # in two child processes meanwhile, while the language layer's reading (lingua) keeps
+    # one core busy, not two.
+    layers = tuple(dict.fromkeys(layer for c in active if c.needs <= release.capabilities
+                                 for layer in c.layers))
+    for layer in layers:
+        layer.start(release)
+    if layers:
+        say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
+            f"{time.perf_counter() - started:.1f} s")
     try:
         return _run(release, policy, say, active, rows, contexts, partial, started)
     except BaseException:
-        heuristics.discard(con)
+        for layer in registry.LAYERS:
+            layer.discard(con)
         raise
 
 
@@ -210,9 +215,8 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     say("whole-release checks done; collecting findings and status")
     # Every check has run: the signal tables go, so sorting millions of findings does not
     # spill to disk for want of memory they hold; each part goes once collected.
-    signals = {name: _record(done) for name, done in (
-        ("language", langid.discard(con)), ("heuristics", heuristics.discard(con)),
-        ("preservation", preservation.discard(con))) if done}
+    signals = {layer.NAME: _record(done) for layer in registry.LAYERS
+               if (done := layer.discard(con))}
     # The parts are read where they lie (twice: consistency, then the sorted findings); the
     # empty first part gives every column its type, whichever checks ran.
     con.execute("CREATE OR REPLACE TEMP VIEW findings_raw AS "

@@ -1,4 +1,4 @@
-"""Benchmark: language descriptors (audit/descriptors.py) on the real-text releases of
+"""Benchmark: language descriptors (audit/language/descriptors.py) on the real-text releases of
 bench/realtext.py: 23,760 rows and 553,584 views (24 question-language views per source).
 
     .venv/bin/python bench/descriptors.py          # builds the releases once under bench/data/
@@ -25,7 +25,8 @@ import realtext  # noqa: E402
 
 _CHILD = """
 import json, resource, sys, time
-from audit import descriptors, readers
+from audit import readers
+from audit.language import descriptors
 t0 = time.perf_counter()
 release = readers.open_release(sys.argv[1])
 t1 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Benchmark the translation-quality heuristics (audit/heuristics.py): accuracy on real human
+"""Benchmark the translation-quality heuristics (audit/translation/layer.py): accuracy on real human
 translations against OpusFilter and Bicleaner, and speed on a 553,584-view release.
 
     .venv/bin/python bench/heuristics.py             # accuracy (+ anchors when installed)
@@ -42,7 +42,9 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 import heuristics_release  # noqa: E402
 import realtext  # noqa: E402
-from audit import heuristics, policy as policies, readers, registry, scan  # noqa: E402
+from audit import policy as policies, readers, scan  # noqa: E402
+from audit.translation import layer as heuristics
+from audit.checks import registry, translation as heuristic_checks  # noqa: E402
 
 ANCHORS_PYTHON = REPO / "bench" / ".anchors-venv" / "bin" / "python"
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"
@@ -71,7 +73,7 @@ def _scanned(out: Path, kinds: tuple[str, ...], per_kind: int) -> tuple[dict, di
     review|info}})."""
     shutil.rmtree(out, ignore_errors=True)
     built = heuristics_release.build(out, per_kind=per_kind, kinds=kinds)
-    others = frozenset(c.name for c in registry.REGISTRY) - set(heuristics.HEURISTIC_NAMES)
+    others = frozenset(c.name for c in registry.REGISTRY) - set(heuristic_checks.HEURISTIC_NAMES)
     result = scan.run(readers.open_release(built["release"]), skip=others)
     found: dict[str, dict[tuple, str]] = defaultdict(dict)
     for f in result.findings.to_pylist():
@@ -298,7 +300,8 @@ def speed_release() -> Path:
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from audit import heuristics, readers, scan
+from audit import readers, scan
+from audit.translation import layer as heuristics
 heuristics.CACHE_DIR = Path(sys.argv[2])
 started = time.perf_counter()
 result = scan.run(readers.open_release(sys.argv[1]), skip=frozenset(sys.argv[3].split(",")))
@@ -308,7 +311,7 @@ peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 print(json.dumps({"rows": result.summary["rows"], "seconds": seconds,
                   "findings": {k: v for k, v in result.summary["check_counts"].items()
-                               if k in heuristics.HEURISTIC_NAMES},
+                               if k in heuristic_checks.HEURISTIC_NAMES},
                   "prepared": prepared and {"units": prepared.units, "pairs": prepared.pairs,
                                             "computed": prepared.computed,
                                             "phases": {k: round(v, 2) for k, v in
@@ -320,14 +323,15 @@ print(json.dumps({"rows": result.summary["rows"], "seconds": seconds,
 _ALONE = """
 import json, resource, sys, time
 from pathlib import Path
-from audit import heuristics, policy, readers
+from audit import policy, readers
+from audit.translation import layer as heuristics
 heuristics.CACHE_DIR = Path(sys.argv[2])
 release = readers.open_release(sys.argv[1])
 started = time.perf_counter()
 prepared = heuristics.prepare(release)
 counts = {c.name: release.con.sql("SELECT count(*) FROM (" + c.query(
               release, policy.DEFAULT.thresholds(c.name)) + ")").fetchall()[0][0]
-          for c in heuristics.HEURISTIC_CHECKS}
+          for c in heuristic_checks.HEURISTIC_CHECKS}
 seconds = time.perf_counter() - started
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
@@ -355,7 +359,7 @@ def speed() -> None:
     the scan with them cold and warm in between, then the heuristics alone."""
     release = speed_release()
     language = {"script_mismatch", "language_mismatch"}
-    without_them = language | set(heuristics.HEURISTIC_NAMES)
+    without_them = language | set(heuristic_checks.HEURISTIC_NAMES)
     cache = Path(tempfile.mkdtemp(prefix="heuristics-cache-"))
     try:
         first = _scan(release, cache, without_them)

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from audit import langid  # noqa: E402
+from audit.language import detectors, scripts  # noqa: E402
 from audit.languages import CODES  # noqa: E402
 
 NTREX = REPO.parent / "shared" / "realdata" / "ntrex128"
@@ -71,10 +71,10 @@ def windows(docs: list[str], seed: int = SEED) -> list[tuple[int, int]]:
     return out
 
 
-def evaluate(identifier: langid.LanguageIdentifier, lines: dict[str, list[str]],
+def evaluate(identifier: detectors.LanguageIdentifier, lines: dict[str, list[str]],
              spans: list[tuple[int, int]]) -> dict:
     # Script verdict per (paragraph, label): any sentence failing the rule.
-    profiles = {c: [langid.script_profile(t) for t in lines[c]] for c in CODES}
+    profiles = {c: [scripts.script_profile(t) for t in lines[c]] for c in CODES}
     texts, owners = [], []
     for code in CODES:
         for n, (a, b) in enumerate(spans):
@@ -87,7 +87,7 @@ def evaluate(identifier: langid.LanguageIdentifier, lines: dict[str, list[str]],
     # Every (paragraph, label): the language rule for all of them at once (one batch of
     # second opinions).
     judged = [(true, n, label) for true in CODES for n in range(len(spans)) for label in CODES]
-    languages = dict(zip(judged, langid.language_mismatches(
+    languages = dict(zip(judged, detectors.language_mismatches(
         identifier, [(*detection[(true, n)], label) for true, n, label in judged])))
     hits: dict[tuple[str, str], list[bool]] = defaultdict(list)
     alarms, alarm_examples = [], []
@@ -95,7 +95,7 @@ def evaluate(identifier: langid.LanguageIdentifier, lines: dict[str, list[str]],
         for n, (a, b) in enumerate(spans):
             det = detection[(true, n)][1]
             for label in CODES:
-                script = any(langid.script_mismatch(profiles[true][k], label)
+                script = any(scripts.script_mismatch(profiles[true][k], label)
                              for k in range(a, b))
                 lang = languages[(true, n, label)]
                 flagged = script or lang
@@ -106,7 +106,7 @@ def evaluate(identifier: langid.LanguageIdentifier, lines: dict[str, list[str]],
                                                f"lang {det.lang} {det.confidence}"))
                 else:
                     hits[(label, true)].append(flagged)
-    group = langid.GROUP_OF
+    group = scripts.GROUP_OF
     kinds = {"cross-script": [], "same-script Latin": [], "same-script Arabic": []}
     recall = {pair: sum(v) / len(v) for pair, v in hits.items()}
     for (label, true), r in recall.items():
@@ -128,26 +128,26 @@ def evaluate(identifier: langid.LanguageIdentifier, lines: dict[str, list[str]],
             "correct_paragraphs": len(alarms), "alarm_examples": alarm_examples[:10]}
 
 
-def short_sentences(identifier: langid.LanguageIdentifier, lines: dict[str, list[str]],
+def short_sentences(identifier: detectors.LanguageIdentifier, lines: dict[str, list[str]],
                     sample: int = 200) -> dict:
     """Single lines (question-sized): false alarms and same-script recall, for reference."""
     rng = random.Random(SEED + 1)
     picks = rng.sample(range(len(lines["en"])), sample)
     texts = [(c, lines[c][i]) for c in CODES for i in picks]
     found = identifier.identify([t for _, t in texts])
-    alarms = langid.language_mismatches(identifier, [(t, d, c) for (c, t), d in
+    alarms = detectors.language_mismatches(identifier, [(t, d, c) for (c, t), d in
                                                      zip(texts, found)])
     undetermined = sum(d.lang is None for d in found)
-    same = langid.language_mismatches(identifier, [
+    same = detectors.language_mismatches(identifier, [
         (text, d, label) for (true, text), d in zip(texts, found) for label in CODES
-        if label != true and langid.GROUP_OF[label] == langid.GROUP_OF[true]
-        and langid.GROUP_OF[true] in ("Latin", "Arabic")])
+        if label != true and scripts.GROUP_OF[label] == scripts.GROUP_OF[true]
+        and scripts.GROUP_OF[true] in ("Latin", "Arabic")])
     return {"sentences": len(texts), "false_alarm_rate": sum(alarms) / len(alarms),
             "same_script_recall": sum(same) / len(same),
             "undetermined": undetermined / len(texts)}
 
 
-def wikipedia_false_alarms(identifier: langid.LanguageIdentifier) -> dict:
+def wikipedia_false_alarms(identifier: detectors.LanguageIdentifier) -> dict:
     """Correctly labelled Wikipedia-domain text, full of names (HotpotQA's own domain): the
     English HotpotQA dev-head paragraphs, and XQuAD's 240 paragraphs and 1,190 questions in
     its 11 languages of the 24 (human translations). A unit is a false alarm when either
@@ -168,10 +168,10 @@ def wikipedia_false_alarms(identifier: langid.LanguageIdentifier) -> dict:
     out = {}
     for name, items in sets.items():
         found = identifier.identify([t for _, t in items])
-        languages = langid.language_mismatches(identifier, [(t, d, c) for (c, t), d in
+        languages = detectors.language_mismatches(identifier, [(t, d, c) for (c, t), d in
                                                             zip(items, found)])
         alarms = [(c, d, t) for (c, t), d, lang in zip(items, found, languages)
-                  if lang or langid.script_mismatch(t, c)]
+                  if lang or scripts.script_mismatch(t, c)]
         out[name] = (len(items), len(alarms), [(c, d.lang, d.confidence, t[:70])
                                                for c, d, t in alarms[:3]])
     return out
@@ -210,8 +210,8 @@ def main() -> None:
     lines, docs = load_ntrex()
     spans = windows(docs)
     for name in args.detectors.split(","):
-        identifier = langid.DETECTORS[name]() if name != "langdetect" else \
-            langid.LangdetectIdentifier(processes=2)
+        identifier = detectors.DETECTORS[name]() if name != "langdetect" else \
+            detectors.LangdetectIdentifier(processes=2)
         print_accuracy(evaluate(identifier, lines, spans), short_sentences(identifier, lines),
                        wikipedia_false_alarms(identifier))
 

@@ -9,7 +9,7 @@ translations into all 23 other languages, line-aligned. For each language and ea
 English source length (EDGES, in characters), the median of x = ln(len translation /
 len source) and its robust spread 1.4826 · MAD, over the pairs with a source of at least 20
 characters: 23 × 5 bins × (median, spread, pairs) — numbers, never text. A release whose
-(language, unit) group is too small to calibrate itself borrows them (audit/heuristics.py).
+(language, unit) group is too small to calibrate itself borrows them (audit/translation/layer.py).
 """
 
 from __future__ import annotations

@@ -111,15 +111,17 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
 def _language_cache(tmp_path_factory):
     """The signal caches of a test session live in a temporary directory, not in the
     workspace (data/cache): in this process and in every CLI or app it starts."""
-    from audit import heuristics, langid, preservation
-    saved = langid.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR
+    from audit import preservation
+    from audit.translation import layer as heuristics
+    from audit.io import signal_cache
+    saved = signal_cache.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR
     saved_env = os.environ.get("AUDIT_CACHE_DIR")
     root = tmp_path_factory.mktemp("cache")
     os.environ["AUDIT_CACHE_DIR"] = str(root)
-    langid.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = (
+    signal_cache.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = (
         root / "langid", root / "heuristics", root / "preservation")
-    yield langid.CACHE_DIR
-    langid.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = saved
+    yield signal_cache.CACHE_DIR
+    signal_cache.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = saved
     if saved_env is None:
         os.environ.pop("AUDIT_CACHE_DIR", None)
     else:

@@ -1,5 +1,5 @@
 """A V1.1 release of ALIGNED real text, with translation-quality defects planted at seeded
-places: the ground truth for audit/heuristics.py (tests/test_heuristics.py and
+places: the ground truth for audit/translation/layer.py (tests/test_heuristics.py and
 bench/heuristics.py).
 
 NTREX-128 is sentence-aligned across languages (ntrex128/SOURCE.md): English line i is the
@@ -28,7 +28,7 @@ import unicodedata
 from pathlib import Path
 
 import realdata_release
-from audit import textsignals
+from audit.translation import signals as textsignals
 from audit.languages import BY_CODE
 from devkit import synth
 from realdata_release import UNSPACED

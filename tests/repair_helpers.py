@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import realdata_release as real
-from audit import heuristics, preservation
+from audit import preservation
+from audit.checks import translation as heuristic_checks
 
 REPO = Path(__file__).resolve().parent.parent
 # The reference toolkit (GitHub Iman998/XhotpotQA): a checkout named by XHOTPOTQA_TOOLKIT,
@@ -20,7 +21,7 @@ TOOLKIT_MIRROR = Path("/work/.mirror/Iman998+XhotpotQA/repo")
 # Random NTREX lines stand beside HotpotQA sentences in the real-text release: the
 # translation-quality heuristics and the preservation checks (answer, bridge entity) would
 # judge noise there (tests/test_realdata_release.py).
-HEURISTICS = (*heuristics.HEURISTIC_NAMES, *preservation.PRESERVATION_NAMES)
+HEURISTICS = (*heuristic_checks.HEURISTIC_NAMES, *preservation.PRESERVATION_NAMES)
 SKIP_HEURISTICS = [arg for name in HEURISTICS for arg in ("--skip", name)]
 
 

@@ -276,8 +276,8 @@ def test_a_remembered_scan_imports_no_library(tmp_path, monkeypatch):
     assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
     probe = ("import sys\nfrom audit.__main__ import main\n"
              f"code = main(['scan', {str(release)!r}, '--out', {str(tmp_path / 'again')!r}])\n"
-             "print(code, *sorted(m for m in ('duckdb', 'pyarrow', 'numpy', 'audit.registry')"
-             " if m in sys.modules))")
+             "print(code, *sorted(m for m in ('duckdb', 'pyarrow', 'numpy',"
+             " 'audit.checks.registry') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
                           text=True)
     assert done.stdout.split()[-1:] == ["0"], done.stderr

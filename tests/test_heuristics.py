@@ -1,4 +1,4 @@
-"""Translation-quality heuristics (audit/textsignals.py, audit/heuristics.py): each rule on
+"""Translation-quality heuristics (audit/translation/signals.py, audit/translation/layer.py): each rule on
 positive and negative pairs across scripts, thresholds from the policy file and in the
 manifest, the evidence a view highlights, shared contexts, the cache, and real text:
 NTREX-128 human translations raise no more review findings than the measured false-alarm
@@ -14,8 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 
 import heuristics_release
-from audit import export, heuristics, langid, policy as policies, readers, registry, scan
-from audit import textsignals as ts
+from audit import export, policy as policies, readers, scan
+from audit.translation import layer as heuristics
+from audit.checks import registry, translation as heuristic_checks
+from audit.io import signal_cache
+from audit.translation import signals as ts
 from audit.errors import InputError
 from devkit import synth
 from conftest import REALDATA, record, source
@@ -163,7 +166,7 @@ def pair_record(n: int, english: str, translation: str, language: str = "German"
 
 def scan_pairs(tmp_path, records, rules=None):
     synth.write_release(records, tmp_path / "release")
-    others = frozenset(c.name for c in registry.REGISTRY) - set(heuristics.HEURISTIC_NAMES)
+    others = frozenset(c.name for c in registry.REGISTRY) - set(heuristic_checks.HEURISTIC_NAMES)
     return scan.run(readers.open_release(tmp_path / "release"), rules or policies.DEFAULT,
                     skip=others)
 
@@ -260,7 +263,7 @@ def test_registry_lists_the_thresholds():
         "short_z": 3.5, "long_z": 4.5, "min_source_chars": 20, "min_pairs": 200,
         "corroborated_z": 2.5, "prior_pairs": 50.0}
     assert all(registry.BY_NAME[name].severity == "review" and registry.BY_NAME[name].thresholds
-               for name in heuristics.HEURISTIC_NAMES)
+               for name in heuristic_checks.HEURISTIC_NAMES)
 
 
 def test_policy_tunes_a_threshold_and_the_finding_follows(tmp_path, planted):
@@ -323,7 +326,7 @@ def ntrex(tmp_path_factory):
         pytest.skip("../shared/realdata is not present")
     built = heuristics_release.build(tmp_path_factory.mktemp("ntrex"), languages=LANGUAGES,
                                      per_kind=PER_KIND)
-    others = frozenset(c.name for c in registry.REGISTRY) - set(heuristics.HEURISTIC_NAMES)
+    others = frozenset(c.name for c in registry.REGISTRY) - set(heuristic_checks.HEURISTIC_NAMES)
     return built, scan.run(readers.open_release(built["release"]), skip=others)
 
 
@@ -476,7 +479,7 @@ def _failing_signals(columns: dict) -> None:
 def test_a_failing_background_child_stops_the_scan(tmp_path):
     con = duckdb.connect()
     con.execute("CREATE TABLE todo AS SELECT range::VARCHAR AS key FROM range(3)")
-    background = langid.Background(con, "SELECT * FROM todo", ("key",), _failing_signals, 2,
+    background = signal_cache.Background(con, "SELECT * FROM todo", ("key",), _failing_signals, 2,
                                    tmp_path)
     with pytest.raises(RuntimeError, match="child process"):
         list(background.tables())

@@ -1,4 +1,4 @@
-"""The language layer's signals (audit/langid.py): the script rule on mixed-script strings,
+"""The language layer's signals (audit/language/): the script rule on mixed-script strings,
 language ID on short sentences, and the content-hash cache."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from audit import langid
-from audit.langid import script_mismatch
+from audit.io import signal_cache
+from audit.language import detectors, layer as langid, scripts
+from audit.languages import CODES
+from audit.language.scripts import script_mismatch
 from conftest import record, require_realdata, source
 
 
@@ -56,26 +58,26 @@ def test_script_rule_rejects(text, code, dominant):
 
 
 def test_script_profile_counts_letters_not_digits_punctuation_or_zwnj():
-    p = langid.script_profile("می\u200cخواهم 123، BBC!")
+    p = scripts.script_profile("می\u200cخواهم 123، BBC!")
     assert (p["arabic"], p["latin"], p["latin_names"], p["letters"]) == (7, 3, 3, 10)
-    p = langid.script_profile("ドナウ川は2番目")
+    p = scripts.script_profile("ドナウ川は2番目")
     assert (p["kana"], p["han"], p["dominant"]) == (4, 3, "Japanese")
 
 
 def test_the_check_query_applies_the_rule_for_every_language():
     """The cached per-rule verdicts, read by the script_mismatch query, equal
     script_mismatch(text, code) for every text and every one of the 24 languages."""
-    from audit.language_checks import LANGUAGE_CHECKS
+    from audit.checks.language import LANGUAGE_CHECKS
     texts = ["Η Αθήνα είναι η πρωτεύουσα.", "東京は日本の首都です。", "北京是首都。",
              "BBC Scotland 的 Alasdair Lamont", "The river flows east.", "Lake Baikal",
              "서울특별시(서울特別市)는 수도", "ولد Albert Einstein في Ulm", "Il faut bien le faire.",
              "क ख ग घ বাংলা ভাষা", "", "1993", "สวัสดี Bangkok city", "Привет, мир",
              "ドナウ川 and the river", "این کتاب‌ها"]
     table = langid._script_table([str(i) for i in range(len(texts))],
-                                 *langid.count_pieces(texts, split=True))
+                                 *scripts.count_pieces(texts, split=True))
     con = duckdb.connect()
     con.register("signals", table)
-    codes = ", ".join(f"('{c}')" for c in langid.CODES)
+    codes = ", ".join(f"('{c}')" for c in CODES)
     con.execute("CREATE TABLE lang_script AS SELECT * FROM signals")
     con.execute(f"""CREATE TABLE lang_judged AS
         SELECT row_number() OVER () AS rid, NULL::INTEGER AS ctx,
@@ -93,8 +95,8 @@ def test_the_check_query_applies_the_rule_for_every_language():
     langid._PREPARED[con] = langid.Prepared("test", 0.7)
     found = sorted((r[1], r[6]) for r in con.sql(LANGUAGE_CHECKS[0].query(release)).fetchall())
     expected = sorted((f"{i}:{c}", f"question: {script_mismatch(t, c)}, expected "
-                       f"{langid.GROUP_OF[c]}") for i, t in enumerate(texts)
-                      for c in langid.CODES if script_mismatch(t, c))
+                       f"{scripts.GROUP_OF[c]}") for i, t in enumerate(texts)
+                      for c in CODES if script_mismatch(t, c))
     assert found == expected and len(expected) == 209
 
 
@@ -113,16 +115,16 @@ def test_counting_in_bulk_equals_counting_one_text_at_a_time():
     require_realdata()
     lines = [line for texts in load_ntrex(english=True).values() for line in texts[:150]]
     lines += EDGES
-    paragraphs = [langid.SEPARATOR.join(lines[i:i + 4]) for i in range(0, len(lines), 4)]
+    paragraphs = [scripts.SEPARATOR.join(lines[i:i + 4]) for i in range(0, len(lines), 4)]
     for texts, split in ((lines, False), (paragraphs, True), (paragraphs, False), ([], True)):
-        counts, pieces = langid.count_pieces(texts, split)
-        expected = [langid._count_tuple(p) for t in texts
-                    for p in (t.split(langid.SEPARATOR) if split else [t])]
+        counts, pieces = scripts.count_pieces(texts, split)
+        expected = [scripts._count_tuple(p) for t in texts
+                    for p in (t.split(scripts.SEPARATOR) if split else [t])]
         assert [tuple(row) for row in counts.tolist()] == expected
         assert sum(pieces) == len(expected)
-    names = langid._tables()[1]
-    assert langid.without_names(lines) == [names.sub("", line) for line in lines]
-    assert langid.without_names(["", "Ab", ""]) == ["", "", ""]
+    names = scripts._tables()[1]
+    assert scripts.without_names(lines) == [names.sub("", line) for line in lines]
+    assert scripts.without_names(["", "Ab", ""]) == ["", "", ""]
 
 
 def test_verdicts_and_routes_in_bulk_equal_the_one_text_rules():
@@ -133,13 +135,13 @@ def test_verdicts_and_routes_in_bulk_equal_the_one_text_rules():
     ntrex = load_ntrex(english=True)
     texts = [t for code in ntrex for t in ntrex[code][:40]] + EDGES
     texts += [a + " " + b for a, b in zip(ntrex["en"][:40], ntrex["ru"][40:80])]
-    fails, best, _, _ = langid.script_verdicts(langid.count_pieces(texts)[0])
+    fails, best, _, _ = scripts.script_verdicts(scripts.count_pieces(texts)[0])
     for text, mask, dominant in zip(texts, fails.tolist(), best.tolist()):
-        for code in langid.CODES:
-            failing = bool(mask >> langid.RULES.index(langid.RULE_OF[code]) & 1)
+        for code in CODES:
+            failing = bool(mask >> scripts.RULES.index(scripts.RULE_OF[code]) & 1)
             assert failing == (script_mismatch(text, code) is not None), (text, code)
-        assert langid.script_profile(text)["dominant"] == (
-            langid.GROUPS[dominant] if dominant >= 0 else None)
+        assert scripts.script_profile(text)["dominant"] == (
+            scripts.GROUPS[dominant] if dominant >= 0 else None)
 
 
 # ------------------------------------------------------------------------- language ID
@@ -173,54 +175,54 @@ SHORT = [  # written for these tests: one everyday sentence per language
 
 
 def test_default_detector_names_the_language_of_short_sentences():
-    identifier = langid.detector()
+    identifier = detectors.detector()
     found = identifier.identify([text for _, text in SHORT])
     assert [d.lang for d in found] == [code for code, _ in SHORT]
     assert min(d.confidence for d in found) > 0.6
     # no correctly labelled sentence is a mismatch; every same-script relabelling of the
     # pairs the issue names (pt/es, ur/fa, nl/de) and the Japanese/Chinese pair is
-    assert not any(langid.language_mismatches(
+    assert not any(detectors.language_mismatches(
         identifier, [(text, d, code) for (code, text), d in zip(SHORT, found)]))
     by = {code: (text, d) for (code, text), d in zip(SHORT, found)}
     relabelled = [("pt", "es"), ("es", "pt"), ("ur", "fa"), ("fa", "ur"), ("nl", "de"),
                   ("de", "nl"), ("ja", "zh"), ("zh", "ja")]
-    assert all(langid.language_mismatches(
+    assert all(detectors.language_mismatches(
         identifier, [(*by[true], label) for true, label in relabelled]))
 
 
 def test_a_same_script_disagreement_needs_the_second_opinion_too():
     """The demo's plain English question: the fast trigram reading calls it Spanish at
     0.91; the second opinion, langdetect knowing only English and Spanish, says English."""
-    identifier = langid.detector()
+    identifier = detectors.detector()
     text = "At which film festival did the director of Seven Samurai win the Golden Lion?"
     found = identifier.identify([text])[0]
     assert found.lang == "es" and found.confidence >= identifier.min_confidence
     (second, _), = identifier.confirm([(text, "es", "en")])
     assert second == "en"
-    assert langid.language_mismatches(identifier, [(text, found, "en")]) == [False]
+    assert detectors.language_mismatches(identifier, [(text, found, "en")]) == [False]
     # A same-script disagreement under min_confidence asks no second opinion at all.
-    unsure = langid.Detection("es", 0.69, found.letters, "Latin")
+    unsure = detectors.Detection("es", 0.69, found.letters, "Latin")
     counting = CountingIdentifier()
-    assert langid.language_mismatches(counting, [(text, unsure, "en")]) == [False]
+    assert detectors.language_mismatches(counting, [(text, unsure, "en")]) == [False]
     assert counting.seconds == 0
 
 
 def test_langdetect_baseline_is_seeded_and_restricted():
-    identifier = langid.LangdetectIdentifier()
-    texts = [text for code, text in SHORT if langid.GROUP_OF[code] in ("Latin", "Arabic")]
+    identifier = detectors.LangdetectIdentifier()
+    texts = [text for code, text in SHORT if scripts.GROUP_OF[code] in ("Latin", "Arabic")]
     first, second = identifier.identify(texts), identifier.identify(texts)
     assert first == second
-    assert {d.lang for d in first} <= set(langid.CODES)
+    assert {d.lang for d in first} <= set(CODES)
 
 
 @pytest.mark.parametrize("text", ["Ja.", "Marie Curie", "Mount Kilimanjaro", "1661", "",
                                   "Sir Arthur Conan Doyle, Edinburgh", "東京都", "서울"])
 def test_short_or_name_only_texts_are_undetermined(text):
-    assert langid.detector().identify([text])[0].lang is None
+    assert detectors.detector().identify([text])[0].lang is None
 
 
 def test_scripts_that_name_their_language_need_no_detector():
-    found = langid.detector().identify(
+    found = detectors.detector().identify(
         ["Поезд в Казань сегодня утром опоздал на час.",
          "ภาพยนตร์เรื่อง Jurassic Park ออกฉายเมื่อปี 1993 และกำกับโดย Steven Spielberg"])
     assert [(d.lang, d.group) for d in found] == [("ru", "Cyrillic"), ("th", "Thai")]
@@ -231,17 +233,17 @@ def test_a_rare_name_does_not_outvote_english_function_words():
     text = ("John Ronald Reuel Tolkien was an English writer and philologist. He was a "
             "professor of Anglo-Saxon at the University of Oxford. He was born in "
             "Bloemfontein in 1892.")
-    identifier = langid.detector()
+    identifier = detectors.detector()
     found = identifier.identify([text])[0]
-    assert langid.language_mismatches(identifier, [(text, found, "en")]) == [False]
+    assert detectors.language_mismatches(identifier, [(text, found, "en")]) == [False]
     # Read with its names, the paragraph is confidently German: what masking prevents.
-    (lang, confidence), = identifier.detect(langid.AMBIGUOUS["Latin"], [text])
+    (lang, confidence), = identifier.detect(scripts.AMBIGUOUS["Latin"], [text])
     assert lang == "de" and confidence >= identifier.min_confidence
 
 
 # -------------------------------------------------------------------------------- cache
 
-class CountingIdentifier(langid.LanguageIdentifier):
+class CountingIdentifier(detectors.LanguageIdentifier):
     """A deterministic stand-in detector that counts what it is asked."""
 
     name = "counting"
@@ -291,7 +293,7 @@ def test_cache_is_reused_and_only_new_texts_are_detected(tmp_path):
     parts = sorted(cache.rglob("part-*.parquet"))
     assert len(parts) == 3
     keys = set().union(*(pq.read_table(p).column("key").to_pylist() for p in parts))
-    assert langid.text_key("Welcher Fluss ist länger?") in keys
+    assert signal_cache.text_key("Welcher Fluss ist länger?") in keys
     assert sorted(k[64:] for k in keys if ":" in k) == [":en:de"] * first.seconds
 
     again = CountingIdentifier()
@@ -312,7 +314,7 @@ def test_a_cold_fill_in_small_batches_gives_the_same_signals(tmp_path, monkeypat
     """Texts are counted and identified COMPUTE_BATCH at a time and written to the cache a
     part per APPEND_ROWS rows: in batches of 2 (parts of 3 rows) the judged units, the
     cached rows and the findings are those of one batch."""
-    from audit.language_checks import LANGUAGE_CHECKS
+    from audit.checks.language import LANGUAGE_CHECKS
     records = [record(source(_id=f"5a00000000000000000000{i:02d}"), GERMAN, position=i,
                       question=question)
                for i, question in enumerate(["Welcher Fluss fließt durch Paris und Wien?",
@@ -328,7 +330,7 @@ def test_a_cold_fill_in_small_batches_gives_the_same_signals(tmp_path, monkeypat
 
     whole, rows, found = judged(tmp_path / "a", tmp_path / "one")
     monkeypatch.setattr(langid, "COMPUTE_BATCH", 2)
-    monkeypatch.setattr(langid, "APPEND_ROWS", 3)
+    monkeypatch.setattr(signal_cache, "APPEND_ROWS", 3)
     small, small_rows, small_found = judged(tmp_path / "b", tmp_path / "small")
     assert (small_rows, small_found) == (rows, found) and len(found) == 2
     assert (small.script_misses, small.lang_misses) == (whole.script_misses, whole.lang_misses)
@@ -338,14 +340,14 @@ def test_a_cold_fill_in_small_batches_gives_the_same_signals(tmp_path, monkeypat
 
 
 def test_compaction_keeps_one_row_per_key(tmp_path):
-    cache = langid.SignalCache(tmp_path, "lang", "v", langid.LANG_SCHEMA)
+    cache = signal_cache.SignalCache(tmp_path, "lang", "v", langid.LANG_SCHEMA)
     import pyarrow as pa
-    for n in range(langid.COMPACT_AFTER + 1):
+    for n in range(signal_cache.COMPACT_AFTER + 1):
         cache.append(pa.table({"key": [f"k{n}", "shared"], "lang": ["de", "de"],
                                "confidence": [0.9, 0.9], "letters": [30, 30],
                                "grp": ["Latin", "Latin"]}, schema=langid.LANG_SCHEMA))
     parts = cache.parts()
     assert len(parts) == 1
     keys = pq.read_table(parts[0]).column("key").to_pylist()
-    assert sorted(keys) == sorted({f"k{n}" for n in range(langid.COMPACT_AFTER + 1)}
+    assert sorted(keys) == sorted({f"k{n}" for n in range(signal_cache.COMPACT_AFTER + 1)}
                                   | {"shared"})

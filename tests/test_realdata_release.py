@@ -11,12 +11,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import realdata_release
-from audit import checks, heuristics, preservation, readers, scan
+from audit import preservation, readers, scan
+from audit.checks import structural, translation as heuristic_checks
 from audit.languages import BY_CODE
 from conftest import require_realdata
 
 # SPEC §2: the reference's own flags (must match what the release shipped).
-STRUCTURAL = {check.name for check in checks.V11_CHECKS}
+STRUCTURAL = {check.name for check in structural.V11_CHECKS}
 
 # What each planted kind must raise: (check, True when the finding sits on the planted
 # sentence, False when the check reports the paragraph or the row).
@@ -98,7 +99,7 @@ def built(tmp_path_factory):
     # noise. They are tested on aligned real pairs (tests/test_heuristics.py, XQuAD in
     # tests/test_preservation.py).
     return info, scan.run(readers.open_release(info["release"], specs),
-                          skip=frozenset(heuristics.HEURISTIC_NAMES)
+                          skip=frozenset(heuristic_checks.HEURISTIC_NAMES)
                           | frozenset(preservation.PRESERVATION_NAMES))
 
 

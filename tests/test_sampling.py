@@ -11,7 +11,8 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from audit import descriptors, workspace
+from audit import workspace
+from audit.language import descriptors
 from audit.review import configs, sampling
 from audit.review.sampling import PAPER_PRESET, build_units, sample, sample_design
 

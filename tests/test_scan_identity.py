@@ -27,12 +27,13 @@ def _identity_with(package_root: Path) -> str:
 
 
 def test_a_change_in_signal_code_changes_the_identity(tmp_path):
-    """textsignals.py is no check's declaration: before the fix the identity ignored it."""
+    """The translation layer's text signals are no check's declaration: before the fix the
+    identity ignored them."""
     same, changed = tmp_path / "same", tmp_path / "changed"
     for root in (same, changed):
         shutil.copytree(REPO / "audit", root / "audit",
                         ignore=shutil.ignore_patterns("__pycache__"))
-    signals = changed / "audit" / "textsignals.py"
+    signals = changed / "audit" / "translation" / "signals.py"
     signals.write_text(signals.read_text(encoding="utf-8").replace(
         "from __future__ import annotations", "from __future__ import annotations  # v2", 1),
         encoding="utf-8")

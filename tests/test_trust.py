@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from audit import checks, policy, readers, registry, render, scan, sqlsafe
+from audit import policy, readers, render, scan, sqlsafe
+from audit.checks import dsl, hiding, model, registry
 from audit.controls import kind as controls_kind
 from audit.errors import InputError
 from audit.workspace import NotServed, served_directory, served_file, served_files, stamp
@@ -310,11 +311,11 @@ def test_policy_categories_are_validated_and_never_reach_sql(tmp_path):
 def test_the_registry_fingerprint_follows_the_declarations():
     base = registry.fingerprint(registry.REGISTRY)
     assert base == registry.FINGERPRINT
-    extra = checks.Check("extra_check", "row", "review", "translation", "A new check.",
-                         checks.ALL, sql=checks.when("FALSE"))
+    extra = model.Check("extra_check", "row", "review", "translation", "A new check.",
+                         model.ALL, sql=dsl.when("FALSE"))
     assert registry.fingerprint(registry.REGISTRY + (extra,)) != base
     first, *rest = registry.REGISTRY
-    changed = checks.Check(**{**{f: getattr(first, f) for f in first.__slots__},
+    changed = model.Check(**{**{f: getattr(first, f) for f in first.__slots__},
                               "sql": first.sql + " "})
     assert registry.fingerprint((changed, *rest)) != base
     assert registry.fingerprint(registry.REGISTRY) == base
@@ -457,7 +458,7 @@ def test_clean_human_translations_raise_no_review_level_control(realdata):
     kinds, zwnj_persian = {}, 0
     for code, lines in realdata_release.load_ntrex().items():
         for line in lines:
-            for _, char in checks.hiding_characters(line):
+            for _, char in hiding.hiding_characters(line):
                 kinds[controls_kind(char)] = kinds.get(controls_kind(char), 0) + 1
             zwnj_persian += line.count("\u200c") if code == "fa" else 0
     assert "review" not in kinds

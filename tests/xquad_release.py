@@ -33,7 +33,7 @@ from pathlib import Path
 import duckdb
 
 from audit import sqltext
-from audit.descriptors import normalize_answer
+from audit.language.descriptors import normalize_answer
 from audit.languages import BY_CODE
 from devkit import synth
 from conftest import REALDATA

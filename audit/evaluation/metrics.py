@@ -4,7 +4,7 @@ Two answer protocols:
 
 unicode_script_aware  the release protocol: NFKC, casefold, every Unicode P*/S* character to a
                       space, English articles removed for `en` only, whitespace collapsed
-                      (audit.descriptors.normalize_answer, the one definition); tokens are
+                      (audit.language.descriptors.normalize_answer, the one definition); tokens are
                       characters for Han, Japanese and Thai (zh, ja, th), else words.
 legacy_hotpot         the historical HotpotQA/SQuAD normaliser: lower(), ASCII punctuation
                       removed, articles removed whatever the language, words as tokens.
@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..descriptors import normalize_answer as release_normalize
+from ..language.descriptors import normalize_answer as release_normalize
 from ..languages import BY_CODE
 
 PROTOCOLS = ("unicode_script_aware", "legacy_hotpot")

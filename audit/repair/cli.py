@@ -74,7 +74,7 @@ def add_parser(subparsers) -> None:
 
 
 def _names(values: list[str], flag: str) -> tuple[str, ...]:
-    from .. import registry
+    from ..checks import registry
     names = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
     unknown = sorted(set(names) - set(registry.BY_NAME))
     if unknown:

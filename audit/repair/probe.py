@@ -26,7 +26,8 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import readers, registry, scan
+from .. import readers, scan
+from ..checks import registry
 from ..policy import Policy
 from ..readers import Release
 from ..sqlsafe import identifier, literal, strings

@@ -17,7 +17,7 @@ import uuid
 
 import pyarrow as pa
 
-from .. import registry
+from ..checks import registry
 from ..sqlsafe import strings
 
 UNITS = ("question", "answer", "title", "sentence", "paragraph")

@@ -5,7 +5,7 @@ correction is copied value for value, a corrected one replaced whole.
 A corrected row's provenance points at the correction record: V1.1's
 `provenance.build_version` and V2's `translation_revision` get `+repair.<record digest>`
 appended. Its checksum (V1.1 `record_sha256`, V2 `release_record_sha256`) is recomputed by
-`audit.hashing`, the layout's own rule, after its flags, status and provenance are final.
+`audit.checks.record_hash`, the layout's own rule, after its flags, status and provenance are final.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import hashing
+from ..checks import record_hash as hashing
 from ..readers import Release
 from ..sqlsafe import identifier, literal
 

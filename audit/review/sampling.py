@@ -67,7 +67,7 @@ from typing import Mapping, Sequence
 import duckdb
 import pyarrow as pa
 
-from .. import descriptors as descriptor_module
+from ..language import descriptors as descriptor_module
 from ..languages import BY_CODE, LANGUAGES
 from ..outputs import staged_file, write_json
 from ..readers import Release

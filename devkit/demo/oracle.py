@@ -238,7 +238,7 @@ def _hiding(row: dict) -> list[Finding]:
 def _drift(rows: dict[str, list[dict]]) -> list[dict]:
     """view_context_drift: the rows of one (split, source id) whose candidates or facts
     differ from the context most of them share (the first in release order on a tie), one
-    finding per differing unit, as audit/checks.py's rule names them."""
+    finding per differing unit, as audit/checks/release.py's rule names them."""
     out = []
     for split, split_rows in rows.items():
         groups: dict[str, list[dict]] = {}
@@ -295,7 +295,7 @@ def _preservation(rows: dict[str, list[dict]]) -> list[dict]:
     derived here from the finished rows; the matcher is the check's own
     (`preservation.match_signals`: there is no second one to compare it with)."""
     from audit import preservation
-    from audit.descriptors import normalize_answer
+    from audit.language.descriptors import normalize_answer
     thresholds = dict(preservation.THRESHOLDS)
     renderings: dict[tuple[str, str], set[str]] = {}
     for row in (r for split_rows in rows.values() for r in split_rows):

@@ -17,10 +17,10 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import pyarrow as pa
 
-from . import readers
-from .outputs import cache_dir, staged_file
-from .sqlsafe import identifier, literal
-from .sqltext import create_table
+from .. import readers
+from ..outputs import cache_dir, staged_file
+from ..sqlsafe import identifier, literal
+from ..sqltext import create_table
 
 NESTED = ("candidates", "supporting_facts")
 CHUNK = 65_536   # views per batch handed to a thread

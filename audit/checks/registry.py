@@ -6,20 +6,27 @@ import hashlib
 import inspect
 import json
 
-from . import sqltext
-from .checks import (BEYOND_CHECKS, CONSISTENCY_CHECKS, HIDING_CHECKS, RELEASE_CHECKS,
-                     SEVERITIES, V11_CHECKS, V2_CHECKS, Check)
-from .heuristics import HEURISTIC_CHECKS
-from .language_checks import LANGUAGE_CHECKS
-from .preservation import PRESERVATION_CHECKS
+from .. import sqltext
+from ..preservation import PRESERVATION_CHECKS
+from .hiding import HIDING_CHECKS
+from .language import LANGUAGE_CHECKS
+from .layers import SignalLayer
+from .model import SEVERITIES, Check
+from .release import CONSISTENCY_CHECKS, RELEASE_CHECKS
+from .structural import BEYOND_CHECKS, V11_CHECKS
+from .translation import HEURISTIC_CHECKS
+from .v2 import V2_CHECKS
 
 REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + HIDING_CHECKS + LANGUAGE_CHECKS
                                + HEURISTIC_CHECKS + PRESERVATION_CHECKS + V2_CHECKS
                                + RELEASE_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
+# Every slow signal layer a check names, in the registry's order.
+LAYERS: tuple[SignalLayer, ...] = tuple(dict.fromkeys(
+    layer for check in REGISTRY for layer in check.layers))
 
-__all__ = ["BY_NAME", "CONSISTENCY_CHECKS", "FINGERPRINT", "REGISTRY", "SEVERITIES",
+__all__ = ["BY_NAME", "CONSISTENCY_CHECKS", "FINGERPRINT", "LAYERS", "REGISTRY", "SEVERITIES",
            "declaration", "fingerprint", "for_layout"]
 
 
@@ -31,11 +38,13 @@ def declaration(check: Check) -> dict:
     """Everything that decides what a check finds and how it counts, as plain data."""
     return {"name": check.name, "unit": check.unit, "severity": check.severity,
             "origin": check.origin, "layouts": sorted(check.layouts), "sql": check.sql,
+            "context_sql": check.context_sql,
             "needs": sorted(check.needs), "witness": check.witness,
             "reference": check.reference, "categories": list(check.categories),
             "category_severity": [list(pair) for pair in check.category_severity],
             "query": inspect.getsource(check.query) if check.query else None,
-            "version": check.version, "thresholds": [list(t) for t in check.thresholds]}
+            "version": check.version, "thresholds": [list(t) for t in check.thresholds],
+            "layers": [f"{layer.NAME}:{layer.VERSION}" for layer in check.layers]}
 
 
 def fingerprint(checks: tuple[Check, ...]) -> str:

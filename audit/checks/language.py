@@ -1,6 +1,6 @@
 """Language compliance (SPEC §3): output in the assigned language and an acceptable script.
 
-Both are whole-release checks (the `query` hook): `audit.langid.prepare` computes the slow
+Both are whole-release checks (the `query` hook): `audit.language.layer.prepare` computes the slow
 signals once per distinct text (cached by content hash) into table `lang_judged`, one row
 per title, paragraph, question and answer with its signals, and each check is one filter
 over it (joined to the release for ids), so the one-pass row checks are not slowed.
@@ -14,7 +14,7 @@ answer (NULL, NULL) whose letters, names set aside, are not mostly in the assign
 language's script; detail "sentence: Cyrillic, expected Greek".
 language_mismatch: a paragraph (paragraph_id, NULL), question or answer (NULL, NULL) whose
 detected language differs: written in another script, or in the same one and named again by
-a second reading, langdetect's, that knows only the two languages (`langid.language_mismatches`);
+a second reading, langdetect's, that knows only the two languages (`detectors.language_mismatches`);
 detail "paragraph: detected nl (0.97), assigned de".
 """
 
@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import langid
-from .checks import ALL, Check
+from ..language import detectors, layer as langid, scripts
+from .model import ALL, Check
 
 if TYPE_CHECKING:
-    from .readers import Release
+    from ..readers import Release
 
 
 def _to_views(found: str) -> str:
@@ -42,16 +42,16 @@ def _to_views(found: str) -> str:
 
 def _script_mismatch(release: "Release") -> str:
     langid.prepare(release)
-    latin = "(" + ", ".join(f"'{c}'" for c in langid.AMBIGUOUS["Latin"]) + ")"
+    latin = "(" + ", ".join(f"'{c}'" for c in scripts.AMBIGUOUS["Latin"]) + ")"
     group = (f"CASE WHEN lang = 'zh' AND x.kana THEN 'Japanese' WHEN lang IN {latin} "
-             f"THEN {langid.group_name_sql('x.dom')} "
-             f"ELSE {langid.group_name_sql('x.dom_nn')} END")
+             f"THEN {scripts.group_name_sql('x.dom')} "
+             f"ELSE {scripts.group_name_sql('x.dom_nn')} END")
     # The cached verdicts: a bit per script rule, for the text and for each of its pieces
     # (a paragraph's sentences; a title, question or answer is one piece).
     return _to_views(f"""SELECT rid, ctx, 'script_mismatch' AS "check", paragraph_id,
             CASE WHEN unit = 'paragraph' THEN f.k END AS sentence_index,
             CASE WHEN unit = 'paragraph' THEN 'sentence' ELSE unit END || ': ' || f.g ||
-              ', expected ' || ({langid.group_sql('lang')}) AS detail,
+              ', expected ' || ({detectors.group_sql('lang')}) AS detail,
             NULL::VARCHAR AS category
         FROM (SELECT *, unnest(CASE WHEN unit = 'paragraph' THEN bad ELSE bad[1:1] END) AS f
               FROM (SELECT rid, ctx, paragraph_id, unit, lang,
@@ -59,14 +59,14 @@ def _script_mismatch(release: "Release") -> str:
                                'k': (i - 1)::INTEGER, 'x': x}}),
                                lambda e: (e.x.fails >> bit) & 1 = 1),
                              lambda e: {{'k': e.k, 'g': {group.replace('x.', 'e.x.')}}}) AS bad
-                    FROM (SELECT *, {langid.rule_sql('lang')} AS bit FROM lang_judged) j
+                    FROM (SELECT *, {scripts.rule_sql('lang')} AS bit FROM lang_judged) j
                     JOIN lang_script s USING (key)
                     WHERE (j.fails >> bit) & 1 = 1))""")
 
 
 def _language_mismatch(release: "Release") -> str:
     prepared = langid.prepare(release)
-    rule = langid.language_rule_sql("j", "s", prepared.min_confidence)
+    rule = detectors.language_rule_sql("j", "s", prepared.min_confidence)
     # The confidence shown is the second opinion's where there is one (same script).
     return _to_views(f"""SELECT j.rid, j.ctx, 'language_mismatch' AS "check", j.paragraph_id,
             NULL::INTEGER AS sentence_index,
@@ -82,9 +82,9 @@ LANGUAGE_CHECKS = (
     Check("script_mismatch", "sentence", "review", "translation",
           "The letters of a translated title, sentence, question or answer are not mostly in "
           "the assigned language's script (Latin names, digits and punctuation set aside).",
-          ALL, query=_script_mismatch, version=langid.SCRIPT_VERSION),
+          ALL, query=_script_mismatch, version=scripts.SCRIPT_VERSION, layers=(langid,)),
     Check("language_mismatch", "paragraph", "review", "translation",
           "Language ID disagrees with the assigned language for a paragraph (all its "
           "sentences), a question or an answer.", ALL, query=_language_mismatch,
-          version=langid.LANGUAGE_RULE_VERSION),
+          version=detectors.LANGUAGE_RULE_VERSION, layers=(langid,)),
 )

@@ -1,6 +1,6 @@
 """Translation-quality signals of one (English source, translation, language) pair.
 
-Pure Python, no DuckDB: `audit.heuristics` computes them once per distinct pair and caches
+Pure Python, no DuckDB: `audit.translation.layer` computes them once per distinct pair and caches
 them; the benchmark (bench/heuristics.py) and the tests call them directly. Every function
 is Unicode- and language-aware where the rule needs it (see each docstring).
 
@@ -390,10 +390,10 @@ def mojibake(text: str, lang: str) -> Mojibake | None:
 
 def _in_own_script(text: str, lang: str) -> bool:
     """Every letter is Latin (names, loans) or in one of the language's own scripts."""
-    from . import langid
-    profile = langid.script_profile(text)
-    own = set(langid.ACCEPTED[lang]) | {"latin"}
-    return not any(profile[c] for c in langid.CLASSES if c not in own)
+    from ..language import scripts
+    profile = scripts.script_profile(text)
+    own = set(scripts.ACCEPTED[lang]) | {"latin"}
+    return not any(profile[c] for c in scripts.CLASSES if c not in own)
 
 
 # ------------------------------------------------------------------------------ brackets

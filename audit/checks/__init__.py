@@ -1,0 +1,2 @@
+"""Checks: the model a check declares, the expression helpers, one module per family
+and the registry that assembles them."""

@@ -1,0 +1,79 @@
+"""The check model: what a check declares (`Check`), the vocabularies it declares with, and
+the layouts it runs on. One module per family declares checks (structural, v2, hiding,
+release, language, translation, record_hash); `registry` assembles them.
+
+A check's SQL is an expression that evaluates to a list of findings
+`STRUCT(p paragraph_id, s sentence_index, d detail, c category, e evidence)`, either over one
+release row `r` (its own fields: question, answer, languages…) or over one distinct context
+`r` (its candidates, supporting facts and title keys, and the HotpotQA source row `s` when one
+is attached). All row checks run in one pass over the views and all context
+checks in one pass over the contexts, with DuckDB list lambdas instead of unnesting the
+nested columns; a context's findings then reach each of its views.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .layers import SignalLayer
+
+COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
+UNITS = ("row", "paragraph", "sentence", "fact", "release")
+SEVERITIES = ("blocking", "review", "info")
+ORIGINS = ("source", "translation", "release")
+FINDING = "STRUCT(p VARCHAR, s INTEGER, d VARCHAR, c VARCHAR, e VARCHAR)"
+NONE = f"[]::{FINDING}[]"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    unit: str
+    severity: str
+    origin: str
+    description: str
+    layouts: frozenset[str]
+    # Its SQL at the level it reads (see module doc), None when the layout never carries
+    # what it needs: `sql` over a row's own fields, once per view; `context_sql` over a
+    # context (candidates, supporting facts, title keys, the source row `s`), once per
+    # distinct context. A check that reads both declares both parts.
+    sql: str | None = None
+    context_sql: str | None = None
+    # Capabilities its SQL needs ("source", "record_hash"); without them `witness` (a
+    # context expression) runs instead.
+    needs: frozenset[str] = frozenset()
+    # What the layout shows without those capabilities (may miss cases), or None.
+    witness: str | None = None
+    # Part of the release's own status rule (SPEC §2, §1.2): compared with shipped flags.
+    reference: bool = False
+    # The categories its findings can carry, and the default severity of those whose
+    # severity differs from the check's.
+    categories: tuple[str, ...] = ()
+    category_severity: tuple[tuple[str, str], ...] = ()
+    # A whole-release check instead of a row expression: prepares what it needs (it may
+    # compute slow signals once per distinct text) and returns a SELECT of findings rows
+    # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category) and
+    # optionally a ninth column, evidence (the substring a view highlights). A check with
+    # thresholds is called with the ones in force as a second argument, {name: value}.
+    query: Callable[..., str] | None = None
+    # The slow signal layers its query reads (`audit.checks.layers`).
+    layers: tuple[SignalLayer, ...] = ()
+    # What else decides a query check's findings (its rule's constants): part of the
+    # registry fingerprint.
+    version: str = ""
+    # Tunable thresholds (name, default): a policy file may override them per check.
+    thresholds: tuple[tuple[str, bool | int | float], ...] = ()
+
+    def plan(self, capabilities: frozenset[str]) -> tuple[str | None, str | None, bool]:
+        """(row SQL, context SQL, whether they see every case); when they do not, a flag
+        the release shipped is carried over as a finding rather than silently contradicted."""
+        if (self.sql or self.context_sql) and self.needs <= capabilities:
+            return self.sql, self.context_sql, True
+        return None, self.witness, False
+
+
+V1 = frozenset({"v1.1", "jsonl"})
+ALL = frozenset({"v1.1", "v2", "jsonl"})
+V2 = frozenset({"v2"})

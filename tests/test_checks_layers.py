@@ -1,0 +1,134 @@
+"""What a check declares decides how the scan runs it: the level of its SQL (row or context)
+by the field it is declared in, and the slow signal layers it reads by naming them. Before
+the house move the level was guessed from the SQL text by a regex, and the scan named the
+language and heuristics layers to start and discard them."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from audit.checks import registry
+from audit.checks.model import ALL, Check
+from audit.io import signal_cache
+from audit.language import layer as language_layer
+from audit.translation import layer as heuristics_layer
+
+from conftest import record, scan_records
+
+# What an expression over a context reads (candidates, supporting facts, title keys, the
+# HotpotQA source row `s`) and what one over a row's own fields reads.
+CONTEXT_FIELDS = re.compile(r"\br\.(candidates|supporting_facts|title_keys)\b|\bs\.")
+ROW_FIELDS = re.compile(r"\br\.(?!candidates\b|supporting_facts\b|title_keys\b)[a-z_]+")
+
+
+def test_each_expression_is_declared_at_the_level_it_reads():
+    rows = contexts = 0
+    for check in registry.REGISTRY:
+        if check.sql:
+            rows += 1
+            assert not CONTEXT_FIELDS.search(check.sql), check.name
+        for sql in (check.context_sql, check.witness):
+            if sql:
+                contexts += 1
+                assert not ROW_FIELDS.search(sql), check.name
+    assert (rows, contexts) == (15, 31)    # as the regex classified them before
+
+
+def test_the_plan_follows_the_declared_fields():
+    both = registry.BY_NAME["english_identity_mismatch"]
+    assert both.plan(frozenset()) == (both.sql, both.context_sql, True)
+    witnessed = registry.BY_NAME["supporting_title_missing"]
+    assert witnessed.plan(frozenset()) == (None, witnessed.witness, False)
+    assert witnessed.plan(frozenset({"source"})) == (None, witnessed.context_sql, True)
+
+
+def test_the_registered_layers_are_those_the_checks_name():
+    assert [layer.NAME for layer in registry.LAYERS] == ["language", "heuristics",
+                                                         "preservation"]
+    assert registry.BY_NAME["script_mismatch"].layers == (language_layer,)
+    assert registry.BY_NAME["number_mismatch"].layers == (heuristics_layer,)
+    # The checks import their layer's signals, never the other way round; the signal cache
+    # is every layer's and imports none.
+    assert not imports(heuristics_layer) & {"audit.checks", "audit.checks.translation"}
+    assert not imports(language_layer) & {"audit.checks", "audit.checks.language"}
+    assert not {m for m in imports(signal_cache)
+                if m.startswith(("audit.language", "audit.translation", "audit.checks"))}
+
+
+def imports(module) -> set[str]:
+    """The absolute names of the modules `module` imports (relative imports resolved)."""
+    package = module.__name__.rsplit(".", 1)[0].split(".")
+    found = set()
+    for node in ast.walk(ast.parse(Path(module.__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            name = ".".join(base + ([node.module] if node.module else []))
+            found.add(name)
+            found.update(f"{name}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+@dataclass
+class Done:
+    texts: int
+    seconds: dict = field(default_factory=lambda: {"compute": 0.25})
+
+
+class FakeLayer:
+    """A signal layer the scan has never heard of: named by one check, it is started,
+    prepared by that check's query, and discarded with its record kept."""
+
+    NAME, VERSION = "fake", "fake-1"
+
+    def __init__(self):
+        self.calls: list[str] = []
+        self.done: dict = {}
+
+    def start(self, release) -> None:
+        self.calls.append("start")
+
+    def prepare(self, release):
+        self.calls.append("prepare")
+        release.con.execute("CREATE OR REPLACE TABLE fake_signals AS "
+                            "SELECT rid, id, source_split FROM views")
+        self.done[release.con] = Done(release.rows)
+        return self.done[release.con]
+
+    def discard(self, con):
+        self.calls.append("discard")
+        con.execute("DROP TABLE IF EXISTS fake_signals")
+        return self.done.pop(con, None)
+
+
+def test_a_new_layer_runs_without_an_edit_to_the_scan(tmp_path, monkeypatch):
+    fake = FakeLayer()
+
+    def query(release) -> str:
+        fake.prepare(release)
+        return ("SELECT rid, id, source_split, 'fake_check', NULL, NULL, 'seen', NULL "
+                "FROM fake_signals")
+
+    check = Check("fake_check", "row", "review", "translation", "Reads the fake layer.", ALL,
+                  query=query, layers=(fake,))
+    monkeypatch.setattr(registry, "REGISTRY", registry.REGISTRY + (check,))
+    monkeypatch.setitem(registry.BY_NAME, check.name, check)
+    monkeypatch.setattr(registry, "LAYERS", registry.LAYERS + (fake,))
+    result = scan_records(tmp_path, [record()])
+    assert fake.calls == ["start", "prepare", "discard"]
+    assert result.summary["signals"]["fake"] == {"texts": 1, "seconds": {"compute": 0.25}}
+    assert [r["check"] for r in result.findings.to_pylist()
+            if r["check"] == "fake_check"] == ["fake_check"]
+    tables = {name for (name,) in result.release.con.sql(
+        "SELECT table_name FROM duckdb_tables()").fetchall()}
+    assert "fake_signals" not in tables
+
+
+def test_a_layer_version_enters_the_fingerprint(monkeypatch):
+    base = registry.fingerprint(registry.REGISTRY)
+    monkeypatch.setattr(heuristics_layer, "VERSION", "heur-3")
+    assert registry.fingerprint(registry.REGISTRY) != base
