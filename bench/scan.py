@@ -115,7 +115,20 @@ def reference_python() -> str:
     return str(venv / "bin" / "python")
 
 
+def checkout(toolkit: Path) -> Path:
+    """A toolkit directory with its scripts: TOOLKIT itself, or, for a bare git mirror
+    (the search tools' fetch), its scripts/ and src/ archived into a temporary directory."""
+    if (toolkit / "scripts").is_dir():
+        return toolkit
+    target = Path(tempfile.mkdtemp(prefix="bench-toolkit-"))
+    archive = subprocess.run(["git", "--git-dir", str(toolkit), "archive", "HEAD", "scripts",
+                              "src"], capture_output=True, check=True)
+    subprocess.run(["tar", "x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
+
+
 def run_reference(toolkit: Path, info: dict) -> float:
+    toolkit = checkout(toolkit)
     out = Path(tempfile.mkdtemp(prefix="bench-reference-"))
     started = time.perf_counter()
     subprocess.run([reference_python(), str(HERE / "reference_build.py"), str(toolkit),
@@ -129,7 +142,7 @@ def run_reference(toolkit: Path, info: dict) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--reference", type=Path, help="a checkout of the XHotpotQA toolkit")
+    parser.add_argument("--reference", type=Path, help="a checkout of the XHotpotQA toolkit, or its bare git mirror")
     parser.add_argument("--only", choices=tuple(realtext.RELEASES), action="append")
     args = parser.parse_args()
     for name in args.only or realtext.RELEASES:
