@@ -180,11 +180,11 @@ def test_kill_signals_the_server_it_started(tmp_path):
 
 def test_a_batch_without_its_items_is_named_not_a_file_not_found(tmp_path):
     from audit.errors import InputError
-    from audit.review import loop
+    from audit.review import workspace
     (tmp_path / "half-pushed").mkdir()
     (tmp_path / "half-pushed" / "ledger.json").write_text(
         '{"batch_id": "half-pushed", "projects": {}}', encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        loop.read_items("half-pushed", tmp_path)
+        workspace.read_items("half-pushed", tmp_path)
     assert str(caught.value).startswith(str(tmp_path / "half-pushed" / "items.parquet"))
     assert "the batch's items are missing" in str(caught.value)

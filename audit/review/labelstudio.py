@@ -41,7 +41,7 @@ with the server's short reason (never a whole HTML error page).
 
 Writes are not retried by the SDK (max_retries=0): a POST whose response was lost may have
 been applied, and a blind retry of an import would duplicate tasks. The review loop
-resumes by listing what the server holds instead (audit/review/loop.py).
+resumes by listing what the server holds instead (audit/review/push.py).
 
 Starting, stopping and killing a local server is the devkit's
 (devkit/labelstudio_local.py); this module only recognises one that runs (runs_local).
@@ -583,7 +583,7 @@ class Server:
         """How many tasks each of these projects holds and whether any member annotated
         or skipped one, in one request (projects gone are absent). Label Studio's own
         done/skipped counters count every member's annotations, so progress is read
-        from the export of the annotated projects instead (loop.status)."""
+        from the export of the annotated projects instead (status.status)."""
         if not project_ids:
             return {}
         with self._calling("read project sizes"):

@@ -184,14 +184,14 @@ def design(spec: Spec):
 def build_batch(spec: Spec):
     """The ReviewBatch a spec describes (the release scanned and sampled, or the MAPLE
     pairs read and, for realism, put in seeded A/B order)."""
-    from . import loop, maple, sampling
+    from . import batches, maple, sampling
     if spec.kind == "realism":
         pairs = maple.read_query_pairs(_relative(spec, spec.pairs))
         seed = spec.seed if spec.seed is not None else sampling.PAPER_SEED
-        return loop.realism_batch(maple.assign_order(pairs, seed), spec.batch)
+        return batches.realism_batch(maple.assign_order(pairs, seed), spec.batch)
     if spec.kind == "relevance":
-        return loop.relevance_batch(maple.read_relevance_pairs(_relative(spec, spec.pairs)),
-                                    spec.batch)
+        return batches.relevance_batch(maple.read_relevance_pairs(_relative(spec, spec.pairs)),
+                                       spec.batch)
     from .. import workspace
     if spec.kind == "post-edit":
         return _post_edit_batch(spec)
@@ -213,7 +213,7 @@ def build_batch(spec: Spec):
             "language": list(sampling.NON_ENGLISH)})
     except ValueError as error:
         raise InputError(spec.path, str(error), where="design") from None
-    return loop.translation_batch(sample, result.release, spec.batch)
+    return batches.translation_batch(sample, result.release, spec.batch)
 
 
 def _post_edit_batch(spec: Spec):
