@@ -163,7 +163,7 @@ def _result(rng: np.random.Generator) -> list[dict]:
 
 def _server():
     """(server, local) — LABEL_STUDIO_URL, or a fresh local server (local is then set)."""
-    from audit.review import labelstudio as ls
+    from audit.review.labelstudio import client as ls
     from devkit.labelstudio_local import LocalServer, free_port
     if os.environ.get("LABEL_STUDIO_URL"):
         return ls.connect(), None
@@ -175,7 +175,7 @@ def _server():
 def _annotate_all(server, report) -> int:
     """Every task annotated by its project's annotator, through their own login."""
     from concurrent.futures import ThreadPoolExecutor
-    from audit.review import labelstudio as ls
+    from audit.review.labelstudio import client as ls
     people = {n.email: ls.sign_in(server.url, n.email, n.password) for n in report.credentials}
     rng = np.random.default_rng(SEED)
     work = [(people[p.annotator], task.id, _result(rng)) for p in report.projects

@@ -11,8 +11,8 @@ import streamlit as st
 from audit import browse
 from audit.errors import InputError
 from audit.render import plural, visible
-from audit.review import (batches, configs, labelstudio, maple, push, routing, sampling,
-                          workspace)
+from audit.review import batches, configs, maple, push, routing, sampling, workspace
+from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
 from audit.review.status import status as batch_status
 from audit.workspace import served_file, shown_path

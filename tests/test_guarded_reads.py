@@ -15,7 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import export, workspace
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
+from audit.review.labelstudio.errors import ServerError
 from devkit.labelstudio_local import LocalServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +120,7 @@ def test_a_token_answer_that_is_no_token_is_a_server_error(monkeypatch, answer, 
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
     try:
-        with pytest.raises(ls.ServerError) as caught:
+        with pytest.raises(ServerError) as caught:
             ls.sign_in(url, "ana@example.org", "pw")
     finally:
         httpd.shutdown()

@@ -1,4 +1,5 @@
-"""The review loop against a real Label Studio (audit/review/labelstudio.py, push.py, pull.py, status.py).
+"""The review loop against a real Label Studio (audit/review/labelstudio.py, push.py, pull.py,
+status.py).
 
 The session server is LABEL_STUDIO_URL (token from LABEL_STUDIO_API_KEY or .labelstudio.env)
 when set; otherwise scripts/labelstudio.sh starts one on a free port and a fresh data dir
@@ -41,7 +42,9 @@ from audit.review.status import status as batch_status
 from audit.review.workspace import (batch_dir, project_title, read_annotations,
                                     read_final_labels, read_ledger, read_refusals,
                                     read_skips)
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
+from audit.review.labelstudio import forms
+from audit.review.labelstudio.errors import ServerError
 from devkit.labelstudio_local import LocalServer, free_port
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
@@ -488,7 +491,7 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
     server = session.server
     early, late = f"early-{RUN}@example.org", f"late-{RUN}@example.org"
     own_password = "a-password-only-early-knows"
-    ls._sign_up(server.url, early, own_password, server._invite_token())   # signs up first
+    forms._sign_up(server.url, early, own_password, server._invite_token())   # signs up first
     batch = german_batch(session, {"question": 1}, seed=SEED + 3, tag="-ac")
     report = push(server, batch, [f"{early}:de", f"{late}:de"], workspace=tmp_path)
     _track(session, report)
@@ -499,10 +502,10 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
         assert me.whoami().email == early
     with ls.sign_in(server.url, late, report.credentials[0].password) as me:
         assert me.whoami().email == late
-    with pytest.raises(ls.ServerError, match="don't match"):
+    with pytest.raises(ServerError, match="don't match"):
         ls.sign_in(server.url, late, own_password)
-    with pytest.raises(ls.ServerError, match="User with this email already exists"):
-        ls._sign_up(server.url, late, "another-password-1", server._invite_token())
+    with pytest.raises(ServerError, match="User with this email already exists"):
+        forms._sign_up(server.url, late, "another-password-1", server._invite_token())
     ledger = read_ledger(batch.batch_id, tmp_path)
     assert ledger["accounts"][early][server.url]["origin"] == "found (signed up before)"
 
@@ -600,12 +603,12 @@ def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tm
     real_export = ls.Server.export_annotations
 
     def no_export(self, project_id, **kwargs):
-        raise ls.ServerError(self.url, f"export project {project_id}: refused for this test")
+        raise ServerError(self.url, f"export project {project_id}: refused for this test")
     monkeypatch.setattr(ls.Server, "export_annotations", no_export)
     again = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert [(r["role"], r["done"], r["remaining"]) for r in again.rows()] == progress
     server.update_annotation(mine, translation_result(dict(BASE, adequacy="2")))
-    with pytest.raises(ls.ServerError, match="refused for this test"):
+    with pytest.raises(ServerError, match="refused for this test"):
         batch_status(server, batch.batch_id, workspace=tmp_path)
     monkeypatch.setattr(ls.Server, "export_annotations", real_export)
     edited = batch_status(server, batch.batch_id, workspace=tmp_path)
@@ -879,12 +882,12 @@ def test_unreachable_server_is_a_clear_error():
     if importlib.util.find_spec("label_studio_sdk") is None:
         pytest.skip("label-studio-sdk is not installed (pip install -r requirements.txt)")
     url = f"http://127.0.0.1:{free_port()}"
-    with pytest.raises(ls.ServerError, match=f"Label Studio at {url}.*cannot reach"):
+    with pytest.raises(ServerError, match=f"Label Studio at {url}.*cannot reach"):
         ls.connect(url, token="0" * 40)
 
 
 def test_rejected_token_is_a_clear_error(session):
-    with pytest.raises(ls.ServerError, match="token was rejected"):
+    with pytest.raises(ServerError, match="token was rejected"):
         ls.connect(session.server.url, token="0" * 40)
 
 
@@ -927,7 +930,7 @@ def test_server_killed_mid_push_resumes_without_duplicates(own_server, tmp_path)
             killed.append((title, sent))
 
     with ls.connect(own_server.url) as server, \
-            pytest.raises(ls.ServerError, match=f"Label Studio at {own_server.url}") as error:
+            pytest.raises(ServerError, match=f"Label Studio at {own_server.url}") as error:
         push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10,
              progress=kill_after_first_chunk)
     assert "cannot reach" in str(error.value) and "10 sent before" in str(error.value)

@@ -25,7 +25,7 @@ from audit import readers, scan, stats
 from audit.errors import InputError
 from audit.review import (agreement, batches, configs, paired, pull, push, sampling,
                           workspace)
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
 from audit.review.paired import SCORES_SCHEMA
 from conftest import label_studio
 

@@ -32,7 +32,7 @@ import pytest
 from app_server import running_app
 from audit import workspace as audit_workspace
 from audit.errors import InputError
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
 from audit.review import maple, sampling
 from audit.review.batches import realism_batch, translation_batch
 from audit.review.pull import pull

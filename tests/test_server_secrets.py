@@ -19,7 +19,8 @@ import streamlit.config as st_config
 from streamlit.testing.v1 import AppTest
 
 from audit.errors import InputError
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
+from audit.review.labelstudio.errors import ServerError
 from audit.review import routing, sites, workspace
 from devkit.labelstudio_local import free_port
 
@@ -184,9 +185,9 @@ def test_configured_servers_and_their_tokens(configured, listener, monkeypatch):
     known = ls.configured()
     assert list(known) == ["default", "side2", "side3"]
     assert all(c.token == SECRET for c in known.values()) and SECRET not in repr(known)
-    with pytest.raises(ls.ServerError, match="not a configured server: nothing is sent"):
+    with pytest.raises(ServerError, match="not a configured server: nothing is sent"):
         ls.connect(url)
-    with pytest.raises(ls.ServerError, match="not a configured server"):
+    with pytest.raises(ServerError, match="not a configured server"):
         sites.connect_sites({"annotator 1": "default", "annotator 2": "side2",
                              "adjudication": url})
     assert seen == []

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .labelstudio import Server
+from .labelstudio.client import Server
 from .workspace import _now, append_private
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from .labelstudio import Server
+from .labelstudio.client import Server
 from .pull import _append_refusals, _email, _parse_export
 from .sites import Sites, _server_for, _sites
 from .workspace import REVIEWS, batch_dir, read_items, read_ledger

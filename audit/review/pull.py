@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..outputs import staged_file
 from . import agreement, configs
-from .labelstudio import Server
+from .labelstudio.client import Server
 from .routing import ADJUDICATION, ROLES
 from .schemas import ANNOTATION_SCHEMA, Progress
 from .sites import Sites, _server_for, _sites

@@ -47,7 +47,7 @@ from ..errors import InputError
 from . import agreement, configs, routing
 from .accounts import AccountNote, _ensure_accounts
 from .batches import ReviewBatch
-from .labelstudio import CHUNK_SIZE, Server, Task
+from .labelstudio.client import CHUNK_SIZE, Server, Task
 from .routing import ADJUDICATION, ROLES, SLOTS, Annotator
 from .schemas import Progress
 from .sites import Sites, _server_for, _sites

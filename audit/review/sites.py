@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Mapping
 
 from ..errors import InputError
-from .labelstudio import Server
+from .labelstudio.client import Server
 from .routing import ROLES, SLOTS
 from .workspace import REVIEWS, read_ledger
 
@@ -47,7 +47,7 @@ class Sites:
         for server in (*self.roles.values(), *self._extra.values()):
             if server.url == url:
                 return server
-        from .labelstudio import connect
+        from .labelstudio.client import connect
         self._extra[url] = connect(url)
         return self._extra[url]
 
@@ -66,7 +66,7 @@ def connect_sites(servers: Mapping[str, str] | str | None = None) -> Sites:
     """Sites from configured servers, each named or by its URL ({role: server}, one
     server, or None for the default); a server no configuration names is refused
     (labelstudio.find_server), so no token goes to a URL typed, linked or recorded."""
-    from .labelstudio import connect, find_server
+    from .labelstudio.client import connect, find_server
     if servers is None or isinstance(servers, str):
         return Sites(connect(servers))
     chosen = {role: find_server(server) for role, server in servers.items()}

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .intrusions import _intrusions
-from .labelstudio import Server, Size
+from .labelstudio.client import Server, Size
 from .pull import _parse_export
 from .routing import ROLES
 from .sites import Sites, _server_for, _sites
