@@ -349,6 +349,7 @@ def _rate(value: float | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from .reports import write_reports
     from .workspace import batch_dir, read_annotations, read_skips
     out = Path(args.out)
     refuse_existing(out, "report")
@@ -413,36 +414,3 @@ def _kappa_line(row: dict) -> dict:
             "95% interval": f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
             "n": row["n_items"], "clusters": row["n_clusters"],
             "irregular": row["n_irregular"], "note": row["note"]}
-
-
-def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
-                  extra: dict | None = None, kappa_floor: float | None = None,
-                  skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
-    """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
-    as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
-    directory that appears whole or not at all."""
-    from ..outputs import staged_directory
-    from . import agreement, charts, reports
-    from .push import queue_with_skips
-    frame = agreement.prepare(table)
-    final = agreement.final_frame(frame)
-    floor = agreement.KAPPA_FLOOR if kappa_floor is None else kappa_floor
-    tables = {"agreement": agreement.agreement(table, n_boot=n_boot, seed=seed),
-              **{f"agreement_by_{by}": agreement.agreement_by(table, by, n_boot=n_boot,
-                                                               seed=seed, kappa_floor=floor)
-                 for by in agreement.BREAKDOWNS},
-              **reports.all_reports(table, n_boot=n_boot, seed=seed),
-              "final_labels": final.to_arrow(),
-              "adjudication_queue": queue_with_skips(
-                  agreement.queue_frame(final).to_arrow(), skips, batch_id),
-              **(extra or {})}
-    written = []
-    with staged_directory(out, what="report") as staging:
-        for name, report in tables.items():
-            reports.to_csv(report, staging / f"{name}.csv")
-            written.append(f"{name}.csv")
-            fig = charts.figure(name, report)
-            if fig is not None:
-                fig.write_html(staging / f"{name}.html", include_plotlyjs="directory")
-                written.append(f"{name}.html")
-    return written
