@@ -11,7 +11,7 @@ import streamlit as st
 from audit import browse
 from audit.errors import InputError
 from audit.render import plural, visible
-from audit.review import batches, configs, maple, push, routing, sampling, workspace
+from audit.review import batches, kinds, push, routing, sampling, workspace
 from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
 from audit.review.status import status as batch_status
@@ -35,11 +35,12 @@ def annotator_lines(text: str) -> list[str]:
 
 # ------------------------------------------------------------------------- batch
 
-kind = st.radio("Batch of", ["translation units", "MAPLE realism pairs",
-                             "MAPLE relevance pairs"], horizontal=True, key="review_kind")
+label = st.radio("Batch of", [k.label for k in kinds.ON_PAGE], horizontal=True,
+                 key="review_kind")
+kind = next(k for k in kinds.ON_PAGE if k.label == label)
 seed = int(st.number_input("Seed", value=sampling.PAPER_SEED, step=1, key="review_seed"))
 try:
-    if kind == "translation units":
+    if kind.pairs is None:
         table = units(result.identity, result)
         design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
                                      "language", "the paper's 80 + 20 + 20 per language",
@@ -78,14 +79,9 @@ try:
                                                              "shortfall")}}
                       for c in batch.manifest["counts"]], hide_index=True, height=240)
     else:
-        default = maple.DEMO_QUERY_PAIRS if "realism" in kind else maple.DEMO_RELEVANCE_PAIRS
-        path = st.text_input("Pairs file (JSONL or Parquet)", value=shown_path(default),
-                             key="review_maple_path")
-        if "realism" in kind:
-            review = batches.realism_batch(maple.assign_order(
-                maple.read_query_pairs(served_file(path)), seed))
-        else:
-            review = batches.relevance_batch(maple.read_relevance_pairs(served_file(path)))
+        path = st.text_input("Pairs file (JSONL or Parquet)",
+                             value=shown_path(kind.demo_pairs), key="review_maple_path")
+        review = kind.pairs(served_file(path), seed)
         st.caption("A/B order randomised by the seed; annotators see only the two texts.")
 except (InputError, ValueError) as error:
     say(st.error, "Cannot build the batch: {problem}", problem=error)
@@ -237,7 +233,8 @@ def progress(batch_id: str) -> None:
 
 
 progress(chosen)
-if workspace.read_ledger(chosen, workspace.REVIEWS).get("config") == configs.POST_EDIT:
+if workspace.read_ledger(chosen, workspace.REVIEWS).get("config") == \
+        kinds.KINDS["post-edit"].config:
     say(st.caption, "A post-edit batch: one editor per language. {pull} turns each "
         "submission into a correction record; the Repair page of the release it was pushed "
         "from applies them (Corrections from: a post-edit batch).",

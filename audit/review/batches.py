@@ -10,7 +10,7 @@ from typing import Sequence
 import pyarrow as pa
 
 from ..readers import Release
-from . import configs, maple, routing, sampling
+from . import configs, kinds, maple, routing, sampling
 from .schemas import ITEM_SCHEMA
 
 
@@ -20,7 +20,7 @@ class ReviewBatch:
     (with each item's routing group). `items` and `tasks` are in the same order."""
 
     batch_id: str
-    config: str                      # a configs.REVIEW_KINDS member
+    config: str                      # a kind's config (kinds.py)
     items: pa.Table                  # ITEM_SCHEMA
     tasks: list[dict]                # task data (configs.task_payload), item_id first
     manifest: dict | None = None     # translation: the sampling manifest
@@ -31,7 +31,7 @@ class ReviewBatch:
 
     @property
     def kind(self) -> str:
-        return configs.ANNOTATION_KINDS[self.config]
+        return kinds.of_config(self.config).annotation
 
     @property
     def item_ids(self) -> list[str]:
@@ -46,6 +46,7 @@ def translation_batch(batch: sampling.Batch, release: Release,
                       batch_id: str | None = None) -> ReviewBatch:
     """A sampled batch of translation units; the cluster is the source row, the group the
     languages the unit shows. The batch id is the sample's unless `batch_id` is given."""
+    kind = kinds.KINDS["translation"]
     batch_id = batch_id or batch.batch_id
     texts = sampling.unit_texts(release, batch.units)
     tasks = [configs.translation_payload(t, batch_id) for t in texts]
@@ -54,40 +55,42 @@ def translation_batch(batch: sampling.Batch, release: Release,
     groups = [routing.group_of(languages) for languages in units["languages"].to_pylist()]
     items = pa.table({
         "item_id": units["item_id"], "cluster_id": units["row_id"],
-        "kind": pa.array(["translation"] * n, pa.string()),
+        "kind": pa.array([kind.annotation] * n, pa.string()),
         "language": units["language"], "unit": units["unit"],
         "setting": pa.nulls(n, pa.string()), "source_a": pa.nulls(n, pa.string()),
         "source_b": pa.nulls(n, pa.string()),
         "group": pa.array(groups, pa.string())}).cast(ITEM_SCHEMA)
-    return ReviewBatch(batch_id, "translation_review", items, tasks, manifest=batch.manifest)
+    return ReviewBatch(batch_id, kind.config, items, tasks, manifest=batch.manifest)
 
 
 def realism_batch(items: Sequence[maple.RealismItem], batch_id: str | None = None
                   ) -> ReviewBatch:
     """Blind query pairs (maple.assign_order); the cluster is the pair."""
+    kind = kinds.KINDS["realism"]
     items = list(items)
-    batch_id = batch_id or _content_id("realism", [i.item_id for i in items])
+    batch_id = batch_id or _content_id(kind.name, [i.item_id for i in items])
     tasks = [configs.realism_payload(item, batch_id) for item in items]
     table = pa.Table.from_pylist([
-        {"item_id": i.item_id, "cluster_id": i.pair_id, "kind": "realism", "language": None,
+        {"item_id": i.item_id, "cluster_id": i.pair_id, "kind": kind.annotation, "language": None,
          "unit": None, "setting": i.setting, "source_a": i.shown_a_source,
          "source_b": i.shown_b_source, "group": routing.NO_LANGUAGE} for i in items],
         schema=ITEM_SCHEMA)
-    return ReviewBatch(batch_id, "maple_realism", table, tasks, assignments=items)
+    return ReviewBatch(batch_id, kind.config, table, tasks, assignments=items)
 
 
 def relevance_batch(pairs: Sequence[maple.RelevancePair], batch_id: str | None = None
                     ) -> ReviewBatch:
     """Query–paper pairs; the cluster is the query."""
+    kind = kinds.KINDS["relevance"]
     pairs = list(pairs)
-    batch_id = batch_id or _content_id("relevance", [p.pair_id for p in pairs])
+    batch_id = batch_id or _content_id(kind.name, [p.pair_id for p in pairs])
     tasks = [configs.relevance_payload(pair, batch_id) for pair in pairs]
     table = pa.Table.from_pylist([
-        {"item_id": task["item_id"], "cluster_id": pair.query_id, "kind": "relevance",
+        {"item_id": task["item_id"], "cluster_id": pair.query_id, "kind": kind.annotation,
          "language": None, "unit": None, "setting": None, "source_a": None, "source_b": None,
          "group": routing.NO_LANGUAGE}
         for pair, task in zip(pairs, tasks)], schema=ITEM_SCHEMA)
-    return ReviewBatch(batch_id, "maple_relevance", table, tasks)
+    return ReviewBatch(batch_id, kind.config, table, tasks)
 
 
 def _content_id(prefix: str, ids: list[str]) -> str:

@@ -66,11 +66,12 @@ from ..compare import VIEW_OF_ROW
 from ..errors import InputError
 from ..readers import iter_jsonl_objects
 from ..scan import ScanResult
-from . import agreement, configs, routing, sampling
+from . import agreement, configs, kinds, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA
 from .workspace import REVIEWS, batch_dir, batches, read_annotations
 
+KIND = kinds.KINDS["paired"]      # a translation batch of OLD and NEW versions
 PAIRED_UNITS = ("question", "answer", "paragraph")
 VERSIONS = ("old", "new")
 SLOTS = ("x", "y")
@@ -118,20 +119,20 @@ def paired_batch(old: ScanResult, new: ScanResult,
             text, release_item = versions[version]
             tasks.append(configs.translation_payload(text | {"item_id": item_id}, batch_id))
             items.append({"item_id": item_id, "cluster_id": unit["source_id"],
-                          "kind": "translation", "language": unit["language"],
+                          "kind": KIND.annotation, "language": unit["language"],
                           "unit": unit["unit"], "setting": None, "source_a": None,
                           "source_b": None, "group": routing.group_of(unit["languages"])})
             key.append({"item_id": item_id, "pair_id": pair_id, "version": version,
                         "source_id": unit["source_id"], "view": unit["view"],
                         "unit": unit["unit"], "paragraph": unit["part"],
                         "language": unit["language"], "release_item_id": release_item})
-    manifest = sample.manifest | {"paired": {
+    manifest = sample.manifest | {KIND.name: {
         "seed": seed, "old": _release_note(old), "new": _release_note(new),
         "sampled": sample.units.num_rows, "pairs": matched.num_rows,
         "excluded": {reason: sum(1 for e in excluded if e["reason"] == reason)
                      for reason in EXCLUSIONS},
         "excluded_units": excluded}}
-    return ReviewBatch(batch_id, "translation_review",
+    return ReviewBatch(batch_id, KIND.config,
                        pa.Table.from_pylist(items, schema=ITEM_SCHEMA), tasks,
                        manifest=manifest, pairs=key)
 
@@ -418,7 +419,7 @@ def evidence(batch_id: str, workspace: Path = REVIEWS, n_boot: int = 2000,
         insufficient.append("no pair rated on both versions by the same reviewer")
     h = delta_h(scores, n_boot, seed)
     kept = preservation(scores, n_boot, seed)
-    manifest = _read_manifest(batch_id, workspace).get("paired", {})
+    manifest = _read_manifest(batch_id, workspace).get(KIND.name, {})
     return {
         "batch_id": batch_id, "n_boot": n_boot, "seed": seed, "ci_level": stats.CI_LEVEL,
         "pairs": len({k["pair_id"] for k in key}),

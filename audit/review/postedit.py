@@ -46,12 +46,13 @@ from ..readers import Release, open_release
 from ..repair import record, units
 from ..repair.corrections import Correction
 from ..repair.record import Origin, Workspace
-from . import configs, routing
+from . import configs, kinds, routing
 from .batches import ReviewBatch, _content_id
 from .schemas import ITEM_SCHEMA
 from .workspace import REVIEWS, _read_tasks, batch_dir, batches
 
 PLAN_FILE, RELEASE_FILE = "plan.parquet", "release.json"
+KIND = kinds.KINDS["post-edit"]
 SUPERSEDER = "post-edit pull"
 FINDINGS_HEADER = ["check", "severity", "sentence", "detail"]
 
@@ -150,16 +151,15 @@ def post_edit_batch(plan: pa.Table, release: Release, batch_id: str | None = Non
     if len(set(ids)) != len(ids):
         raise InputError(where, "a unit is listed twice", expected="each unit once")
     _verify(plan, release, where)
-    batch_id = batch_id or _content_id("post-edit", ids)
+    batch_id = batch_id or _content_id(KIND.name, ids)
     tasks = [payload(r, batch_id) for r in rows]
     items = pa.Table.from_pylist([
-        {"item_id": i, "cluster_id": r["source_id"] or r["id"], "kind": "post-edit",
+        {"item_id": i, "cluster_id": r["source_id"] or r["id"], "kind": KIND.annotation,
          "language": r["language"], "unit": r["unit"], "setting": None, "source_a": None,
          "source_b": None, "group": routing.group_of([r["language"] or UNKNOWN_CODE])}
         for i, r in zip(ids, rows)], schema=ITEM_SCHEMA)
     files = {"files": [str(p) for p in release.paths], "content": release.content}
-    return ReviewBatch(batch_id, configs.POST_EDIT, items, tasks, plan=plan,
-                       release=files)
+    return ReviewBatch(batch_id, KIND.config, items, tasks, plan=plan, release=files)
 
 
 # ------------------------------------------------------------------------- pull
@@ -216,7 +216,7 @@ def _correction(unit: dict, task: dict, rows: list[dict], batch_id: str
         sentence_index=unit["sentence_index"], old_sha256=unit["old_sha256"],
         new_text=units.paragraph_text(edited) if paragraph else edited[0],
         reason=values["reason"], author=first["annotator"],
-        origin=Origin("post-edit", batch=batch_id, project=first["project_id"],
+        origin=Origin(KIND.name, batch=batch_id, project=first["project_id"],
                       task=first["task_id"], annotation=first["annotation_id"]),
         source_split=unit["source_split"], sentences=tuple(edited) if paragraph else None)
 
@@ -251,7 +251,7 @@ def _superseded(earlier: pa.Table, current: list[Correction], batch_id: str,
     rows = []
     for row in earlier.to_pylist():
         origin = row["origin"]
-        if (row["action"] != "proposed" or origin["kind"] != "post-edit"
+        if (row["action"] != "proposed" or origin["kind"] != KIND.name
                 or origin["batch"] != batch_id or row["correction_id"] in decided
                 or latest.get(origin["annotation"]) == row["correction_id"]):
             continue
@@ -303,7 +303,7 @@ def batch_corrections(folder: Path, release: Release) -> list[Correction]:
         config = json.loads(ledger.read_text(encoding="utf-8")).get("config")
     except (OSError, ValueError):
         config = None
-    if config != configs.POST_EDIT:
+    if config != KIND.config:
         raise InputError(ledger, "not a post-edit batch",
                          expected="the folder of a batch pushed with kind = \"post-edit\"")
     held = Workspace(folder).read()
@@ -329,7 +329,7 @@ def batches_of(release: Release, workspace: Path = REVIEWS) -> list[dict]:
             content = json.loads((folder / RELEASE_FILE).read_text(encoding="utf-8"))["content"]
         except (OSError, ValueError, KeyError, TypeError):
             continue                 # not a post-edit batch, or one whose push never ended
-        if config == configs.POST_EDIT and content == release.content:
+        if config == KIND.config and content == release.content:
             found.append({"batch": batch_id, "folder": folder,
                           "corrections": len(batch_corrections(folder, release))})
     return found

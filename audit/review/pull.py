@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..outputs import staged_file
-from . import agreement, configs
+from . import agreement, configs, kinds
 from .labelstudio.client import Server
 from .routing import ADJUDICATION, ROLES
 from .schemas import ANNOTATION_SCHEMA, Progress
@@ -127,9 +127,9 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
             pq.write_table(table, staging)
     else:
         table = existing
-    post_edit = ledger["config"] == configs.POST_EDIT
-    if not post_edit and (fresh or table.num_rows and
-                          not (folder / "final_labels.parquet").exists()):
+    kind = kinds.of_config(ledger["config"])
+    if kind.agreement and (fresh or table.num_rows and
+                           not (folder / "final_labels.parquet").exists()):
         with staged_file(folder / "final_labels.parquet") as staging:
             pq.write_table(agreement.final_labels(table), staging)
     new_versions: dict[int, set] = {}
@@ -141,9 +141,8 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
     if skips != read_skips(batch_id, workspace):
         _write_json_atomic(folder / "skips.json", skips)
     corrections = None
-    if post_edit:    # every submission becomes correction records (postedit.py)
-        from . import postedit
-        corrections = postedit.record_corrections(batch_id, workspace, table)
+    if kind.corrections is not None:   # post-edit: each submission becomes corrections
+        corrections = kind.corrections(batch_id, workspace, table)
     return PullReport(batch_id, path, projects, rejected, logged, len(fresh), table.num_rows,
                       bool(fresh), corrections)
 
@@ -163,7 +162,7 @@ def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int
     """(annotations found, accepted rows, refusals, skips by the annotator)."""
     role = "adjudication" if entry["role"] == ADJUDICATION else "initial"
     config = ledger["config"] if role == "initial" else \
-        configs.ADJUDICATION_CONFIGS[ledger["config"]]
+        kinds.of_config(ledger["config"]).adjudication
     assigned = entry["annotator"].lower()
     found, accepted, refused, skipped = 0, [], [], []
     for task in export:

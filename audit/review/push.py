@@ -44,7 +44,7 @@ from typing import Mapping, Sequence
 import pyarrow as pa
 
 from ..errors import InputError
-from . import agreement, configs, routing
+from . import agreement, configs, kinds, routing
 from .accounts import AccountNote, _ensure_accounts
 from .batches import ReviewBatch
 from .labelstudio.client import CHUNK_SIZE, Server, Task
@@ -134,7 +134,7 @@ def push(servers: Server | Sites, batch: ReviewBatch,
                              f"{', '.join(absent)} is not among the annotators given",
                              expected="the recorded annotators (a slot's annotator never "
                                       "changes)")
-    size = configs.PER_ITEM.get(batch.config, len(SLOTS))
+    size = kinds.of_config(batch.config).per_item
     routed = routing.route(batch.item_ids, batch.groups, people,
                            fixed={g: tuple(p) for g, p in ledger["pairs"].items()}, size=size)
     if not routed.pairs:
@@ -228,7 +228,7 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
         payloads = [configs.adjudication_payload(ledger["config"], tasks[i], *disputes[i])
                     for i in ids]
         label_config = configs.label_config(
-            configs.ADJUDICATION_CONFIGS[ledger["config"]],
+            kinds.of_config(ledger["config"]).adjudication,
             configs.direction_of(routing.group_languages(group)))
         server = sites.role(ADJUDICATION)
         reports.append(_push_project(server, folder, ledger, ADJUDICATION, group,
@@ -292,16 +292,17 @@ def _disputes(final, items: Mapping[str, dict], config: str
     """item -> ({disputed criterion: the two initial answers}, {agreed criterion: value})
     as the annotators saw them (realism letters back in the shown A/B order)."""
     out: dict[str, tuple[dict, dict]] = {}
+    lettered = {kind.annotation for kind in kinds.KINDS.values() if kind.shown_order}
     for row in final.iter_rows(named=True):
         answers, agreed = out.setdefault(row["item_id"], ({}, {}))
         values = list(row["initial_values"])
-        if row["kind"] == "realism":
+        if row["kind"] in lettered:
             values = [_shown(items[row["item_id"]], v) for v in values]
         if row["status"] in ("disagreement", "adjudicated"):
             answers[row["criterion"]] = (values + [None, None])[:2]
         elif row["origin"] == "agreed":
             agreed[row["criterion"]] = (_shown(items[row["item_id"]], row["value"])
-                                        if row["kind"] == "realism" else row["value"])
+                                        if row["kind"] in lettered else row["value"])
     return out
 
 

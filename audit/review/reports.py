@@ -34,6 +34,7 @@ from statsmodels.stats.proportion import proportion_confint
 from ..stats import SEED, cluster_mean
 
 from . import agreement as ag
+from . import kinds
 from .maple import SETTINGS
 
 RATINGS = ("adequacy", "fluency")
@@ -223,16 +224,10 @@ def all_reports(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
     """Every report whose kind occurs in the table, from one preparation."""
     frame = ag.prepare(table)
     final, complete = ag.final_frame(frame), ag.pair_frames(frame)[0]
-    kinds = set(frame["kind"].unique())
     reports: dict[str, pa.Table] = {}
-    if "translation" in kinds:
-        reports["rating_means"] = _rating_means(final, n_boot, seed)
-        reports["preservation_rates"] = _preservation_rates(final, n_boot, seed)
-        reports["consequences"] = _consequence_distribution(final)
-    if "realism" in kinds:
-        reports["realism"] = _realism_table(final, complete)
-    if "relevance" in kinds:
-        reports["relevance"] = _relevance_summary(final, complete)
+    for kind in kinds.of_annotations(set(frame["kind"].unique())):
+        if kind.reports is not None:
+            reports |= kind.reports(final, complete, n_boot, seed)
     return reports
 
 
