@@ -10,7 +10,8 @@ annotation. Each kind also carries how a spec becomes its batch (`build`), what 
 it must or may hold, how many annotators read an item, its reports, and what a pull makes
 of its submissions besides the annotation table (post-edit: correction records).
 
-A new kind: its config and payload in configs.py, a batch factory, and one entry here.
+A new kind: its config and payload in configs.py (its criteria in agreement.CRITERIA when two
+annotators read an item), a batch factory, and one entry here.
 """
 
 from __future__ import annotations
