@@ -39,11 +39,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_accept(args: argparse.Namespace) -> int:
     # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
     from . import acceptance
-    from .review import loop, paired
+    from .review import paired
+    from .review.workspace import REVIEWS
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "gate")
     rules = policy.load(args.policy)
-    workspace = Path(args.workspace) if args.workspace else loop.REVIEWS
+    workspace = Path(args.workspace) if args.workspace else REVIEWS
     if args.reviews:
         paired.read_pairs(args.reviews, workspace)   # a missing batch fails before scanning
     old, new = versions(args, rules, say)

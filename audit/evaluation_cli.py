@@ -104,10 +104,10 @@ def _human_scores(batch: str | None):
     if not batch:
         return None
     from .evaluation import judge
-    from .review import loop
-    table = loop.read_annotations(batch)
+    from .review import workspace
+    table = workspace.read_annotations(batch)
     if table is None:
-        raise InputError(loop.batch_dir(batch), "no pulled annotations",
+        raise InputError(workspace.batch_dir(batch), "no pulled annotations",
                          expected="a review batch with annotations.parquet")
     return judge.human_adequacy(table)
 

@@ -129,7 +129,8 @@ SENTENCE = ("The river rises in the mountains and flows for several hundred kilo
 def synthetic_batch(batch_id: str, n_items: int = PUSH_ITEMS):
     """A translation review batch shaped like the paper's: paragraphs of five sentences,
     questions and answers, over the 23 target languages (one routing group each)."""
-    from audit.review import loop
+    from audit.review.batches import ReviewBatch
+    from audit.review.schemas import ITEM_SCHEMA
     tasks, items = [], []
     for i in range(n_items):
         unit, source = UNITS[i % len(UNITS)], f"s{i // len(UNITS):04d}"
@@ -144,8 +145,8 @@ def synthetic_batch(batch_id: str, n_items: int = PUSH_ITEMS):
         items.append({"item_id": item_id, "cluster_id": source, "kind": "translation",
                       "language": language, "unit": unit, "setting": None, "source_a": None,
                       "source_b": None, "group": language})
-    table = pa.Table.from_pylist(items, schema=loop.ITEM_SCHEMA)
-    return loop.ReviewBatch(batch_id, "translation_review", table, tasks)
+    table = pa.Table.from_pylist(items, schema=ITEM_SCHEMA)
+    return ReviewBatch(batch_id, "translation_review", table, tasks)
 
 
 def _result(rng: np.random.Generator) -> list[dict]:
@@ -162,7 +163,7 @@ def _result(rng: np.random.Generator) -> list[dict]:
 
 def _server():
     """(server, local) — LABEL_STUDIO_URL, or a fresh local server (local is then set)."""
-    from audit.review import labelstudio as ls
+    from audit.review.labelstudio import client as ls
     from devkit.labelstudio_local import LocalServer, free_port
     if os.environ.get("LABEL_STUDIO_URL"):
         return ls.connect(), None
@@ -174,7 +175,7 @@ def _server():
 def _annotate_all(server, report) -> int:
     """Every task annotated by its project's annotator, through their own login."""
     from concurrent.futures import ThreadPoolExecutor
-    from audit.review import labelstudio as ls
+    from audit.review.labelstudio import client as ls
     people = {n.email: ls.sign_in(server.url, n.email, n.password) for n in report.credentials}
     rng = np.random.default_rng(SEED)
     work = [(people[p.annotator], task.id, _result(rng)) for p in report.projects
@@ -196,7 +197,8 @@ def bench_push_pull() -> None:
     if not os.environ.get("LABEL_STUDIO_URL") and importlib.util.find_spec("label_studio") is None:
         print("push / pull against Label Studio: skipped (label-studio is not installed)")
         return
-    from audit.review import loop
+    from audit.review.pull import pull
+    from audit.review.push import push
     server, local = _server()
     workspace = Path(tempfile.mkdtemp(prefix="bench-reviews-"))
     run = uuid.uuid4().hex[:6]
@@ -205,13 +207,13 @@ def bench_push_pull() -> None:
     try:
         batch = synthetic_batch(f"bench-{run}")
         wall = time.perf_counter()
-        report = loop.push(server, batch, annotators, workspace=workspace)
+        report = push(server, batch, annotators, workspace=workspace)
         push_seconds = time.perf_counter() - wall
         print(f"push {len(batch.tasks):,} items to two annotators ({len(report.projects)} "
               f"projects, {report.sent:,} tasks, {len(report.credentials)} accounts signed "
               f"up): {push_seconds:.1f} s (target < 60 s)")
         wall = time.perf_counter()
-        again = loop.push(server, batch, annotators, workspace=workspace)
+        again = push(server, batch, annotators, workspace=workspace)
         print(f"re-push of the complete batch: {time.perf_counter() - wall:.1f} s, "
               f"{again.sent} sent")
         _time_status(server, batch, workspace, "before any annotation")
@@ -221,7 +223,7 @@ def bench_push_pull() -> None:
               f"logins in {time.perf_counter() - wall:.0f} s)")
         _time_status(server, batch, workspace, "every task annotated")
         wall = time.perf_counter()
-        pulled = loop.pull(server, batch.batch_id, workspace=workspace)
+        pulled = pull(server, batch.batch_id, workspace=workspace)
         pull_seconds = time.perf_counter() - wall
         n = sum(p.accepted for p in pulled.projects)
         print(f"pull {n:,} annotations ({pulled.rows_total:,} rows, {len(pulled.rejected)} "
@@ -239,12 +241,13 @@ def bench_push_pull() -> None:
 def _time_status(server, batch, workspace: Path, when: str) -> None:
     """The first status read (every annotated project exported and judged as the pull
     does), then the median and max of 5 more (only changed projects are exported again)."""
-    from audit.review import loop
-    (loop.batch_dir(batch.batch_id, workspace) / "status.json").unlink(missing_ok=True)
+    from audit.review.status import status as poll
+    from audit.review.workspace import batch_dir
+    (batch_dir(batch.batch_id, workspace) / "status.json").unlink(missing_ok=True)
     times = []
     for _ in range(6):
         wall = time.perf_counter()
-        status = loop.status(server, batch.batch_id, workspace=workspace)
+        status = poll(server, batch.batch_id, workspace=workspace)
         times.append(time.perf_counter() - wall)
     first, again = times[0], sorted(times[1:])
     done = sum(p.done for p in status.projects)

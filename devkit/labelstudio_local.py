@@ -1,7 +1,7 @@
 """The local Label Studio process manager for tests and benches: start, stop and SIGKILL a
 server through scripts/labelstudio.sh on a data dir and port, and a free loopback port.
-Recognising a server that runs stays in the library (audit.review.labelstudio.runs_local),
-which lists the servers this script started."""
+Recognising a server that runs stays in the library
+(audit.review.labelstudio.client.runs_local), which lists the servers this script started."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from audit.review.labelstudio import ServerError, process_running, runs_local
+from audit.review.labelstudio.client import process_running, runs_local
+from audit.review.labelstudio.errors import ServerError
 
 from devkit import REPO
 

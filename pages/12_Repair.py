@@ -17,7 +17,7 @@ from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
-from audit.review import loop, postedit
+from audit.review import postedit, workspace
 from audit.viewstate import View
 from audit.workspace import DEMO_RELEASE, demo_sources, repairs_root, served_file
 from pages import current_view, html, say, save_upload, scope_line, setup
@@ -157,12 +157,12 @@ def from_file() -> None:
 
 def from_batch() -> None:
     """The corrections a post-edit batch's pulls recorded (the Review page's workspace)."""
-    pulled = postedit.batches_of(release, loop.REVIEWS)
+    pulled = postedit.batches_of(release, workspace.REVIEWS)
     if not pulled:
         say(st.caption, "No post-edit batch of this release in the review workspace "
             "{workspace}: push one (`python -m audit review push SPEC` with kind = "
             "\"post-edit\") and pull its editors' work (`review pull BATCH`).",
-            workspace=loop.REVIEWS)
+            workspace=workspace.REVIEWS)
         return
     names = [b["batch"] for b in pulled]
     shown = st.selectbox("Post-edit batch", names, key="repair_batch", format_func=lambda n: (

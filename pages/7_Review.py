@@ -11,7 +11,10 @@ import streamlit as st
 from audit import browse
 from audit.errors import InputError
 from audit.render import plural, visible
-from audit.review import configs, labelstudio, loop, maple, routing, sampling
+from audit.review import batches, kinds, push, routing, sampling, workspace
+from audit.review.labelstudio import client as labelstudio
+from audit.review.sites import connect_sites, ledger_sites
+from audit.review.status import status as batch_status
 from audit.workspace import served_file, shown_path
 from pages import current_view, say, scope_line, setup
 from workbench import auth
@@ -32,11 +35,12 @@ def annotator_lines(text: str) -> list[str]:
 
 # ------------------------------------------------------------------------- batch
 
-kind = st.radio("Batch of", ["translation units", "MAPLE realism pairs",
-                             "MAPLE relevance pairs"], horizontal=True, key="review_kind")
+label = st.radio("Batch of", [k.label for k in kinds.ON_PAGE], horizontal=True,
+                 key="review_kind")
+kind = next(k for k in kinds.ON_PAGE if k.label == label)
 seed = int(st.number_input("Seed", value=sampling.PAPER_SEED, step=1, key="review_seed"))
 try:
-    if kind == "translation units":
+    if kind.pairs is None:
         table = units(result.identity, result)
         design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
                                      "language", "the paper's 80 + 20 + 20 per language",
@@ -68,21 +72,16 @@ try:
             batch = sampling.sample(table, by, seed=seed, allocation=allocation, size=size,
                                     per_stratum=per, where=scope["where"] | {"unit": kept},
                                     levels=scope["levels"])
-        review = loop.translation_batch(batch, result.release)
+        review = batches.translation_batch(batch, result.release)
         st.caption("Non-English target languages only: an English unit's source and "
                    "translation are the same text.")
         st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
                                                              "shortfall")}}
                       for c in batch.manifest["counts"]], hide_index=True, height=240)
     else:
-        default = maple.DEMO_QUERY_PAIRS if "realism" in kind else maple.DEMO_RELEVANCE_PAIRS
-        path = st.text_input("Pairs file (JSONL or Parquet)", value=shown_path(default),
-                             key="review_maple_path")
-        if "realism" in kind:
-            review = loop.realism_batch(maple.assign_order(
-                maple.read_query_pairs(served_file(path)), seed))
-        else:
-            review = loop.relevance_batch(maple.read_relevance_pairs(served_file(path)))
+        path = st.text_input("Pairs file (JSONL or Parquet)",
+                             value=shown_path(kind.demo_pairs), key="review_maple_path")
+        review = kind.pairs(served_file(path), seed)
         st.caption("A/B order randomised by the seed; annotators see only the two texts.")
 except (InputError, ValueError) as error:
     say(st.error, "Cannot build the batch: {problem}", problem=error)
@@ -158,9 +157,9 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
         st.button("Push batch", disabled=not people or not distinct):
     bar = st.progress(0.0, text="pushing…")
     try:
-        sites = loop.connect_sites(targets)
+        sites = connect_sites(targets)
         try:
-            report = loop.push(sites, review, annotators, workspace=loop.REVIEWS,
+            report = push.push(sites, review, annotators, workspace=workspace.REVIEWS,
                                progress=lambda title, sent, total: bar.progress(
                                    sent / max(total, 1), text=f"{sent}/{total}"))
         finally:
@@ -189,7 +188,7 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
 # ------------------------------------------------------------------------- progress
 
 st.subheader("Progress")
-pushed = loop.batches(loop.REVIEWS)
+pushed = workspace.batches(workspace.REVIEWS)
 if not pushed:
     st.caption("No batch pushed yet.")
     st.stop()
@@ -200,11 +199,11 @@ chosen = st.selectbox("Batch", pushed, key="review_progress_batch",
 
 @st.fragment(run_every=STATUS_EVERY)
 def progress(batch_id: str) -> None:
-    """Each project's own annotator's work, polled every few seconds (loop.status)."""
+    """Each project's own annotator's work, polled every few seconds (status.status)."""
     try:
-        sites = loop.ledger_sites(batch_id, loop.REVIEWS)
+        sites = ledger_sites(batch_id, workspace.REVIEWS)
         try:
-            status = loop.status(sites, batch_id, workspace=loop.REVIEWS)
+            status = batch_status(sites, batch_id, workspace=workspace.REVIEWS)
         finally:
             sites.close()
     except InputError as error:
@@ -234,7 +233,8 @@ def progress(batch_id: str) -> None:
 
 
 progress(chosen)
-if loop.read_ledger(chosen, loop.REVIEWS).get("config") == configs.POST_EDIT:
+if workspace.read_ledger(chosen, workspace.REVIEWS).get("config") == \
+        kinds.KINDS["post-edit"].config:
     say(st.caption, "A post-edit batch: one editor per language. {pull} turns each "
         "submission into a correction record; the Repair page of the release it was pushed "
         "from applies them (Corrections from: a post-edit batch).",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A local Label Studio for the review loop (audit/review/loop.py), loopback only.
+# A local Label Studio for the review loop (audit/review/push.py, pull.py, status.py), loopback only.
 #
 #   scripts/labelstudio.sh start  [--data-dir DIR] [--port P] [--postgres] [--timeout S]
 #   scripts/labelstudio.sh stop   [--data-dir DIR]

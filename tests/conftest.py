@@ -23,7 +23,7 @@ REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
 def label_studio(name: str):
     """A connected Label Studio: the session's (LABEL_STUDIO_URL), else one of the caller's
     own under data/labelstudio/pytest-<name>-…, started here and removed after."""
-    from audit.review import labelstudio as ls
+    from audit.review.labelstudio import client as ls
     from devkit.labelstudio_local import LocalServer, free_port
     local = None
     if not os.environ.get("LABEL_STUDIO_URL"):

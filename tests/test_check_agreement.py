@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from audit.review import agreement, check_agreement, loop, sampling
+from audit.review import agreement, check_agreement, sampling
+from audit.review.batches import translation_batch
+from audit.review.workspace import _record_batch, batch_dir
 from audit.workspace import DEMO_RELEASE, demo_sources, scan_release
 from test_agreement import annotations
 
@@ -41,8 +43,8 @@ def batch(demo, tmp_path_factory):
         if unit == "paragraph" and (rid, paragraph) in UNITS]
     sample = sampling.sample(units.take(wanted), [], seed=1, size=len(UNITS),
                              where={"unit": "paragraph"})
-    recorded = loop.translation_batch(sample, demo.release, "checks-vs-humans")
-    loop._record_batch(recorded, workspace)     # what `review push` records first
+    recorded = translation_batch(sample, demo.release, "checks-vs-humans")
+    _record_batch(recorded, workspace)     # what `review push` records first
     by_place = {(u["rid"], u["paragraph_id"]): u["item_id"] for u in sample.units.to_pylist()}
     records = []
     for place, item in by_place.items():
@@ -90,7 +92,7 @@ def test_a_batch_read_against_another_release_counts_nothing(batch, tmp_path):
 def test_review_report_writes_the_table(batch, tmp_path):
     workspace, table, _ = batch
     import pyarrow.parquet as pq
-    pq.write_table(table, loop.batch_dir("checks-vs-humans", workspace) / "annotations.parquet")
+    pq.write_table(table, batch_dir("checks-vs-humans", workspace) / "annotations.parquet")
     sources = [arg for spec in demo_sources() for arg in ("--source", spec)]
     done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace",
                            str(workspace), "report", "checks-vs-humans", "--out",

@@ -222,7 +222,7 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     from audit import __main__ as main, compare, stats
     from audit.evaluation import judge, report, retrieval
     from audit.review import agreement, paired, reports
-    from audit.review.cli import write_reports
+    from audit.review.reports import write_reports
     defaults = dict(_seed_defaults(main.parser()))
     assert {"review evidence", "review report", "accept", "compare"} <= set(defaults)
     assert set(defaults.values()) == {stats.SEED}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit.review import loop
+from audit.review import workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def test_judge_page_reads_a_pulled_review_batch(tmp_path, monkeypatch):
     batch.mkdir()
     pq.write_table(demo_reviews.annotations(pq.read_table(DEMO_EVALUATION / "judge-v1.parquet")),
                    batch / "annotations.parquet")
-    monkeypatch.setattr(loop, "REVIEWS", tmp_path)
+    monkeypatch.setattr(workspace, "REVIEWS", tmp_path)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.switch_page("pages/10_Judge.py").run()
     box = at.selectbox(key="judge_human")

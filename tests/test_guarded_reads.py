@@ -15,7 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import export, workspace
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
+from audit.review.labelstudio.errors import ServerError
 from devkit.labelstudio_local import LocalServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,7 +120,7 @@ def test_a_token_answer_that_is_no_token_is_a_server_error(monkeypatch, answer, 
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
     try:
-        with pytest.raises(ls.ServerError) as caught:
+        with pytest.raises(ServerError) as caught:
             ls.sign_in(url, "ana@example.org", "pw")
     finally:
         httpd.shutdown()
@@ -180,11 +181,11 @@ def test_kill_signals_the_server_it_started(tmp_path):
 
 def test_a_batch_without_its_items_is_named_not_a_file_not_found(tmp_path):
     from audit.errors import InputError
-    from audit.review import loop
+    from audit.review import workspace
     (tmp_path / "half-pushed").mkdir()
     (tmp_path / "half-pushed" / "ledger.json").write_text(
         '{"batch_id": "half-pushed", "projects": {}}', encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        loop.read_items("half-pushed", tmp_path)
+        workspace.read_items("half-pushed", tmp_path)
     assert str(caught.value).startswith(str(tmp_path / "half-pushed" / "items.parquet"))
     assert "the batch's items are missing" in str(caught.value)

@@ -1,4 +1,5 @@
-"""The review loop against a real Label Studio (audit/review/labelstudio.py, loop.py).
+"""The review loop against a real Label Studio (audit/review/labelstudio.py, push.py, pull.py,
+status.py).
 
 The session server is LABEL_STUDIO_URL (token from LABEL_STUDIO_API_KEY or .labelstudio.env)
 when set; otherwise scripts/labelstudio.sh starts one on a free port and a fresh data dir
@@ -29,8 +30,21 @@ import pytest
 
 from audit import workspace as audit_workspace
 from audit.errors import InputError
-from audit.review import agreement, loop, maple, reports, sampling
-from audit.review import labelstudio as ls
+from audit.review import agreement, maple, reports, sampling
+from audit.review.batches import (ReviewBatch, realism_batch, relevance_batch,
+                                  translation_batch)
+from audit.review.intrusions import release
+from audit.review.pull import PullReport, pull
+from audit.review.push import (ProjectPush, PushReport, push, push_adjudication,
+                               queue_with_skips)
+from audit.review.schemas import ANNOTATION_SCHEMA
+from audit.review.status import status as batch_status
+from audit.review.workspace import (batch_dir, project_title, read_annotations,
+                                    read_final_labels, read_ledger, read_refusals,
+                                    read_skips)
+from audit.review.labelstudio import client as ls
+from audit.review.labelstudio import forms
+from audit.review.labelstudio.errors import ServerError
 from devkit.labelstudio_local import LocalServer, free_port
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
@@ -94,11 +108,11 @@ def own_server(request):
         shutil.rmtree(local.data_dir, ignore_errors=True)
 
 
-def _track(session: Session, report: loop.PushReport) -> None:
+def _track(session: Session, report: PushReport) -> None:
     session.created += [p.project_id for p in report.projects]
 
 
-def sign_in_all(session: Session, report: loop.PushReport) -> None:
+def sign_in_all(session: Session, report: PushReport) -> None:
     """Log in as every account the push created, with the password it gave."""
     for note in report.credentials:
         session.people[note.email] = ls.sign_in(note.server, note.email, note.password)
@@ -124,7 +138,7 @@ def tasks_of(server: ls.Server, project_id: int) -> dict[str, int]:
     return {t.item_id: t.id for t in server.list_tasks(project_id)}
 
 
-def projects_by_role(report: loop.PushReport) -> dict[str, loop.ProjectPush]:
+def projects_by_role(report: PushReport) -> dict[str, ProjectPush]:
     return {p.role: p for p in report.projects}
 
 
@@ -187,25 +201,25 @@ def planted(slot: int, index: int) -> dict:
 
 
 def german_batch(session: Session, per_unit: dict, seed: int = SEED, tag: str = ""
-                 ) -> loop.ReviewBatch:
+                 ) -> ReviewBatch:
     """German paragraph / question / answer units: one routing group, "de"."""
     result = audit_workspace.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=seed, per_stratum=per_unit,
                              where={"language": "de"},
                              created_at="2026-11-30T00:00:00+00:00")
-    return loop.translation_batch(sample, result.release,
-                                  batch_id=sample.batch_id + tag + session.suffix)
+    return translation_batch(sample, result.release,
+                             batch_id=sample.batch_id + tag + session.suffix)
 
 
 # ------------------------------------------------------------------------- translation flow
 
 @dataclass
 class TranslationRun:
-    batch: loop.ReviewBatch
+    batch: ReviewBatch
     workspace: Path
-    push: loop.PushReport
-    pull: loop.PullReport
+    push: PushReport
+    pull: PullReport
     table: pa.Table
     expected: list[tuple]
     intruder_annotations: set[int]
@@ -219,8 +233,8 @@ def translation(session, tmp_path_factory):
     assert len(batch.tasks) == 8 and set(batch.groups) == {"de"}
     work = tmp_path_factory.mktemp("reviews")
     progress = []
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de,fr"], workspace=work,
-                       chunk_size=3, progress=lambda *event: progress.append(event))
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de,fr"], workspace=work,
+                  chunk_size=3, progress=lambda *event: progress.append(event))
     _track(session, report)
     sign_in_all(session, report)
     assert [p.sent for p in report.projects] == [8, 8]
@@ -242,8 +256,8 @@ def translation(session, tmp_path_factory):
         server.create_annotation(second[batch.item_ids[1]], translation_result(BASE),
                                  server.whoami().id),
     }
-    pulled = loop.pull(server, batch.batch_id, workspace=work)
-    return TranslationRun(batch, work, report, pulled, loop.read_annotations(
+    pulled = pull(server, batch.batch_id, workspace=work)
+    return TranslationRun(batch, work, report, pulled, read_annotations(
         batch.batch_id, work), sorted(expected, key=_row_key), intruders,
         server.whoami().email)
 
@@ -276,14 +290,14 @@ def test_push_routes_the_group_to_its_pair_with_working_accounts(translation, se
     for path in folder.iterdir():   # the passwords are nowhere else
         if path.name != "credentials.txt" and path.is_file():
             assert not any(n.password.encode() in path.read_bytes() for n in report.credentials)
-    ledger = loop.read_ledger(translation.batch.batch_id, translation.workspace)
+    ledger = read_ledger(translation.batch.batch_id, translation.workspace)
     assert ledger["pairs"] == {"de": [ANN1, ANN2]}
     assert ledger["accounts"][ANN1][session.server.url]["origin"] == "signed up by the workbench"
 
 
 def test_annotations_table_has_exactly_the_expected_rows(translation):
     table = translation.table
-    assert table.schema == loop.ANNOTATION_SCHEMA
+    assert table.schema == ANNOTATION_SCHEMA
     assert _rows(table) == translation.expected
     assert table.num_rows == 16 * len(TRANSLATION_CRITERIA)
     assert len(set(table.column("annotation_id").to_pylist())) == 16
@@ -294,7 +308,7 @@ def test_annotations_table_has_exactly_the_expected_rows(translation):
             (unit["cluster_id"], unit["language"], unit["unit"], "translation")
         assert row["updated_at"] is not None and row["task_id"] > 0
     assert translation.pull.rows_added == table.num_rows and translation.pull.changed
-    final = loop.read_final_labels(translation.batch.batch_id, translation.workspace)
+    final = read_final_labels(translation.batch.batch_id, translation.workspace)
     assert final.num_rows == 8 * 7 and set(final.column("origin").to_pylist()) == \
         {"agreed", None}
 
@@ -310,7 +324,7 @@ def test_rejected_annotations_are_reported(translation):
     by_key = {p.key: p for p in translation.pull.projects}
     assert (by_key["de · annotator 1"].annotations, by_key["de · annotator 1"].accepted) == \
         (9, 8)
-    logged = loop.read_refusals(translation.batch.batch_id, translation.workspace)
+    logged = read_refusals(translation.batch.batch_id, translation.workspace)
     assert len(logged) == 2 and all(r["seen_at"] and r["result"] for r in logged)
 
 
@@ -329,8 +343,8 @@ def test_kappa_and_alpha_match_the_hand_computed_values(translation):
 
 
 def test_repush_adds_nothing_and_finds_the_accounts(session, translation):
-    again = loop.push(session.server, translation.batch, [f"{ANN1}:de", f"{ANN2}:de"],
-                      workspace=translation.workspace)
+    again = push(session.server, translation.batch, [f"{ANN1}:de", f"{ANN2}:de"],
+                 workspace=translation.workspace)
     assert again.sent == 0 and again.credentials == []
     assert [(p.existing, p.duplicates) for p in again.projects] == [(8, ()), (8, ())]
     for project in again.projects:
@@ -341,8 +355,8 @@ def test_repush_adds_nothing_and_finds_the_accounts(session, translation):
 def test_a_slot_keeps_its_annotator(session, translation):
     with pytest.raises(InputError, match=f"group de of batch .* is assigned to {ANN1} and "
                                          f"{ANN2}; {ANN1} is not among the annotators given"):
-        loop.push(session.server, translation.batch, [f"{INTRUDER}:de", f"{ANN2}:de"],
-                  workspace=translation.workspace)
+        push(session.server, translation.batch, [f"{INTRUDER}:de", f"{ANN2}:de"],
+             workspace=translation.workspace)
 
 
 def test_second_pull_changes_nothing(session, translation):
@@ -350,8 +364,8 @@ def test_second_pull_changes_nothing(session, translation):
     before = path.read_bytes()
     log = translation.workspace / translation.batch.batch_id / "refusals.jsonl"
     logged = log.read_bytes()
-    again = loop.pull(session.server, translation.batch.batch_id,
-                      workspace=translation.workspace)
+    again = pull(session.server, translation.batch.batch_id,
+                 workspace=translation.workspace)
     assert (again.rows_added, again.changed, again.new_refusals) == (0, False, 0)
     assert path.read_bytes() == before and log.read_bytes() == logged
     assert {r["annotation_id"] for r in again.rejected} == translation.intruder_annotations
@@ -361,10 +375,10 @@ def test_adjudication_settles_only_the_disputed_criteria(session, translation):
     server = session.server
     batch_id, work = translation.batch.batch_id, translation.workspace
     item = translation.batch.item_ids
-    assert loop.push_adjudication(server, batch_id, [f"{ANN2}:de"], workspace=work
-                                  ).projects == []          # an annotator cannot adjudicate
-    report = loop.push_adjudication(server, batch_id, [f"{ANN2}:de", f"{ADJ}:de"],
-                                    workspace=work)
+    assert push_adjudication(server, batch_id, [f"{ANN2}:de"], workspace=work
+                             ).projects == []          # an annotator cannot adjudicate
+    report = push_adjudication(server, batch_id, [f"{ANN2}:de", f"{ADJ}:de"],
+                               workspace=work)
     _track(session, report)
     sign_in_all(session, report)
     (project,) = report.projects
@@ -386,8 +400,8 @@ def test_adjudication_settles_only_the_disputed_criteria(session, translation):
     for item_id, task in tasks.items():
         values = dict(BASE, answer_preserved="no", adequacy="2", consequence="none")
         annotate(me, task["id"], translation_result(values))
-    pulled = loop.pull(server, batch_id, workspace=work)
-    table = loop.read_annotations(batch_id, work)
+    pulled = pull(server, batch_id, workspace=work)
+    table = read_annotations(batch_id, work)
     adjudicated = table.filter(pc.equal(table["role"], "adjudication"))
     assert set(adjudicated.column("annotator").to_pylist()) == {ADJ}
     assert sorted(zip(adjudicated["item_id"].to_pylist(), adjudicated["criterion"].to_pylist())
@@ -403,7 +417,7 @@ def test_adjudication_settles_only_the_disputed_criteria(session, translation):
     assert final[(item[0], "answer_preserved")] == ("yes", "agreed")
     queue = agreement.adjudication_queue(table).to_pylist()
     assert {r["state"] for r in queue} == {"resolved"} and len(queue) == 4
-    again = loop.push_adjudication(server, batch_id, [f"{ADJ}:de"], workspace=work)
+    again = push_adjudication(server, batch_id, [f"{ADJ}:de"], workspace=work)
     assert again.sent == 0 and again.queue.num_rows == 0
 
 
@@ -417,7 +431,7 @@ def _all_tasks(server: ls.Server, project_id: int) -> list[dict]:
 def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(session, tmp_path):
     server = session.server
     batch = german_batch(session, {"paragraph": 3}, seed=SEED + 7, tag="-at")
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     one, two = report.projects
@@ -441,7 +455,7 @@ def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(sessio
                        json={"result": translation_result(dict(BASE, fluency="1")),
                              "lead_time": 3})
     assert draft.status_code == 201, draft.text
-    pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pulled = pull(server, batch.batch_id, workspace=tmp_path)
     reasons = sorted(r["reason"] for r in pulled.rejected)
     assert reasons == sorted([
         f"last changed by {ANN2}, not the assigned {ANN1}",
@@ -451,7 +465,7 @@ def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(sessio
     edited = next(r for r in pulled.rejected if r["reason"].startswith("last changed"))
     assert (edited["completed_by"], edited["updated_by"], edited["item_id"]) == (ANN1, ANN2, a)
     assert edited["result"]["adequacy"] == 1 and edited["updated_at"]
-    table = loop.read_annotations(batch.batch_id, tmp_path)
+    table = read_annotations(batch.batch_id, tmp_path)
     ann1_items = set(table.filter(pc.equal(table["annotator"], ANN1))["item_id"].to_pylist())
     assert ann1_items == {b, c}
     log = tmp_path / batch.batch_id / "refusals.jsonl"
@@ -459,13 +473,13 @@ def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(sessio
     assert first_log.count(b"\n") == 3
     # Annotator 1 saves their own label again: it counts; the log keeps the refusal.
     person(session, ANN1).update_annotation(mine[a], translation_result(BASE))
-    again = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    again = pull(server, batch.batch_id, workspace=tmp_path)
     assert again.new_refusals == 0 and log.read_bytes() == first_log
-    table = loop.read_annotations(batch.batch_id, tmp_path)
+    table = read_annotations(batch.batch_id, tmp_path)
     assert a in table.filter(pc.equal(table["annotator"], ANN1))["item_id"].to_pylist()
     # A new breach is appended after the earlier entries, which stay byte for byte.
     annotate(intruder, second[a], translation_result(BASE))
-    third = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    third = pull(server, batch.batch_id, workspace=tmp_path)
     assert third.new_refusals == 1
     grown = log.read_bytes()
     assert grown.startswith(first_log) and grown.count(b"\n") == 4
@@ -477,9 +491,9 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
     server = session.server
     early, late = f"early-{RUN}@example.org", f"late-{RUN}@example.org"
     own_password = "a-password-only-early-knows"
-    ls._sign_up(server.url, early, own_password, server._invite_token())   # signs up first
+    forms._sign_up(server.url, early, own_password, server._invite_token())   # signs up first
     batch = german_batch(session, {"question": 1}, seed=SEED + 3, tag="-ac")
-    report = loop.push(server, batch, [f"{early}:de", f"{late}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{early}:de", f"{late}:de"], workspace=tmp_path)
     _track(session, report)
     assert sorted((a.email, a.created) for a in report.accounts) == [(early, False),
                                                                      (late, True)]
@@ -488,11 +502,11 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
         assert me.whoami().email == early
     with ls.sign_in(server.url, late, report.credentials[0].password) as me:
         assert me.whoami().email == late
-    with pytest.raises(ls.ServerError, match="don't match"):
+    with pytest.raises(ServerError, match="don't match"):
         ls.sign_in(server.url, late, own_password)
-    with pytest.raises(ls.ServerError, match="User with this email already exists"):
-        ls._sign_up(server.url, late, "another-password-1", server._invite_token())
-    ledger = loop.read_ledger(batch.batch_id, tmp_path)
+    with pytest.raises(ServerError, match="User with this email already exists"):
+        forms._sign_up(server.url, late, "another-password-1", server._invite_token())
+    ledger = read_ledger(batch.batch_id, tmp_path)
     assert ledger["accounts"][early][server.url]["origin"] == "found (signed up before)"
 
 
@@ -501,7 +515,7 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
 def test_status_counts_done_skipped_and_remaining(session, tmp_path):
     server = session.server
     batch = german_batch(session, {"paragraph": 3}, seed=SEED + 5, tag="-st")
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     one, two = report.projects
@@ -509,7 +523,7 @@ def test_status_counts_done_skipped_and_remaining(session, tmp_path):
     a, b, _ = batch.item_ids
     annotate(person(session, ANN1), first[a], translation_result(BASE))
     annotate(person(session, ANN1), first[b], [], skip=True)
-    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    status = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert status.rows() == [
         {"group": "de", "role": "annotator 1", "annotator": ANN1, "tasks": 3, "done": 1,
          "skipped": 1, "remaining": 1, "missing": False},
@@ -518,7 +532,7 @@ def test_status_counts_done_skipped_and_remaining(session, tmp_path):
     assert status.by("group") == [{"group": "de", "tasks": 6, "done": 1, "skipped": 1,
                                    "remaining": 4}]
     assert status.blinding == "detected" and status.left_out == 0
-    pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pulled = pull(server, batch.batch_id, workspace=tmp_path)
     assert [(p.accepted, p.skipped) for p in pulled.projects] == [(1, 1), (0, 0)]
     assert pulled.rejected == []
 
@@ -532,7 +546,7 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
     in the queue) and leaves c, whose edit only annotator 1 can redo."""
     server = session.server
     batch = german_batch(session, {"paragraph": 3}, seed=SEED + 5, tag="-rl")
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     one = projects_by_role(report)["annotator 1"]
@@ -545,28 +559,28 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
     annotate(intruder, before[b], translation_result(dict(BASE, adequacy="2")))
     server.update_annotation(edited, translation_result(dict(BASE, adequacy="3")))
     admin = server.whoami().email
-    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    status = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
         ("annotator 1", 1, 2), ("annotator 2", 0, 3)]
     assert status.intrusions() == [
         {"project": "de · annotator 1", "annotator": ANN1, "intruder": who, "annotations": n}
         for who, n in sorted([(admin, 1), (INTRUDER, 2)])]
-    (released,) = loop.release(server, batch.batch_id, workspace=tmp_path)
+    (released,) = release(server, batch.batch_id, workspace=tmp_path)
     assert (released.key, released.logged, released.deleted, released.recreated) == (
         "de · annotator 1", 3, 1, 1)
     after = tasks_of(server, one.project_id)
     assert (after[a], after[c]) == (before[a], before[c]) and after[b] > max(before.values())
     assert _next_task(me, one.project_id) == after[b]
-    logged = loop.read_refusals(batch.batch_id, tmp_path)
+    logged = read_refusals(batch.batch_id, tmp_path)
     assert sorted((r["task_id"], r["completed_by"], r["updated_by"], r["result"]["adequacy"])
                   for r in logged) == sorted([(before[a], INTRUDER, INTRUDER, 1),
                                               (before[b], INTRUDER, INTRUDER, 2),
                                               (before[c], ANN1, admin, 3)])
-    assert loop.status(server, batch.batch_id, workspace=tmp_path).intrusions() == [
+    assert batch_status(server, batch.batch_id, workspace=tmp_path).intrusions() == [
         {"project": "de · annotator 1", "annotator": ANN1, "intruder": admin,
          "annotations": 1}]
-    assert loop.release(server, batch.batch_id, workspace=tmp_path) == []
-    assert len(loop.read_refusals(batch.batch_id, tmp_path)) == 3
+    assert release(server, batch.batch_id, workspace=tmp_path) == []
+    assert len(read_refusals(batch.batch_id, tmp_path)) == 3
 
 
 def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tmp_path,
@@ -576,7 +590,7 @@ def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tm
     project's latest change; a mangled status.json is read past."""
     server = session.server
     batch = german_batch(session, {"paragraph": 2}, seed=SEED + 11, tag="-sr")
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     one = projects_by_role(report)["annotator 1"]
@@ -584,27 +598,27 @@ def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tm
     mine = annotate(person(session, ANN1), tasks_of(server, one.project_id)[a],
                     translation_result(BASE))
     progress = [(r["role"], r["done"], r["remaining"]) for r in
-                loop.status(server, batch.batch_id, workspace=tmp_path).rows()]
+                batch_status(server, batch.batch_id, workspace=tmp_path).rows()]
     assert progress == [("annotator 1", 1, 1), ("annotator 2", 0, 2)]
     real_export = ls.Server.export_annotations
 
     def no_export(self, project_id, **kwargs):
-        raise ls.ServerError(self.url, f"export project {project_id}: refused for this test")
+        raise ServerError(self.url, f"export project {project_id}: refused for this test")
     monkeypatch.setattr(ls.Server, "export_annotations", no_export)
-    again = loop.status(server, batch.batch_id, workspace=tmp_path)
+    again = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert [(r["role"], r["done"], r["remaining"]) for r in again.rows()] == progress
     server.update_annotation(mine, translation_result(dict(BASE, adequacy="2")))
-    with pytest.raises(ls.ServerError, match="refused for this test"):
-        loop.status(server, batch.batch_id, workspace=tmp_path)
+    with pytest.raises(ServerError, match="refused for this test"):
+        batch_status(server, batch.batch_id, workspace=tmp_path)
     monkeypatch.setattr(ls.Server, "export_annotations", real_export)
-    edited = loop.status(server, batch.batch_id, workspace=tmp_path)
+    edited = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert [(r["role"], r["done"]) for r in edited.rows()] == [("annotator 1", 0),
                                                                 ("annotator 2", 0)]
     assert edited.intrusions() == [{"project": "de · annotator 1", "annotator": ANN1,
                                     "intruder": server.whoami().email, "annotations": 1}]
-    readings = loop.batch_dir(batch.batch_id, tmp_path) / "status.json"
+    readings = batch_dir(batch.batch_id, tmp_path) / "status.json"
     readings.write_text('{"de · annotator 1": {"stamp": "x", "done": 7}}', encoding="utf-8")
-    assert loop.status(server, batch.batch_id, workspace=tmp_path).rows() == edited.rows()
+    assert batch_status(server, batch.batch_id, workspace=tmp_path).rows() == edited.rows()
 
 
 def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
@@ -613,34 +627,34 @@ def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
     the adjudicator again."""
     server = session.server
     batch = german_batch(session, {"paragraph": 1}, seed=SEED + 9, tag="-ra")
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     (a,) = batch.item_ids
     for project, adequacy in zip(report.projects, ("4", "2")):
         annotate(person(session, project.annotator), tasks_of(server, project.project_id)[a],
                  translation_result(dict(BASE, adequacy=adequacy)))
-    loop.pull(server, batch.batch_id, workspace=tmp_path)
-    pushed = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    pull(server, batch.batch_id, workspace=tmp_path)
+    pushed = push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
     _track(session, pushed)
     sign_in_all(session, pushed)
     (project,) = pushed.projects
     (before,) = _all_tasks(server, project.project_id)
     annotate(person(session, INTRUDER), before["id"],
              translation_result(dict(BASE, adequacy="3")))
-    status = loop.status(server, batch.batch_id, workspace=tmp_path)
+    status = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert status.intrusions() == [{"project": "de · adjudication", "annotator": ADJ,
                                     "intruder": INTRUDER, "annotations": 1}]
     assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
         ("annotator 1", 1, 0), ("annotator 2", 1, 0), ("adjudication", 0, 1)]
-    (released,) = loop.release(server, batch.batch_id, workspace=tmp_path)
+    (released,) = release(server, batch.batch_id, workspace=tmp_path)
     assert (released.key, released.logged, released.deleted, released.recreated) == (
         "de · adjudication", 1, 0, 1)
     (after,) = _all_tasks(server, project.project_id)
     assert after["data"] == before["data"] and server.export_annotations(
         project.project_id) == []
     assert _next_task(person(session, ADJ), project.project_id) == after["id"]
-    (refusal,) = loop.read_refusals(batch.batch_id, tmp_path)
+    (refusal,) = read_refusals(batch.batch_id, tmp_path)
     assert (refusal["project"], refusal["completed_by"], refusal["task_id"]) == (
         project.title, INTRUDER, before["id"])
 
@@ -656,7 +670,7 @@ def test_a_skipped_adjudication_is_listed_as_skipped_and_can_be_offered_again(se
                                                                                tmp_path):
     server = session.server
     batch = german_batch(session, {"paragraph": 2}, seed=SEED + 9, tag="-sk")
-    report = loop.push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
+    report = push(server, batch, [f"{ANN1}:de", f"{ANN2}:de"], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     a, b = batch.item_ids
@@ -665,8 +679,8 @@ def test_a_skipped_adjudication_is_listed_as_skipped_and_can_be_offered_again(se
         ids = tasks_of(server, project.project_id)
         annotate(me, ids[a], translation_result(dict(BASE, adequacy=adequacy)))
         annotate(me, ids[b], translation_result(BASE))
-    loop.pull(server, batch.batch_id, workspace=tmp_path)
-    pushed = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    pull(server, batch.batch_id, workspace=tmp_path)
+    pushed = push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
     _track(session, pushed)
     sign_in_all(session, pushed)
     (project,) = pushed.projects
@@ -675,28 +689,28 @@ def test_a_skipped_adjudication_is_listed_as_skipped_and_can_be_offered_again(se
     assert _next_task(me, project.project_id) == task
     skip = annotate(me, task, [], skip=True)
     assert _next_task(me, project.project_id) is None       # Label Studio's queue is empty
-    loop.pull(server, batch.batch_id, workspace=tmp_path)
-    table = loop.read_annotations(batch.batch_id, tmp_path)
-    queue = loop.queue_with_skips(agreement.adjudication_queue(table),
-                                  loop.read_skips(batch.batch_id, tmp_path), batch.batch_id)
+    pull(server, batch.batch_id, workspace=tmp_path)
+    table = read_annotations(batch.batch_id, tmp_path)
+    queue = queue_with_skips(agreement.adjudication_queue(table),
+                             read_skips(batch.batch_id, tmp_path), batch.batch_id)
     (row,) = queue.to_pylist()
     assert (row["item_id"], row["state"], row["skipped_by"]) == (a, "skipped", ADJ)
     assert f"review adjudicate {batch.batch_id} --reoffer" in row["todo"]
-    again = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
+    again = push_adjudication(server, batch.batch_id, [f"{ADJ}:de"], workspace=tmp_path)
     assert again.sent == 0 and again.reoffered == ()
     assert [(s["item_id"], s["annotation_id"], s["annotator"]) for s in again.skipped] == [
         (a, skip, ADJ)]
-    offered = loop.push_adjudication(server, batch.batch_id, [f"{ADJ}:de"],
-                                     workspace=tmp_path, reoffer=True)
+    offered = push_adjudication(server, batch.batch_id, [f"{ADJ}:de"],
+                                workspace=tmp_path, reoffer=True)
     assert [s["item_id"] for s in offered.reoffered] == [a] and offered.skipped == ()
     assert _next_task(me, project.project_id) == task        # back in the queue
-    assert loop.read_skips(batch.batch_id, tmp_path) == []
+    assert read_skips(batch.batch_id, tmp_path) == []
     logged = (tmp_path / batch.batch_id / "skips.log.jsonl").read_text().splitlines()
     assert [json.loads(line)["annotation_id"] for line in logged] == [skip]
     annotate(me, task, translation_result(dict(BASE, adequacy="3")))
-    loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pull(server, batch.batch_id, workspace=tmp_path)
     final = {(r["item_id"], r["criterion"]): (r["value"], r["origin"]) for r in
-             agreement.final_labels(loop.read_annotations(batch.batch_id, tmp_path)).to_pylist()}
+             agreement.final_labels(read_annotations(batch.batch_id, tmp_path)).to_pylist()}
     assert final[(a, "adequacy")] == ("3", "adjudicated")
 
 
@@ -730,7 +744,7 @@ def test_polling_sees_a_submission_within_10_s_with_webhook_receivers_down(
 
 def _poll_past_dead_receivers(server: ls.Server, silent: str, tmp_path: Path) -> None:
     batch = _small_batch(2)
-    report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path)
+    report = push(server, batch, ANNOTATORS, workspace=tmp_path)
     for url in (silent, f"http://127.0.0.1:{free_port()}/hook"):
         for project in report.projects:
             server.client.webhooks.create(url=url, project=project.project_id,
@@ -742,11 +756,11 @@ def _poll_past_dead_receivers(server: ls.Server, silent: str, tmp_path: Path) ->
         task = server.list_tasks(report.projects[1].project_id)[0]
         submitted = time.monotonic()
         annotate(me, task.id, translation_result(BASE))
-        while loop.status(server, batch.batch_id, workspace=tmp_path).by(
+        while batch_status(server, batch.batch_id, workspace=tmp_path).by(
                 "annotator")[1]["done"] != 1:
             assert time.monotonic() - submitted < 10, "not visible within 10 s"
         assert time.monotonic() - submitted < 10
-    assert loop.pull(server, batch.batch_id, workspace=tmp_path).rows_added == \
+    assert pull(server, batch.batch_id, workspace=tmp_path).rows_added == \
         len(TRANSLATION_CRITERIA)
 
 
@@ -774,8 +788,8 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     pairs = maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:6]
     items = maple.assign_order(pairs, seed=SEED)
     assert {i.swapped for i in items} == {True, False}   # both display orders occur
-    batch = loop.realism_batch(items, batch_id=f"realism-test{session.suffix}")
-    report = loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path)
+    batch = realism_batch(items, batch_id=f"realism-test{session.suffix}")
+    report = push(server, batch, [ANN1, ANN2], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     assert [p.title for p in report.projects] == [f"{batch.batch_id} · annotator 1",
@@ -795,8 +809,8 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
                 letter = "Tie"
             shown_letters[(item.item_id, email)] = letter
             annotate(person(session, email), tasks[item.item_id], realism_result(letter))
-    loop.pull(server, batch.batch_id, workspace=tmp_path)
-    table = loop.read_annotations(batch.batch_id, tmp_path)
+    pull(server, batch.batch_id, workspace=tmp_path)
+    table = read_annotations(batch.batch_id, tmp_path)
     assert table.num_rows == 12
     by_item = {i.item_id: i for i in items}
     for row in table.to_pylist():
@@ -816,7 +830,7 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
             row["n_pairs"]) == (100.0, 0.0, 0.0, 1, 1, 2)
     assert row["kappa"] == pytest.approx(0.0, abs=1e-12)
     # The adjudicator sees the two answers in the letters shown to the annotators.
-    adjudication = loop.push_adjudication(server, batch.batch_id, [ADJ], workspace=tmp_path)
+    adjudication = push_adjudication(server, batch.batch_id, [ADJ], workspace=tmp_path)
     _track(session, adjudication)
     last = items[-1]
     (task,) = _all_tasks(server, adjudication.projects[0].project_id)
@@ -827,17 +841,17 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     before = (tmp_path / batch.batch_id / "annotations.parquet").read_bytes()
     for project in (*report.projects, *adjudication.projects):
         server.delete_project(project.project_id)
-    after = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    after = pull(server, batch.batch_id, workspace=tmp_path)
     assert len(after.missing) == 3
     assert (tmp_path / batch.batch_id / "annotations.parquet").read_bytes() == before
-    assert loop.read_annotations(batch.batch_id, tmp_path).num_rows == 12
+    assert read_annotations(batch.batch_id, tmp_path).num_rows == 12
 
 
 def test_relevance_batch_round_trip(session, tmp_path):
     server = session.server
     pairs = maple.read_relevance_pairs(maple.DEMO_RELEVANCE_PAIRS)[:3]
-    batch = loop.relevance_batch(pairs, batch_id=f"relevance-test{session.suffix}")
-    report = loop.push(server, batch, [ANN1, ANN2], workspace=tmp_path)
+    batch = relevance_batch(pairs, batch_id=f"relevance-test{session.suffix}")
+    report = push(server, batch, [ANN1, ANN2], workspace=tmp_path)
     _track(session, report)
     sign_in_all(session, report)
     for email, project in zip((ANN1, ANN2), report.projects):
@@ -849,8 +863,8 @@ def test_relevance_batch_round_trip(session, tmp_path):
                 result.append({"from_name": "comment", "to_name": "text", "type": "textarea",
                                "value": {"text": ["on topic", "but dated"]}})
             annotate(person(session, email), tasks[item_id], result)
-    loop.pull(server, batch.batch_id, workspace=tmp_path)
-    table = loop.read_annotations(batch.batch_id, tmp_path)
+    pull(server, batch.batch_id, workspace=tmp_path)
+    table = read_annotations(batch.batch_id, tmp_path)
     rows = {(r["item_id"], r["annotator"], r["criterion"]): r["value"] for r in table.to_pylist()}
     assert len(rows) == table.num_rows == 3 * 2 * 2
     first, second = batch.item_ids[:2]
@@ -868,39 +882,39 @@ def test_unreachable_server_is_a_clear_error():
     if importlib.util.find_spec("label_studio_sdk") is None:
         pytest.skip("label-studio-sdk is not installed (pip install -r requirements.txt)")
     url = f"http://127.0.0.1:{free_port()}"
-    with pytest.raises(ls.ServerError, match=f"Label Studio at {url}.*cannot reach"):
+    with pytest.raises(ServerError, match=f"Label Studio at {url}.*cannot reach"):
         ls.connect(url, token="0" * 40)
 
 
 def test_rejected_token_is_a_clear_error(session):
-    with pytest.raises(ls.ServerError, match="token was rejected"):
+    with pytest.raises(ServerError, match="token was rejected"):
         ls.connect(session.server.url, token="0" * 40)
 
 
 def test_a_batch_id_too_long_for_project_titles_is_refused(session, tmp_path):
     batch = german_batch(session, {"question": 1}, seed=SEED + 9, tag="-" + "x" * 30)
     with pytest.raises(InputError, match="50-character project titles"):
-        loop.push(session.server, batch, ANNOTATORS, workspace=tmp_path)
+        push(session.server, batch, ANNOTATORS, workspace=tmp_path)
     assert not list(tmp_path.glob("*/ledger.json")) or \
-        loop.read_ledger(batch.batch_id, tmp_path)["projects"] == {}
+        read_ledger(batch.batch_id, tmp_path)["projects"] == {}
 
 
 def test_nobody_to_route_to_is_a_clear_error(session, tmp_path):
     batch = german_batch(session, {"question": 1}, seed=SEED + 9, tag="-no")
     with pytest.raises(InputError, match="no group of this batch has two annotators who "
                                          "read it: no annotator reads de"):
-        loop.push(session.server, batch, [f"{ANN1}:fr", f"{ANN2}:fr"], workspace=tmp_path)
+        push(session.server, batch, [f"{ANN1}:fr", f"{ANN2}:fr"], workspace=tmp_path)
 
 
 # ------------------------------------------------------------------------- crash, postgres
 
-def _small_batch(size: int, suffix: str = "") -> loop.ReviewBatch:
+def _small_batch(size: int, suffix: str = "") -> ReviewBatch:
     result = audit_workspace.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=SEED + 1, size=size,
                              where={"language": "de", "unit": "paragraph"},
                              created_at="2026-11-30T00:00:00+00:00")
-    return loop.translation_batch(sample, result.release, batch_id=sample.batch_id + suffix)
+    return translation_batch(sample, result.release, batch_id=sample.batch_id + suffix)
 
 
 ANNOTATORS = [f"{ANN1}:de", f"{ANN2}:de"]
@@ -916,24 +930,24 @@ def test_server_killed_mid_push_resumes_without_duplicates(own_server, tmp_path)
             killed.append((title, sent))
 
     with ls.connect(own_server.url) as server, \
-            pytest.raises(ls.ServerError, match=f"Label Studio at {own_server.url}") as error:
-        loop.push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10,
-                  progress=kill_after_first_chunk)
+            pytest.raises(ServerError, match=f"Label Studio at {own_server.url}") as error:
+        push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10,
+             progress=kill_after_first_chunk)
     assert "cannot reach" in str(error.value) and "10 sent before" in str(error.value)
-    assert killed == [(loop.project_title(batch.batch_id, "annotator 1", "de"), 10)]
+    assert killed == [(project_title(batch.batch_id, "annotator 1", "de"), 10)]
     own_server.start()   # the same data dir and port
     with ls.connect(own_server.url) as server:
         _resumed(server, batch, tmp_path)
 
 
-def _resumed(server: ls.Server, batch: loop.ReviewBatch, tmp_path: Path) -> None:
-    report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10)
+def _resumed(server: ls.Server, batch: ReviewBatch, tmp_path: Path) -> None:
+    report = push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=10)
     assert [(p.existing, p.sent) for p in report.projects] == [(10, 26), (0, 36)]
     assert report.credentials == []   # the accounts were made before the crash
     for project in report.projects:
         held = [t.item_id for t in server.list_tasks(project.project_id)]
         assert len(held) == 36 and sorted(held) == sorted(batch.item_ids)
-    assert loop.push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
+    assert push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
 
 
 @pytest.mark.parametrize("own_server", [True], indirect=True, ids=["postgres"])
@@ -948,15 +962,15 @@ def test_postgres_mode(own_server, tmp_path):
 
 def _postgres_round_trip(server: ls.Server, tmp_path: Path) -> None:
     batch = _small_batch(4)
-    report = loop.push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=3)
+    report = push(server, batch, ANNOTATORS, workspace=tmp_path, chunk_size=3)
     assert report.sent == 8
     note = next(n for n in report.credentials if n.email == ANN1)
     with ls.sign_in(server.url, ANN1, note.password) as me:
         task = server.list_tasks(report.projects[0].project_id)[0]
         annotate(me, task.id, translation_result(BASE))
-    pulled = loop.pull(server, batch.batch_id, workspace=tmp_path)
+    pulled = pull(server, batch.batch_id, workspace=tmp_path)
     assert pulled.rows_added == len(TRANSLATION_CRITERIA)
-    assert loop.push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
+    assert push(server, batch, ANNOTATORS, workspace=tmp_path).sent == 0
 
 
 def test_status_after_an_unclean_death_says_not_running_without_a_proc_error(tmp_path):

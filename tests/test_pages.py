@@ -286,8 +286,8 @@ def test_a_slow_browse_query_is_stopped_and_says_so():
 
 
 def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monkeypatch):
-    from audit.review import loop, sampling
-    monkeypatch.setattr(loop, "REVIEWS", tmp_path)
+    from audit.review import sampling, workspace
+    monkeypatch.setattr(workspace, "REVIEWS", tmp_path)
     at = page("7_Review")
     assert not at.exception
     strata = at.dataframe[0].value
@@ -315,9 +315,9 @@ def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monke
 
 
 def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
-    from audit.review import loop
+    from audit.review import workspace
     from test_roles import plant_batch                      # hand-planted review
-    monkeypatch.setattr(loop, "REVIEWS", plant_batch(tmp_path))
+    monkeypatch.setattr(workspace, "REVIEWS", plant_batch(tmp_path))
     at = page("8_Annotations")
     assert not at.exception
     scores = at.dataframe[0].value

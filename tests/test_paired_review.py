@@ -23,8 +23,9 @@ import pytest
 
 from audit import readers, scan, stats
 from audit.errors import InputError
-from audit.review import agreement, configs, loop, paired, sampling
-from audit.review import labelstudio as ls
+from audit.review import (agreement, batches, configs, paired, pull, push, sampling,
+                          workspace)
+from audit.review.labelstudio import client as ls
 from audit.review.paired import SCORES_SCHEMA
 from conftest import label_studio
 
@@ -309,7 +310,7 @@ def batch(releases):
     return paired.paired_batch(*releases, design=ALL, batch_id=f"pe-{uuid.uuid4().hex[:6]}")
 
 
-def versions_of(batch: loop.ReviewBatch) -> dict[str, str]:
+def versions_of(batch: batches.ReviewBatch) -> dict[str, str]:
     return {k["item_id"]: k["version"] for k in batch.pairs}
 
 
@@ -446,7 +447,7 @@ def server():
 @pytest.fixture(scope="module")
 def round_trip(server, batch, tmp_path_factory):
     work = tmp_path_factory.mktemp("reviews")
-    report = loop.push(server, batch, [f"{ANN1}:de,fr", f"{ANN2}:de,fr"], workspace=work)
+    report = push.push(server, batch, [f"{ANN1}:de,fr", f"{ANN2}:de,fr"], workspace=work)
     people = {note.email: ls.sign_in(note.server, note.email, note.password)
               for note in report.credentials}
     seen = []      # task data as the annotators' own logins read it from Label Studio
@@ -458,7 +459,7 @@ def round_trip(server, batch, tmp_path_factory):
                 me.client.annotations.create(id=task.id, result=judge(project.annotator,
                                                                      task.data),
                                              request_options={"max_retries": 0})
-        pulled = loop.pull(server, batch.batch_id, workspace=work)
+        pulled = pull.pull(server, batch.batch_id, workspace=work)
         held = {p.key: {t.item_id for t in server.list_tasks(p.project_id)}
                 for p in report.projects}
     finally:
@@ -484,7 +485,7 @@ def test_both_versions_reach_the_same_annotators_in_the_same_projects(round_trip
     assert pulled.rows_added == 20 * 2 * 8   # 20 items × 2 annotators × 8 controls
     assert not pulled.rejected
     # The key stayed on our side, and the pushed task data is what paired_batch made.
-    folder = loop.batch_dir(batch.batch_id, work)
+    folder = workspace.batch_dir(batch.batch_id, work)
     assert [json.loads(line) for line in (folder / "pairs.jsonl").read_text().splitlines()
             ] == batch.pairs
     pushed = [json.loads(line) for line in (folder / "tasks.jsonl").read_text().splitlines()]
@@ -591,7 +592,7 @@ def test_the_gate_reads_the_pulled_batch(round_trip, batch, releases, tmp_path):
 
 
 def test_evidence_before_any_pull_is_insufficient(batch, tmp_path):
-    loop._record_batch(batch, tmp_path)
+    workspace._record_batch(batch, tmp_path)
     result = paired.evidence(batch.batch_id, workspace=tmp_path, n_boot=200)
     assert not result["sufficient"]
     assert result["insufficient"] == ["no annotations pulled"]

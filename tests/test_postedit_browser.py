@@ -32,7 +32,7 @@ from app_server import ROOT, running_app
 from audit import readers, scan
 from audit.repair import desk, plan
 from audit.repair.record import Workspace
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
 from audit.workspace import DEMO_RELEASE, demo_sources
 from repair_helpers import cli
 from test_browser import settled

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from audit.errors import InputError
-from audit.review import loop
+from audit.review import accounts, pull, workspace
 
-NOTE = loop.AccountNote("ana@example.org", "http://127.0.0.1:8081", 7, True, "s3cret-pass")
+NOTE = accounts.AccountNote("ana@example.org", "http://127.0.0.1:8081", 7, True, "s3cret-pass")
 REFUSAL = {"server": "http://127.0.0.1:8081", "project_id": 3, "kind": "annotation",
            "annotation_id": 11, "updated_at": "2026-11-30T10:00:00Z",
            "completed_by": "bo@example.org", "reason": "created by bo@example.org"}
@@ -24,20 +24,20 @@ def mode(path: Path) -> int:
 
 
 def test_new_credentials_and_refusals_are_mode_600(tmp_path):
-    loop._append_credentials(tmp_path / "credentials.txt", [NOTE])
+    accounts._append_credentials(tmp_path / "credentials.txt", [NOTE])
     assert mode(tmp_path / "credentials.txt") == 0o600
     assert (tmp_path / "credentials.txt").read_text().split("\t")[1:] == [
         "http://127.0.0.1:8081/user/login/", "ana@example.org", "s3cret-pass\n"]
-    assert loop._append_refusals(tmp_path / "refusals.jsonl", [REFUSAL]) == 1
+    assert pull._append_refusals(tmp_path / "refusals.jsonl", [REFUSAL]) == 1
     assert mode(tmp_path / "refusals.jsonl") == 0o600
-    assert loop._read_jsonl(tmp_path / "refusals.jsonl")[0]["annotation_id"] == 11
+    assert workspace._read_jsonl(tmp_path / "refusals.jsonl")[0]["annotation_id"] == 11
 
 
 def test_an_existing_log_of_ours_is_made_private(tmp_path):
     log = tmp_path / "refusals.jsonl"
     log.write_text("")
     log.chmod(0o644)
-    loop._append_refusals(log, [REFUSAL])
+    pull._append_refusals(log, [REFUSAL])
     assert mode(log) == 0o600 and len(log.read_text().splitlines()) == 1
 
 
@@ -80,6 +80,6 @@ def test_a_second_hard_link_or_anothers_file_is_refused(tmp_path, name):
 
 def append(path: Path) -> None:
     if path.name == "credentials.txt":
-        loop._append_credentials(path, [NOTE])
+        accounts._append_credentials(path, [NOTE])
     else:
-        loop._append_refusals(path, [REFUSAL])
+        pull._append_refusals(path, [REFUSAL])

@@ -32,8 +32,15 @@ import pytest
 from app_server import running_app
 from audit import workspace as audit_workspace
 from audit.errors import InputError
-from audit.review import labelstudio as ls
-from audit.review import loop, maple, sampling
+from audit.review.labelstudio import client as ls
+from audit.review import maple, sampling
+from audit.review.batches import realism_batch, translation_batch
+from audit.review.pull import pull
+from audit.review.push import push, push_adjudication
+from audit.review.routing import ROLES
+from audit.review.sites import Sites
+from audit.review.status import status as batch_status
+from audit.review.workspace import read_annotations, read_refusals
 from devkit.labelstudio_local import LocalServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -136,9 +143,9 @@ def arabic(server, tmp_path_factory):
     sample = sampling.sample(units, by=["unit"], seed=11,
                              per_stratum={"paragraph": 1, "question": 1},
                              where={"language": "ar"})
-    batch = loop.translation_batch(sample, result.release, batch_id=f"ar-{RUN}")
+    batch = translation_batch(sample, result.release, batch_id=f"ar-{RUN}")
     work = tmp_path_factory.mktemp("reviews")
-    report = loop.push(server, batch, [f"{ANA}:ar", f"{BO}:ar,fa"], workspace=work)
+    report = push(server, batch, [f"{ANA}:ar", f"{BO}:ar,fa"], workspace=work)
     return batch, work, report
 
 
@@ -155,9 +162,9 @@ def test_each_annotator_logs_in_with_what_the_push_gave_and_is_credited(server, 
             _check_right_to_left(tab)
         label_translation(tab, stars, ("yes", "yes", "no", "yes"))
         tab.context.close()
-    pulled = loop.pull(server, batch.batch_id, workspace=work)
+    pulled = pull(server, batch.batch_id, workspace=work)
     assert pulled.rejected == []
-    table = loop.read_annotations(batch.batch_id, work)
+    table = read_annotations(batch.batch_id, work)
     for email, stars in ((ANA, "4"), (BO, "2")):
         mine = table.filter(pc.equal(table["annotator"], email))
         assert mine.num_rows == 8                # one annotation, eight controls
@@ -199,7 +206,7 @@ def sides(server):
     second, third = local_server("side2"), local_server("adjudication")
     try:
         with ls.connect(second.url) as s2, ls.connect(third.url) as s3:
-            yield loop.Sites({"annotator 1": server, "annotator 2": s2, "adjudication": s3})
+            yield Sites({"annotator 1": server, "annotator 2": s2, "adjudication": s3})
     finally:
         stop(second)
         stop(third)
@@ -215,11 +222,11 @@ def test_with_a_server_per_side_annotator_1_cannot_see_annotator_2s_labels(
     # People of their own: the accounts of the other tests live on side 1's server.
     ANA, BO = f"ana-side1-{RUN}@example.org", f"bo-side2-{RUN}@example.org"
     items = maple.assign_order(maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:2], seed=3)
-    batch = loop.realism_batch(items, batch_id=f"blind-{RUN}")
-    report = loop.push(sides, batch, {"annotator 1": [ANA], "annotator 2": [BO]},
-                       workspace=tmp_path)
+    batch = realism_batch(items, batch_id=f"blind-{RUN}")
+    report = push(sides, batch, {"annotator 1": [ANA], "annotator 2": [BO]},
+                  workspace=tmp_path)
     assert report.blinding == "enforced"
-    one, two, referee = (sides.role(r) for r in loop.ROLES)
+    one, two, referee = (sides.role(r) for r in ROLES)
     assert one.find_user(ANA) and two.find_user(ANA) is None and referee.find_user(ANA) is None
     assert two.find_user(BO) and one.find_user(BO) is None
     logins = {n.email: n.password for n in report.credentials}
@@ -252,12 +259,12 @@ def test_with_a_server_per_side_annotator_1_cannot_see_annotator_2s_labels(
         timeout=60_000)
     shot(tab, "labelstudio-blind-side2-refused")
     tab.context.close()
-    pulled = loop.pull(sides, batch.batch_id, workspace=tmp_path)
+    pulled = pull(sides, batch.batch_id, workspace=tmp_path)
     assert pulled.rejected == [] and {p.accepted for p in pulled.projects} == {1, 2}
     # The adjudicator lives on the third server; an annotator cannot be one.
     with pytest.raises(InputError, match="also annotate"):
-        loop.push_adjudication(sides, batch.batch_id, [ANA], workspace=tmp_path)
-    adjudication = loop.push_adjudication(sides, batch.batch_id, [CY], workspace=tmp_path)
+        push_adjudication(sides, batch.batch_id, [ANA], workspace=tmp_path)
+    adjudication = push_adjudication(sides, batch.batch_id, [CY], workspace=tmp_path)
     assert [p.server for p in adjudication.projects] == [referee.url]
     assert referee.find_user(CY) and one.find_user(CY) is None and two.find_user(CY) is None
 
@@ -275,7 +282,7 @@ def workbench(server, arabic):
 
 def test_review_page_shows_a_submission_within_10_s(server, browser, arabic, workbench):
     batch, work, report = arabic
-    before = loop.status(server, batch.batch_id, workspace=work)
+    before = batch_status(server, batch.batch_id, workspace=work)
     done = sum(p.done for p in before.projects)
     total = sum(p.tasks for p in before.projects)
     tab = browser.new_page(viewport={"width": 1400, "height": 2000})
@@ -341,8 +348,8 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
     work = arabic[1]                           # the workspace the Review page shows
     one, two = f"ann1-q-{RUN}@example.org", f"ann2-q-{RUN}@example.org"
     items = maple.assign_order(maple.read_query_pairs(maple.DEMO_QUERY_PAIRS)[:4], seed=5)
-    batch = loop.realism_batch(items, batch_id=f"queue-{RUN}")
-    report = loop.push(server, batch, [one, two], workspace=work)
+    batch = realism_batch(items, batch_id=f"queue-{RUN}")
+    report = push(server, batch, [one, two], workspace=work)
     projects = {p.role: p for p in report.projects}
     theirs = projects["annotator 2"]
     intruder, owner = projects["annotator 1"].annotator, theirs.annotator
@@ -357,7 +364,7 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
         offered = _next_for(me, theirs.project_id)
     assert offered not in (taken, locked)
 
-    status = loop.status(server, batch.batch_id, workspace=work)
+    status = batch_status(server, batch.batch_id, workspace=work)
     assert status.rows() == [
         {"group": "", "role": "annotator 1", "annotator": intruder, "tasks": 4, "done": 0,
          "skipped": 0, "remaining": 4, "missing": False},
@@ -384,7 +391,7 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
     printed = _cli(server, work, "release", batch.batch_id)
     assert f"annotator 2: {intruder} 1 annotation; 1 refusal logged, 0 annotations " \
            f"deleted, 4 tasks re-imported" in printed
-    (refusal,) = loop.read_refusals(batch.batch_id, work)
+    (refusal,) = read_refusals(batch.batch_id, work)
     assert (refusal["kind"], refusal["completed_by"], refusal["updated_by"],
             refusal["project"], refusal["task_id"], refusal["result"]) == (
         "annotation", intruder, intruder, theirs.title, taken, {"preference": ["A"]})
@@ -398,15 +405,15 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
         offered.append(following)
     tab.context.close()
     assert sorted(offered) == sorted(t.id for t in held)      # all 4, each once
-    after = loop.status(server, batch.batch_id, workspace=work)
+    after = batch_status(server, batch.batch_id, workspace=work)
     assert after.rows()[1] == {
         "group": "", "role": "annotator 2", "annotator": owner, "tasks": 4, "done": 4,
         "skipped": 0, "remaining": 0, "missing": False}
     assert after.intrusions() == []
-    pulled = loop.pull(server, batch.batch_id, workspace=work)
+    pulled = pull(server, batch.batch_id, workspace=work)
     assert [(p.key, p.accepted) for p in pulled.projects] == [("annotator 1", 0),
                                                              ("annotator 2", 4)]
-    assert pulled.rejected == [] and len(loop.read_refusals(batch.batch_id, work)) == 1
+    assert pulled.rejected == [] and len(read_refusals(batch.batch_id, work)) == 1
 
 
 def _next_for(me: ls.Server, project_id: int) -> int | None:

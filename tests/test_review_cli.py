@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.review import labelstudio as ls
+from audit.review.labelstudio import client as ls
 from conftest import label_studio
 
 ROOT = Path(__file__).resolve().parent.parent

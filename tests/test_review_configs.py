@@ -11,7 +11,7 @@ import pytest
 
 from audit import render
 from audit.errors import InputError
-from audit.review import configs
+from audit.review import configs, kinds
 from audit.review.maple import QueryPair, RelevancePair, assign_order
 
 HOSTILE = "</View><script>alert('x')</script> $question \"quoted\" 'single' < & > ]]> &amp;"
@@ -181,7 +181,7 @@ def test_control_names_are_the_agreement_criteria(kind):
     """Label Studio results carry the control name (from_name); the agreement module reads
     it as the criterion, so the two lists must match."""
     agreement = pytest.importorskip("audit.review.agreement")
-    criteria = set(agreement.CRITERIA[configs.ANNOTATION_KINDS[kind]])
+    criteria = set(agreement.CRITERIA[kinds.of_config(kind).annotation])
     assert set(configs.CONTROLS[kind]) - {agreement.COMMENT} == criteria
 
 

@@ -19,8 +19,9 @@ import streamlit.config as st_config
 from streamlit.testing.v1 import AppTest
 
 from audit.errors import InputError
-from audit.review import labelstudio as ls
-from audit.review import loop
+from audit.review.labelstudio import client as ls
+from audit.review.labelstudio.errors import ServerError
+from audit.review import routing, sites, workspace
 from devkit.labelstudio_local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,7 +82,7 @@ def configured(tmp_path, monkeypatch):
     settings.write_text(f'[side2]\nurl = "{dead_url()}"\n\n[side3]\nurl = "{dead_url()}"\n')
     monkeypatch.setenv("AUDIT_LABEL_STUDIO_SERVERS", str(settings))
     monkeypatch.setattr(ls, "DATA_ROOT", tmp_path / "labelstudio")
-    monkeypatch.setattr(loop, "REVIEWS", tmp_path / "reviews")
+    monkeypatch.setattr(workspace, "REVIEWS", tmp_path / "reviews")
     saved = st_config.get_option("server.address")
     st_config.set_option("server.address", "127.0.0.1")   # the operator may push
     yield settings
@@ -141,14 +142,14 @@ def ledger_naming(workspace: Path, url: str) -> str:
     (batch / "ledger.json").write_text(json.dumps({
         "batch_id": "linked-batch", "config": "translation_review", "kind": "translation",
         "blinding": "detected", "pairs": {"ar": ["ana@example.org", "bo@example.org"]},
-        "servers": {role: url for role in loop.ROLES},
+        "servers": {role: url for role in routing.ROLES},
         "projects": {"ar · annotator 1": entry}, "accounts": {}}))
     return "linked-batch"
 
 
 def test_a_server_a_ledger_names_receives_no_secret_unless_configured(configured, listener):
     url, seen = listener
-    batch = ledger_naming(loop.REVIEWS, url)
+    batch = ledger_naming(workspace.REVIEWS, url)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.switch_page("pages/8_Annotations.py").run()
     next(b for b in at.button if b.label == "Pull annotations from Label Studio").click().run()
@@ -164,7 +165,7 @@ def test_a_server_a_ledger_names_receives_no_secret_unless_configured(configured
                for e in review.error)
     for command in ("status", "pull"):
         done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace",
-                               str(loop.REVIEWS), command, batch], cwd=ROOT,
+                               str(workspace.REVIEWS), command, batch], cwd=ROOT,
                               capture_output=True, text=True)
         assert done.returncode == 2 and "not a configured server" in done.stderr, done.stderr
     assert seen == []
@@ -173,7 +174,7 @@ def test_a_server_a_ledger_names_receives_no_secret_unless_configured(configured
                           'token_env = "LISTENER_TOKEN"\n')
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LISTENER_TOKEN", OWN)
-        loop.ledger_sites(batch, loop.REVIEWS).close()
+        sites.ledger_sites(batch, workspace.REVIEWS).close()
     tokens = {value for r in seen for key, value in r["headers"].items()
               if key.lower() == "authorization"}
     assert tokens == {f"Token {OWN}"} and SECRET not in json.dumps(seen)
@@ -184,11 +185,11 @@ def test_configured_servers_and_their_tokens(configured, listener, monkeypatch):
     known = ls.configured()
     assert list(known) == ["default", "side2", "side3"]
     assert all(c.token == SECRET for c in known.values()) and SECRET not in repr(known)
-    with pytest.raises(ls.ServerError, match="not a configured server: nothing is sent"):
+    with pytest.raises(ServerError, match="not a configured server: nothing is sent"):
         ls.connect(url)
-    with pytest.raises(ls.ServerError, match="not a configured server"):
-        loop.connect_sites({"annotator 1": "default", "annotator 2": "side2",
-                            "adjudication": url})
+    with pytest.raises(ServerError, match="not a configured server"):
+        sites.connect_sites({"annotator 1": "default", "annotator 2": "side2",
+                             "adjudication": url})
     assert seen == []
     assert ls.find_server(known["side2"].url + "/").name == "side2"
     for text, problem in (

@@ -30,7 +30,8 @@ import pyarrow as pa
 
 from .. import stats
 from ..scan import ScanResult
-from . import loop, sampling
+from . import sampling
+from .workspace import REVIEWS, batch_dir
 
 CRITERIA = {"answer_preserved": "answer_not_in_evidence",
             "entities_preserved": "bridge_entity_lost"}
@@ -47,7 +48,7 @@ SCHEMA = pa.schema([
 
 
 def against_humans(final: pa.Table | pl.DataFrame, result: ScanResult, batch_id: str,
-                   workspace: Path = loop.REVIEWS) -> pa.Table:
+                   workspace: Path = REVIEWS) -> pa.Table:
     """The table above (SCHEMA) for one batch's final labels and a scan of its release."""
     labels = (pl.from_arrow(final) if isinstance(final, pa.Table) else final).filter(
         (pl.col("kind") == "translation") & pl.col("criterion").is_in(list(CRITERIA))
@@ -117,7 +118,7 @@ def _release_units(items: list[str], result: ScanResult, batch_id: str, workspac
                    ) -> tuple[dict[str, tuple[int, str | None]], int]:
     """{item: (row, paragraph id; None for an instance)} for the items drawn from this
     release whose text is what the annotators read, and how many items were left out."""
-    folder = loop.batch_dir(batch_id, workspace)
+    folder = batch_dir(batch_id, workspace)
     behind = _release_items(items, result, folder)
     con = result.cursor()
     rid_of = {i: r for i, r, n in con.sql("SELECT id, min(rid), count(*) FROM views "

@@ -88,8 +88,8 @@ def add_parser(subparsers) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> Path:
-    from . import loop
-    return Path(args.workspace) if args.workspace else loop.REVIEWS
+    from .workspace import REVIEWS
+    return Path(args.workspace) if args.workspace else REVIEWS
 
 
 class Bars:
@@ -135,19 +135,22 @@ def _table(rows: list[dict], columns: list[str] | None = None) -> str:
 # ------------------------------------------------------------------------- push
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from . import loop, spec as specs
+    from . import spec as specs
+    from .push import push
+    from .sites import connect_sites
+    from .workspace import batch_dir
     spec = specs.load(args.spec)
     workspace = _workspace(args)
     print(f"building the {spec.kind} batch…", file=sys.stderr)
     batch = specs.build_batch(spec)
-    sites = loop.connect_sites(specs.server_urls(spec))
+    sites = connect_sites(specs.server_urls(spec))
     bars = Bars()
     try:
-        report = loop.push(sites, batch, spec.annotators, workspace=workspace, progress=bars)
+        report = push(sites, batch, spec.annotators, workspace=workspace, progress=bars)
     finally:
         bars.close()
         sites.close()
-    folder = loop.batch_dir(batch.batch_id, workspace)
+    folder = batch_dir(batch.batch_id, workspace)
     from ..outputs import staged_file, write_json
     with staged_file(folder / "spec.json") as staging:
         write_json(staging, spec.as_json())
@@ -180,13 +183,14 @@ def _print_accounts(report, folder: Path) -> None:
 # ------------------------------------------------------------------------- status
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from . import loop
+    from .sites import ledger_sites
+    from .status import status as poll
     workspace = _workspace(args)
-    sites = loop.ledger_sites(args.batch, workspace)
+    sites = ledger_sites(args.batch, workspace)
     try:
         while True:
             started = time.perf_counter()
-            status = loop.status(sites, args.batch, workspace=workspace)
+            status = poll(sites, args.batch, workspace=workspace)
             _print_status(status, args.json, time.perf_counter() - started)
             if not args.watch:
                 return 0
@@ -222,12 +226,14 @@ def _print_status(status, as_json: bool, seconds: float) -> None:
 # ------------------------------------------------------------------------- pull
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    from . import loop
+    from .pull import pull
+    from .sites import ledger_sites
+    from .workspace import batch_dir
     workspace = _workspace(args)
-    sites = loop.ledger_sites(args.batch, workspace)
+    sites = ledger_sites(args.batch, workspace)
     bars = Bars()
     try:
-        report = loop.pull(sites, args.batch, workspace=workspace, progress=bars)
+        report = pull(sites, args.batch, workspace=workspace, progress=bars)
     finally:
         bars.close()
         sites.close()
@@ -237,7 +243,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
                    "accepted": p.accepted, "skipped": p.skipped, "new": p.new,
                    "missing": p.missing} for p in report.projects]), end="")
     print(f"{len(report.rejected):,} refused ({report.new_refusals:,} newly logged in "
-          f"{loop.batch_dir(args.batch, workspace) / 'refusals.jsonl'})")
+          f"{batch_dir(args.batch, workspace) / 'refusals.jsonl'})")
     for refusal in report.rejected[:20]:
         print(f"  {refusal['project']} task {refusal['task_id']}: {refusal['reason']}")
     made = report.corrections
@@ -253,11 +259,13 @@ def cmd_pull(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- release
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from . import loop
+    from .intrusions import release
+    from .sites import ledger_sites
+    from .workspace import batch_dir
     workspace = _workspace(args)
-    sites = loop.ledger_sites(args.batch, workspace)
+    sites = ledger_sites(args.batch, workspace)
     try:
-        released = loop.release(sites, args.batch, workspace=workspace)
+        released = release(sites, args.batch, workspace=workspace)
     finally:
         sites.close()
     print(f"batch {args.batch}: {len(released)} project(s) with an intrusion")
@@ -267,16 +275,18 @@ def cmd_release(args: argparse.Namespace) -> int:
         print(f"  {p.key}: {who}; {p.logged} refusal{'s' * (p.logged != 1)} logged, "
               f"{p.deleted} annotation{'s' * (p.deleted != 1)} deleted, {p.recreated} "
               f"task{'s' * (p.recreated != 1)} re-imported")
-    print(f"refusals in {loop.batch_dir(args.batch, workspace) / 'refusals.jsonl'}")
+    print(f"refusals in {batch_dir(args.batch, workspace) / 'refusals.jsonl'}")
     return 0
 
 
 # ------------------------------------------------------------------------- adjudicate
 
 def cmd_adjudicate(args: argparse.Namespace) -> int:
-    from . import loop
+    from .push import push_adjudication, reoffer_hint
+    from .sites import ledger_sites
+    from .workspace import batch_dir
     workspace = _workspace(args)
-    folder = loop.batch_dir(args.batch, workspace)
+    folder = batch_dir(args.batch, workspace)
     recorded = {}
     if (folder / "spec.json").exists():
         recorded = json.loads((folder / "spec.json").read_text(encoding="utf-8"))
@@ -284,11 +294,11 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
     if not adjudicators:
         raise InputError("--adjudicator", "no adjudicator given, and the batch's spec names "
                          "none", expected="--adjudicator EMAIL:LANGS (repeatable)")
-    sites = loop.ledger_sites(args.batch, workspace)
+    sites = ledger_sites(args.batch, workspace)
     bars = Bars()
     try:
-        report = loop.push_adjudication(sites, args.batch, adjudicators, workspace=workspace,
-                                        progress=bars, reoffer=args.reoffer)
+        report = push_adjudication(sites, args.batch, adjudicators, workspace=workspace,
+                                   progress=bars, reoffer=args.reoffer)
     finally:
         bars.close()
         sites.close()
@@ -303,7 +313,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
               f"{skip['annotator']})")
     if report.skipped:
         print(f"{len(report.skipped):,} open items skipped by their adjudicator: "
-              f"{loop.reoffer_hint(args.batch)}")
+              f"{reoffer_hint(args.batch)}")
         for skip in report.skipped:
             print(f"  skipped: {skip['item_id']} (task {skip['task_id']}, by "
                   f"{skip['annotator']})")
@@ -339,15 +349,16 @@ def _rate(value: float | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import loop
+    from .reports import write_reports
+    from .workspace import batch_dir, read_annotations, read_skips
     out = Path(args.out)
     refuse_existing(out, "report")
     if args.n_boot < 1:
         raise InputError("--n-boot", str(args.n_boot), expected="a positive number")
     floor = agreement_floor(args.kappa_floor)
-    table = loop.read_annotations(args.batch, _workspace(args))
+    table = read_annotations(args.batch, _workspace(args))
     if table is None or table.num_rows == 0:
-        raise InputError(loop.batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
+        raise InputError(batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
                          "nothing pulled yet", expected="`review pull` first")
     extra = {}
     if args.release:
@@ -359,7 +370,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             _workspace(args))
     written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra,
                             kappa_floor=floor, batch_id=args.batch,
-                            skips=loop.read_skips(args.batch, _workspace(args)))
+                            skips=read_skips(args.batch, _workspace(args)))
     print(f"{len(written)} files in {out}:")
     for name in written:
         print(f"  {name}")
@@ -403,35 +414,3 @@ def _kappa_line(row: dict) -> dict:
             "95% interval": f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
             "n": row["n_items"], "clusters": row["n_clusters"],
             "irregular": row["n_irregular"], "note": row["note"]}
-
-
-def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
-                  extra: dict | None = None, kappa_floor: float | None = None,
-                  skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
-    """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
-    as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
-    directory that appears whole or not at all."""
-    from ..outputs import staged_directory
-    from . import agreement, charts, loop, reports
-    frame = agreement.prepare(table)
-    final = agreement.final_frame(frame)
-    floor = agreement.KAPPA_FLOOR if kappa_floor is None else kappa_floor
-    tables = {"agreement": agreement.agreement(table, n_boot=n_boot, seed=seed),
-              **{f"agreement_by_{by}": agreement.agreement_by(table, by, n_boot=n_boot,
-                                                               seed=seed, kappa_floor=floor)
-                 for by in agreement.BREAKDOWNS},
-              **reports.all_reports(table, n_boot=n_boot, seed=seed),
-              "final_labels": final.to_arrow(),
-              "adjudication_queue": loop.queue_with_skips(
-                  agreement.queue_frame(final).to_arrow(), skips, batch_id),
-              **(extra or {})}
-    written = []
-    with staged_directory(out, what="report") as staging:
-        for name, report in tables.items():
-            reports.to_csv(report, staging / f"{name}.csv")
-            written.append(f"{name}.csv")
-            fig = charts.figure(name, report)
-            if fig is not None:
-                fig.write_html(staging / f"{name}.html", include_plotlyjs="directory")
-                written.append(f"{name}.html")
-    return written

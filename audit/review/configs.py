@@ -57,14 +57,8 @@ ADJUDICATION_CONFIGS = {kind: kind.replace("_review", "") + "_adjudication"
                         for kind in REVIEW_KINDS}
 POST_EDIT = "post_edit"
 KINDS = (*REVIEW_KINDS, *ADJUDICATION_CONFIGS.values(), POST_EDIT)
-# The annotation kind each config produces, as audit/review/agreement.py names it; control
-# names there are the criterion names (a result's from_name is its criterion).
-ANNOTATION_KINDS = {"translation_review": "translation", "maple_realism": "realism",
-                    "maple_relevance": "relevance"}
-ANNOTATION_KINDS |= {ADJUDICATION_CONFIGS[k]: v for k, v in list(ANNOTATION_KINDS.items())}
-ANNOTATION_KINDS[POST_EDIT] = "post-edit"
-# Annotators per item: two (agreement, adjudication) except post-editing: one editor.
-PER_ITEM = {POST_EDIT: 1}
+# Which kind of batch (and annotation) a config serves, and how many read an item: kinds.py.
+# Control names are the criterion names agreement.py uses (a result's from_name).
 DIRECTIONS = ("ltr", "rtl", "auto")
 _DIRECTION_CSS = {"rtl": ".xr-target { direction: rtl; text-align: right; }",
                   "auto": ".xr-target * { unicode-bidi: plaintext; text-align: start; }"}

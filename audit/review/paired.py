@@ -21,9 +21,9 @@ each to the same annotators, in one batch:
   The task data is the translation_review payload of that version's text and nothing
   else: no version, no release name, no key. The version key (item -> pair, version,
   source_id, unit, language, the release's own item id) goes to pairs.jsonl in the batch
-  folder (loop.ReviewBatch.pairs), beside the sampling manifest.
+  folder (ReviewBatch.pairs), beside the sampling manifest.
 - Same annotators, same day, same rubric. Both items of a pair have the unit's routing
-  group, so loop.push (unchanged) sends them to the same two annotators' projects, with
+  group, so push.push (unchanged) sends them to the same two annotators' projects, with
   the unchanged translation_review config. cluster_id is the source_id, so every
   bootstrap resamples sources.
 
@@ -66,8 +66,12 @@ from ..compare import VIEW_OF_ROW
 from ..errors import InputError
 from ..readers import iter_jsonl_objects
 from ..scan import ScanResult
-from . import agreement, configs, loop, routing, sampling
+from . import agreement, configs, kinds, routing, sampling
+from .batches import ReviewBatch
+from .schemas import ITEM_SCHEMA
+from .workspace import REVIEWS, batch_dir, batches, read_annotations
 
+KIND = kinds.KINDS["paired"]      # a translation batch of OLD and NEW versions
 PAIRED_UNITS = ("question", "answer", "paragraph")
 VERSIONS = ("old", "new")
 SLOTS = ("x", "y")
@@ -92,7 +96,7 @@ SCORES_SCHEMA = pa.schema(
 def paired_batch(old: ScanResult, new: ScanResult,
                  design: sampling.Design = sampling.PAPER_PRESET,
                  batch_id: str | None = None, where: sampling.Where = None,
-                 seed: int | None = None) -> loop.ReviewBatch:
+                 seed: int | None = None) -> ReviewBatch:
     """Both versions of the OLD sample's matched units as one blind translation batch
     (module docstring). `seed` draws the pair ids and the x/y order (default: the design's
     seed); the batch id defaults to a hash of the sample, both releases and the seed."""
@@ -115,22 +119,22 @@ def paired_batch(old: ScanResult, new: ScanResult,
             text, release_item = versions[version]
             tasks.append(configs.translation_payload(text | {"item_id": item_id}, batch_id))
             items.append({"item_id": item_id, "cluster_id": unit["source_id"],
-                          "kind": "translation", "language": unit["language"],
+                          "kind": KIND.annotation, "language": unit["language"],
                           "unit": unit["unit"], "setting": None, "source_a": None,
                           "source_b": None, "group": routing.group_of(unit["languages"])})
             key.append({"item_id": item_id, "pair_id": pair_id, "version": version,
                         "source_id": unit["source_id"], "view": unit["view"],
                         "unit": unit["unit"], "paragraph": unit["part"],
                         "language": unit["language"], "release_item_id": release_item})
-    manifest = sample.manifest | {"paired": {
+    manifest = sample.manifest | {KIND.name: {
         "seed": seed, "old": _release_note(old), "new": _release_note(new),
         "sampled": sample.units.num_rows, "pairs": matched.num_rows,
         "excluded": {reason: sum(1 for e in excluded if e["reason"] == reason)
                      for reason in EXCLUSIONS},
         "excluded_units": excluded}}
-    return loop.ReviewBatch(batch_id, "translation_review",
-                            pa.Table.from_pylist(items, schema=loop.ITEM_SCHEMA), tasks,
-                            manifest=manifest, pairs=key)
+    return ReviewBatch(batch_id, KIND.config,
+                       pa.Table.from_pylist(items, schema=ITEM_SCHEMA), tasks,
+                       manifest=manifest, pairs=key)
 
 
 def _translation_units(result: ScanResult) -> pa.Table:
@@ -209,16 +213,16 @@ def _release_note(result: ScanResult) -> dict:
 
 # ------------------------------------------------------------------------- the key
 
-def paired_batches(workspace: Path = loop.REVIEWS) -> list[str]:
+def paired_batches(workspace: Path = REVIEWS) -> list[str]:
     """The paired batches of a workspace (those with a version key)."""
-    return [b for b in loop.batches(workspace)
-            if (loop.batch_dir(b, workspace) / "pairs.jsonl").is_file()]
+    return [b for b in batches(workspace)
+            if (batch_dir(b, workspace) / "pairs.jsonl").is_file()]
 
 
-def read_pairs(batch_id: str, workspace: Path = loop.REVIEWS) -> list[dict]:
+def read_pairs(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
     """The version key of a paired batch (pairs.jsonl), validated: every pair has one OLD
     and one NEW item."""
-    path = loop.batch_dir(batch_id, workspace) / "pairs.jsonl"
+    path = batch_dir(batch_id, workspace) / "pairs.jsonl"
     if not path.exists():
         raise InputError(path, "no such file: the batch is not a paired batch",
                          expected="a batch built by paired.paired_batch")
@@ -396,13 +400,13 @@ def _number(value: float) -> float | None:
 
 # ------------------------------------------------------------------------- evidence
 
-def evidence(batch_id: str, workspace: Path = loop.REVIEWS, n_boot: int = 2000,
+def evidence(batch_id: str, workspace: Path = REVIEWS, n_boot: int = 2000,
              seed: int = stats.SEED) -> dict:
     """Everything the acceptance gate reads about a pulled paired batch, JSON-able.
     `sufficient` is False, with `insufficient` saying why, when no pair was rated on both
     versions by one reviewer (nothing pulled yet, or only half of the pairs done)."""
     key = read_pairs(batch_id, workspace)
-    table = loop.read_annotations(batch_id, workspace)
+    table = read_annotations(batch_id, workspace)
     scores = (paired_scores(table, key) if table is not None and table.num_rows
               else SCORES_SCHEMA.empty_table())
     frame = pl.from_arrow(scores).drop_nulls(["h_old", "h_new"])
@@ -415,7 +419,7 @@ def evidence(batch_id: str, workspace: Path = loop.REVIEWS, n_boot: int = 2000,
         insufficient.append("no pair rated on both versions by the same reviewer")
     h = delta_h(scores, n_boot, seed)
     kept = preservation(scores, n_boot, seed)
-    manifest = _read_manifest(batch_id, workspace).get("paired", {})
+    manifest = _read_manifest(batch_id, workspace).get(KIND.name, {})
     return {
         "batch_id": batch_id, "n_boot": n_boot, "seed": seed, "ci_level": stats.CI_LEVEL,
         "pairs": len({k["pair_id"] for k in key}),
@@ -432,5 +436,5 @@ def evidence(batch_id: str, workspace: Path = loop.REVIEWS, n_boot: int = 2000,
 
 
 def _read_manifest(batch_id: str, workspace: Path) -> dict:
-    path = loop.batch_dir(batch_id, workspace) / "manifest.json"
+    path = batch_dir(batch_id, workspace) / "manifest.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

@@ -13,7 +13,7 @@ where it has too many, so the edit comes back aligned. The editor picks a reason
 (configs.POST_EDIT_REASONS) or "fine as it is". The batch folder keeps the plan
 (plan.parquet) and the release's files and content digests (release.json).
 
-Pull (`record_corrections`, called by loop.pull). The latest version of each item's
+Pull (`record_corrections`, called by pull.pull). The latest version of each item's
 annotation by its editor becomes a correction (repair/corrections.Correction) unless it is
 "fine as it is" or every area holds the text it was pre-filled with (Label Studio submits
 a pre-filled area even when untouched, so "unchanged" is judged against the task, not the
@@ -46,9 +46,13 @@ from ..readers import Release, open_release
 from ..repair import record, units
 from ..repair.corrections import Correction
 from ..repair.record import Origin, Workspace
-from . import configs, loop, routing
+from . import configs, kinds, routing
+from .batches import ReviewBatch, _content_id
+from .schemas import ITEM_SCHEMA
+from .workspace import REVIEWS, _read_tasks, batch_dir, batches
 
 PLAN_FILE, RELEASE_FILE = "plan.parquet", "release.json"
+KIND = kinds.KINDS["post-edit"]
 SUPERSEDER = "post-edit pull"
 FINDINGS_HEADER = ["check", "severity", "sentence", "detail"]
 
@@ -138,7 +142,7 @@ def _verify(plan: pa.Table, release: Release, where: Path | str) -> None:
 
 
 def post_edit_batch(plan: pa.Table, release: Release, batch_id: str | None = None,
-                    where: Path | str = "plan") -> loop.ReviewBatch:
+                    where: Path | str = "plan") -> ReviewBatch:
     """A post-edit batch of these work-list units (plan.SCHEMA) of `release`, each
     verified against it (`where`: the plan's file, for messages); the group is the unit's
     language, the cluster its source."""
@@ -147,16 +151,15 @@ def post_edit_batch(plan: pa.Table, release: Release, batch_id: str | None = Non
     if len(set(ids)) != len(ids):
         raise InputError(where, "a unit is listed twice", expected="each unit once")
     _verify(plan, release, where)
-    batch_id = batch_id or loop._content_id("post-edit", ids)
+    batch_id = batch_id or _content_id(KIND.name, ids)
     tasks = [payload(r, batch_id) for r in rows]
     items = pa.Table.from_pylist([
-        {"item_id": i, "cluster_id": r["source_id"] or r["id"], "kind": "post-edit",
+        {"item_id": i, "cluster_id": r["source_id"] or r["id"], "kind": KIND.annotation,
          "language": r["language"], "unit": r["unit"], "setting": None, "source_a": None,
          "source_b": None, "group": routing.group_of([r["language"] or UNKNOWN_CODE])}
-        for i, r in zip(ids, rows)], schema=loop.ITEM_SCHEMA)
+        for i, r in zip(ids, rows)], schema=ITEM_SCHEMA)
     files = {"files": [str(p) for p in release.paths], "content": release.content}
-    return loop.ReviewBatch(batch_id, configs.POST_EDIT, items, tasks, plan=plan,
-                            release=files)
+    return ReviewBatch(batch_id, KIND.config, items, tasks, plan=plan, release=files)
 
 
 # ------------------------------------------------------------------------- pull
@@ -173,9 +176,9 @@ class Recorded:
     workspace: Path
 
 
-def repair_workspace(batch_id: str, workspace: Path = loop.REVIEWS) -> Workspace:
+def repair_workspace(batch_id: str, workspace: Path = REVIEWS) -> Workspace:
     """The batch's repair workspace: its folder (the record under record/)."""
-    return Workspace(loop.batch_dir(batch_id, workspace))
+    return Workspace(batch_dir(batch_id, workspace))
 
 
 def _plan(folder: Path) -> dict[str, dict]:
@@ -213,7 +216,7 @@ def _correction(unit: dict, task: dict, rows: list[dict], batch_id: str
         sentence_index=unit["sentence_index"], old_sha256=unit["old_sha256"],
         new_text=units.paragraph_text(edited) if paragraph else edited[0],
         reason=values["reason"], author=first["annotator"],
-        origin=Origin("post-edit", batch=batch_id, project=first["project_id"],
+        origin=Origin(KIND.name, batch=batch_id, project=first["project_id"],
                       task=first["task_id"], annotation=first["annotation_id"]),
         source_split=unit["source_split"], sentences=tuple(edited) if paragraph else None)
 
@@ -248,7 +251,7 @@ def _superseded(earlier: pa.Table, current: list[Correction], batch_id: str,
     rows = []
     for row in earlier.to_pylist():
         origin = row["origin"]
-        if (row["action"] != "proposed" or origin["kind"] != "post-edit"
+        if (row["action"] != "proposed" or origin["kind"] != KIND.name
                 or origin["batch"] != batch_id or row["correction_id"] in decided
                 or latest.get(origin["annotation"]) == row["correction_id"]):
             continue
@@ -267,8 +270,8 @@ def record_corrections(batch_id: str, workspace: Path, table: pa.Table) -> Recor
     """Append the corrections of the pulled table (the batch's annotations.parquet) to the
     batch's repair workspace (module docstring); idempotent."""
     from ..repair import apply
-    folder = loop.batch_dir(batch_id, workspace)
-    plan, tasks = _plan(folder), loop._read_tasks(folder)
+    folder = batch_dir(batch_id, workspace)
+    plan, tasks = _plan(folder), _read_tasks(folder)
     made = {item: _correction(plan[item], tasks[item], rows, batch_id)
             for item, rows in _latest(table).items()}
     found = [c for c in made.values() if isinstance(c, Correction)]
@@ -300,7 +303,7 @@ def batch_corrections(folder: Path, release: Release) -> list[Correction]:
         config = json.loads(ledger.read_text(encoding="utf-8")).get("config")
     except (OSError, ValueError):
         config = None
-    if config != configs.POST_EDIT:
+    if config != KIND.config:
         raise InputError(ledger, "not a post-edit batch",
                          expected="the folder of a batch pushed with kind = \"post-edit\"")
     held = Workspace(folder).read()
@@ -314,19 +317,19 @@ def batch_corrections(folder: Path, release: Release) -> list[Correction]:
     return [from_record(r) for r in mine]
 
 
-def batches_of(release: Release, workspace: Path = loop.REVIEWS) -> list[dict]:
+def batches_of(release: Release, workspace: Path = REVIEWS) -> list[dict]:
     """The post-edit batches in a review workspace pushed from this release (its files'
     content), each {"batch", "folder", "corrections"}: how many open corrections its pulls
     recorded (0 before the first pull)."""
     found = []
-    for batch_id in loop.batches(workspace):
-        folder = loop.batch_dir(batch_id, workspace)
+    for batch_id in batches(workspace):
+        folder = batch_dir(batch_id, workspace)
         try:
             config = json.loads((folder / "ledger.json").read_text(encoding="utf-8"))["config"]
             content = json.loads((folder / RELEASE_FILE).read_text(encoding="utf-8"))["content"]
         except (OSError, ValueError, KeyError, TypeError):
             continue                 # not a post-edit batch, or one whose push never ended
-        if config == configs.POST_EDIT and content == release.content:
+        if config == KIND.config and content == release.content:
             found.append({"batch": batch_id, "folder": folder,
                           "corrections": len(batch_corrections(folder, release))})
     return found

@@ -17,6 +17,9 @@ final labels (adjudicated, else agreed), each returned as a pyarrow table.
   MAPLE vs LLM+human-edited, human-written vs LLM+human-edited, MAPLE vs LLM,
   human-written vs LLM); a setting outside the paper's five follows, by name.
 - MAPLE relevance: share relevant with a Wilson 95% interval, and κ.
+
+write_reports writes them all, with the agreement tables, the final labels and the
+adjudication queue, as CSV (and Plotly HTML where charted) into a new directory.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from statsmodels.stats.proportion import proportion_confint
 from ..stats import SEED, cluster_mean
 
 from . import agreement as ag
+from . import kinds
 from .maple import SETTINGS
 
 RATINGS = ("adequacy", "fluency")
@@ -220,16 +224,10 @@ def all_reports(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
     """Every report whose kind occurs in the table, from one preparation."""
     frame = ag.prepare(table)
     final, complete = ag.final_frame(frame), ag.pair_frames(frame)[0]
-    kinds = set(frame["kind"].unique())
     reports: dict[str, pa.Table] = {}
-    if "translation" in kinds:
-        reports["rating_means"] = _rating_means(final, n_boot, seed)
-        reports["preservation_rates"] = _preservation_rates(final, n_boot, seed)
-        reports["consequences"] = _consequence_distribution(final)
-    if "realism" in kinds:
-        reports["realism"] = _realism_table(final, complete)
-    if "relevance" in kinds:
-        reports["relevance"] = _relevance_summary(final, complete)
+    for kind in kinds.of_annotations(set(frame["kind"].unique())):
+        if kind.reports is not None:
+            reports |= kind.reports(final, complete, n_boot, seed)
     return reports
 
 
@@ -238,3 +236,36 @@ def to_csv(table: pa.Table | pl.DataFrame, path: str | Path) -> Path:
     from ..export import write_table
     return write_table(table.to_arrow() if isinstance(table, pl.DataFrame) else table,
                        Path(path), "csv")
+
+
+def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
+                  extra: dict | None = None, kappa_floor: float | None = None,
+                  skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
+    """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
+    as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
+    directory that appears whole or not at all."""
+    from ..outputs import staged_directory
+    from . import charts
+    from .push import queue_with_skips
+    frame = ag.prepare(table)
+    final = ag.final_frame(frame)
+    floor = ag.KAPPA_FLOOR if kappa_floor is None else kappa_floor
+    tables = {"agreement": ag.agreement(table, n_boot=n_boot, seed=seed),
+              **{f"agreement_by_{by}": ag.agreement_by(table, by, n_boot=n_boot,
+                                                        seed=seed, kappa_floor=floor)
+                 for by in ag.BREAKDOWNS},
+              **all_reports(table, n_boot=n_boot, seed=seed),
+              "final_labels": final.to_arrow(),
+              "adjudication_queue": queue_with_skips(
+                  ag.queue_frame(final).to_arrow(), skips, batch_id),
+              **(extra or {})}
+    written = []
+    with staged_directory(out, what="report") as staging:
+        for name, report in tables.items():
+            to_csv(report, staging / f"{name}.csv")
+            written.append(f"{name}.csv")
+            fig = charts.figure(name, report)
+            if fig is not None:
+                fig.write_html(staging / f"{name}.html", include_plotlyjs="directory")
+                written.append(f"{name}.html")
+    return written

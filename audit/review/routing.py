@@ -36,6 +36,8 @@ NO_LANGUAGE = ""          # the group of MAPLE items
 ENGLISH = "en"
 _EMAIL = re.compile(r"^[^@\s:,]+@[^@\s:,]+\.[^@\s:,]+$")
 EXAMPLE = "EMAIL:LANG,LANG such as ana@example.org:ar,fa"
+ADJUDICATION = "adjudication"
+ROLES = (*SLOTS, ADJUDICATION)
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from . import kinds
 
-KINDS = ("translation", "paired", "realism", "relevance", "post-edit")
 KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
         "adjudicators", "server", "servers", "new_release", "new_sources", "plan"}
 DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
@@ -90,8 +90,10 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     if unknown:
         raise InputError(path, f"unknown key(s) {', '.join(unknown)}",
                          expected=", ".join(sorted(KEYS)))
-    kind = raw.get("kind", "translation")
-    _check(kind in KINDS, path, "kind", f"{kind!r}", f"one of {', '.join(KINDS)}")
+    kind = raw.get("kind", kinds.DEFAULT)
+    _check(isinstance(kind, str) and kind in kinds.KINDS, path, "kind", f"{kind!r}",
+           f"one of {', '.join(kinds.KINDS)}")
+    chosen = kinds.get(kind)
     for key in ("batch", "release", "pairs", "server", "new_release", "plan"):
         _check(raw.get(key) is None or isinstance(raw[key], str) and raw[key].strip(),
                path, key, repr(raw.get(key)), "non-empty text")
@@ -104,20 +106,14 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     new_sources = raw.get("new_sources", [])
     _check(isinstance(new_sources, list) and all(isinstance(s, str) for s in new_sources),
            path, "new_sources", repr(new_sources), "a list of paths")
-    if kind == "paired":
-        for key in ("release", "new_release"):
-            _check(raw.get(key) is not None, path, key, "missing",
-                   "the OLD (release) and the NEW (new_release) release")
-    else:
-        _check(raw.get("new_release") is None and not new_sources, path, "new_release",
-               f"given for a {kind} batch", "new_release only with kind = \"paired\"")
-    _check(kind == "post-edit" or raw.get("plan") is None, path, "plan",
-           f"given for a {kind} batch", "plan only with kind = \"post-edit\"")
-    _check(kind != "post-edit" or raw.get("release") is not None, path, "release", "missing",
-           "the release whose units are post-edited")
-    if kind in ("realism", "relevance"):
-        _check(raw.get("pairs") is not None, path, "pairs", "missing",
-               f"the {kind} pairs file (JSONL or Parquet)")
+    given = {"new_release": raw.get("new_release") is not None or bool(new_sources),
+             "plan": raw.get("plan") is not None}
+    for key, present in given.items():     # keys that only one kind takes
+        owner = next(k.name for k in kinds.KINDS.values() if key in k.accepts)
+        _check(key in chosen.accepts or not present, path, key, f"given for a {kind} batch",
+               f"{key} only with kind = \"{owner}\"")
+    for key, expected in chosen.needs:
+        _check(raw.get(key) is not None, path, key, "missing", expected)
     design = raw.get("design", "default")
     _check(design in ("default", "paper") or isinstance(design, dict)
            and set(design) <= DESIGN_KEYS and "by" in design, path, "design", repr(design),
@@ -182,59 +178,31 @@ def design(spec: Spec):
 
 
 def build_batch(spec: Spec):
-    """The ReviewBatch a spec describes (the release scanned and sampled, or the MAPLE
-    pairs read and, for realism, put in seeded A/B order)."""
-    from . import loop, maple, sampling
-    if spec.kind == "realism":
-        pairs = maple.read_query_pairs(_relative(spec, spec.pairs))
-        seed = spec.seed if spec.seed is not None else sampling.PAPER_SEED
-        return loop.realism_batch(maple.assign_order(pairs, seed), spec.batch)
-    if spec.kind == "relevance":
-        return loop.relevance_batch(maple.read_relevance_pairs(_relative(spec, spec.pairs)),
-                                    spec.batch)
-    from .. import workspace
-    if spec.kind == "post-edit":
-        return _post_edit_batch(spec)
-    result = workspace.scan_release(_relative(spec, spec.release) if spec.release else None,
-                                    spec.sources or None)
-    chosen = design(spec)
-    if spec.kind == "paired":
-        from . import paired
-        new = workspace.scan_release(_relative(spec, spec.new_release),
-                                     spec.new_sources or None)
-        try:
-            return paired.paired_batch(result, new, chosen, spec.batch, where={
-                "language": list(sampling.NON_ENGLISH)}, seed=spec.seed)
-        except ValueError as error:
-            raise InputError(spec.path, str(error), where="design") from None
-    units = sampling.build_units(result)
-    try:
-        sample = sampling.sample_design(units, chosen, where={
-            "language": list(sampling.NON_ENGLISH)})
-    except ValueError as error:
-        raise InputError(spec.path, str(error), where="design") from None
-    return loop.translation_batch(sample, result.release, spec.batch)
+    """The ReviewBatch a spec describes, built as its kind builds it (kinds.py: the release
+    scanned and sampled, or the MAPLE pairs read and, for realism, put in seeded A/B
+    order)."""
+    return kinds.get(spec.kind).build(spec)
 
 
-def _post_edit_batch(spec: Spec):
+def post_edit_batch(spec: Spec):
     """The units of the spec's plan (else the release's whole work list) as a post-edit
     batch; a plan not made from this release is refused, naming its line and row."""
     from .. import readers, workspace
     from ..repair import plan as repair
     from . import postedit
-    release_path = _relative(spec, spec.release)
+    release_path = relative(spec, spec.release)
     if spec.plan is None:
         result = workspace.scan_release(release_path, spec.sources or None)
         return postedit.post_edit_batch(repair.work_list(result), result.release,
                                         spec.batch)
-    path = _relative(spec, spec.plan)
+    path = relative(spec, spec.plan)
     path = path / "plan.parquet" if path.is_dir() else path
     units = postedit.read_plan(path)
     return postedit.post_edit_batch(units, readers.open_release(release_path, spec.sources
                                                                 or None), spec.batch, path)
 
 
-def _relative(spec: Spec, value: str) -> Path:
+def relative(spec: Spec, value: str) -> Path:
     """A path in the spec, relative to the spec's folder unless absolute or present."""
     path = Path(value).expanduser()
     if path.is_absolute() or path.exists():

@@ -1,5 +1,5 @@
 """Synthetic human adequacy ratings for the demo judge file, in the review loop's annotation
-table (audit/review/loop.py ANNOTATION_SCHEMA), so the Judge page's calibration has
+table (audit/review/schemas.py ANNOTATION_SCHEMA), so the Judge page's calibration has
 something to show before a real batch is pulled. Two "annotators" rate each unit 1–5 from a
 seeded noisy function of the judge score; they differ on some units (whose score is then the
 mean of the two, as the review reports do). Clearly synthetic: annotator names say so."""
@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 
 from audit.evaluation.judge import item_ids
 from audit.outputs import staged_file
-from audit.review.loop import ANNOTATION_SCHEMA
+from audit.review.schemas import ANNOTATION_SCHEMA
 
 ANNOTATORS = ("synthetic-annotator-1@example.org", "synthetic-annotator-2@example.org")
 

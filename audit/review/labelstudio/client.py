@@ -41,7 +41,7 @@ with the server's short reason (never a whole HTML error page).
 
 Writes are not retried by the SDK (max_retries=0): a POST whose response was lost may have
 been applied, and a blind retry of an import would duplicate tasks. The review loop
-resumes by listing what the server holds instead (audit/review/loop.py).
+resumes by listing what the server holds instead (audit/review/push.py).
 
 Starting, stopping and killing a local server is the devkit's
 (devkit/labelstudio_local.py); this module only recognises one that runs (runs_local).
@@ -49,7 +49,6 @@ Starting, stopping and killing a local server is the devkit's
 
 from __future__ import annotations
 
-import html
 import ipaddress
 import json
 import os
@@ -62,8 +61,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from ..errors import InputError
-from ..outputs import REPO
+from ...errors import InputError
+from ...outputs import REPO
+from .errors import ServerError, _reason
+from .forms import _form_errors, _post_form, _session, _sign_up
 
 ENV_FILE = REPO / ".labelstudio.env"
 SERVERS_FILE = REPO / ".labelstudio-servers.toml"   # AUDIT_LABEL_STUDIO_SERVERS moves it
@@ -74,14 +75,6 @@ CHUNK_SIZE = 100
 PAGE_SIZE = 1000
 PARALLEL_READS = 4      # requests in flight at once for per-project reads
 _NO_RETRY = {"max_retries": 0}
-
-
-class ServerError(InputError):
-    """A Label Studio call failed: names the server URL and what was being done."""
-
-    def __init__(self, url: str, problem: str, *, expected: str | None = None) -> None:
-        super().__init__(f"Label Studio at {url}", problem, expected=expected)
-        self.url = url
 
 
 @dataclass(frozen=True)
@@ -314,21 +307,6 @@ def connect(server: str | None = None, token: str | None = None, *,
         raise
     return server
 
-
-# ------------------------------------------------------------------------- errors
-
-def _reason(body: Any) -> str:
-    """The server's short reason from an error body (JSON detail, not an HTML page)."""
-    if isinstance(body, dict):
-        detail = body.get("detail") or body.get("message") or ""
-        extra = body.get("validation_errors")
-        text = f"{detail} {json.dumps(extra, ensure_ascii=False)}" if extra else str(detail)
-    elif isinstance(body, str) and "<html" not in body.lower():
-        text = body
-    else:
-        text = ""
-    text = re.sub(r"\s+", " ", text).strip()
-    return text[:300] + ("…" if len(text) > 300 else "")
 
 
 class Server:
@@ -583,7 +561,7 @@ class Server:
         """How many tasks each of these projects holds and whether any member annotated
         or skipped one, in one request (projects gone are absent). Label Studio's own
         done/skipped counters count every member's annotations, so progress is read
-        from the export of the annotated projects instead (loop.status)."""
+        from the export of the annotated projects instead (status.status)."""
         if not project_ids:
             return {}
         with self._calling("read project sizes"):
@@ -645,53 +623,7 @@ def _in_parallel(call: Callable, items: Sequence) -> list:
         return list(pool.map(call, items))
 
 
-# ------------------------------------------------------------------------- sign-up, sign-in
-
-def _form_errors(page: str) -> str:
-    """The field errors Label Studio's sign-up / login pages list, as one line."""
-    found = re.findall(r'<ul class="field_errors">(.*?)</ul>', page, flags=re.S)
-    found += re.findall(r'<p class="error">(.*?)</p>', page, flags=re.S)
-    items = [html.unescape(re.sub(r"<[^>]+>", " ", chunk)) for chunk in found]
-    text = re.sub(r"\s+", " ", " ".join(items)).strip()
-    return text[:300] or "the page gave no reason"
-
-
-def _session(url: str, timeout: float = 60.0) -> Any:
-    import httpx
-    return httpx.Client(base_url=url, follow_redirects=False, timeout=timeout)
-
-
-def _post_form(client: Any, path: str, fields: dict) -> Any:
-    """GET a Django form page for its CSRF cookie, then POST the fields to it."""
-    client.get(path).raise_for_status()
-    token = client.cookies.get("csrftoken") or ""
-    return client.post(path, data={**fields, "csrfmiddlewaretoken": token},
-                       headers={"Referer": f"{client.base_url}{path}"})
-
-
-def _whoami(client: Any) -> str:
-    response = client.get("/api/current-user/whoami")
-    return (response.json().get("email") or "") if response.status_code == 200 else ""
-
-
-def _sign_up(url: str, email: str, password: str, invite_token: str) -> None:
-    """Create an account through the sign-up form; check the new session is that user."""
-    import httpx
-    try:
-        with _session(url) as client:
-            response = _post_form(client, f"/user/signup/?token={invite_token}",
-                                  {"email": email, "password": password})
-            if response.status_code != 302:
-                problem = (f"HTTP {response.status_code}" if response.status_code != 200
-                           else _form_errors(response.text))
-                raise ServerError(url, f"sign up {email}: {problem}",
-                                  expected="an email no account uses yet")
-            if _whoami(client).lower() != email.lower():
-                raise ServerError(url, f"sign up {email}: the new session is not that user")
-    except httpx.HTTPError as error:
-        raise ServerError(url, f"sign up {email}: cannot reach the server "
-                          f"({type(error).__name__})") from None
-
+# ------------------------------------------------------------------------- sign-in
 
 def sign_in(url: str, email: str, password: str, *, timeout: float = 120.0) -> Server:
     """A Server acting as this user: logs in through the login form, as a person would,

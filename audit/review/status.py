@@ -1,0 +1,165 @@
+"""A batch's progress.
+
+Progress (status): per project, annotator and language, done / skipped / remaining of
+the project's own annotator only, judged as the pull judges it (_parse_export over the
+export of the annotated tasks, plus the project sizes and the users, one request each
+per server). A project whose counters and latest-changed task (one small request per
+annotated project) are those of the last reading is not exported again, so polling a
+batch in progress exports only the projects someone worked in. Label Studio's own
+counters are not used: they count any member's annotation as done. Annotations by
+anyone else are named per project as intrusions (who, how many). Polling, not
+webhooks: a webhook is sent once with a 1 s timeout and never retried, so a receiver
+that is down or busy loses events and polling would be needed anyway; the pages poll
+every few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .intrusions import _intrusions
+from .labelstudio.client import Server, Size
+from .pull import _parse_export
+from .routing import ROLES
+from .sites import Sites, _server_for, _sites
+from .workspace import (REVIEWS, _write_json_atomic, batch_dir, read_items, read_ledger,
+                        read_routing)
+
+
+@dataclass(frozen=True)
+class ProjectProgress:
+    """One project's progress: only its own annotator's work, as the pull decides it."""
+
+    key: str
+    role: str
+    group: str
+    annotator: str
+    tasks: int
+    done: int                # tasks with an accepted annotation by the annotator
+    skipped: int             # tasks the annotator skipped
+    remaining: int
+    missing: bool = False    # the project is gone from the server
+    intrusions: tuple[tuple[str, int], ...] = ()   # (someone else, annotations) by email
+
+
+STATUS_COLUMNS = ("group", "role", "annotator", "tasks", "done", "skipped", "remaining")
+
+
+@dataclass(frozen=True)
+class Status:
+    batch_id: str
+    blinding: str | None
+    projects: list[ProjectProgress]
+    left_out: int                       # sampled units no pair could take
+
+    def rows(self) -> list[dict]:
+        return [{name: getattr(p, name) for name in STATUS_COLUMNS} | {"missing": p.missing}
+                for p in self.projects]
+
+    def by(self, column: str) -> list[dict]:
+        """Totals per annotator or per group (language)."""
+        totals: dict[str, dict] = {}
+        for p in self.projects:
+            row = totals.setdefault(getattr(p, column), {column: getattr(p, column),
+                                                         "tasks": 0, "done": 0,
+                                                         "skipped": 0, "remaining": 0})
+            for name in ("tasks", "done", "skipped", "remaining"):
+                row[name] += getattr(p, name)
+        return [totals[key] for key in sorted(totals)]
+
+    def intrusions(self) -> list[dict]:
+        """One row per project and member who annotated (or changed an annotation) in a
+        project assigned to someone else."""
+        return [{"project": p.key, "annotator": p.annotator, "intruder": who,
+                 "annotations": n} for p in self.projects for who, n in p.intrusions]
+
+
+def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS) -> Status:
+    """Progress per project: the project sizes (one request per server), then, where a
+    project holds an annotation, its latest change; a project whose counters and latest
+    change are those of the last reading keeps that reading (status.json), any other is
+    exported and judged as the pull judges it (_parse_export), so another member's
+    annotation is not counted as done but named as an intrusion."""
+    folder = batch_dir(batch_id, workspace)
+    ledger = read_ledger(batch_id, workspace)
+    sites = _sites(servers)
+    entries = ledger["projects"]
+    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()} \
+        if entries else {}
+    readings = _read_readings(folder)
+    by_server: dict[str, list[str]] = {}
+    for key, entry in entries.items():
+        by_server.setdefault(entry["server"], []).append(key)
+    projects, kept = [], {}
+    for url, keys in by_server.items():
+        server = _server_for(sites, url)
+        sizes = server.project_sizes([entries[k]["project_id"] for k in keys])
+        annotated = [entries[k]["project_id"] for k in keys
+                     if sizes.get(entries[k]["project_id"], Size(0, False)).annotated]
+        changes = server.latest_changes(annotated)
+        stamps = {k: _stamp(entries[k]["project_id"], sizes.get(entries[k]["project_id"]),
+                            changes.get(entries[k]["project_id"])) for k in keys}
+        stale = [k for k in keys if entries[k]["project_id"] in annotated and
+                 readings.get(k, {}).get("stamp") != stamps[k]]
+        users = server.users(refresh=True) if stale else {}
+        exports = server.exports([entries[k]["project_id"] for k in stale])
+        for key in keys:
+            entry = entries[key]
+            size = sizes.get(entry["project_id"])
+            if size is None:
+                projects.append(ProjectProgress(key, entry["role"], entry["group"],
+                                                entry["annotator"], 0, 0, 0, 0, missing=True))
+                continue
+            if key in stale:
+                _, accepted, refused, skipped = _parse_export(
+                    exports[entry["project_id"]], ledger, entry, entry["project_id"], items,
+                    users, server.url)
+                reading = {"stamp": stamps[key],
+                           "done": len({r["task_id"] for r in accepted}),
+                           "skipped": len({r["task_id"] for r in skipped}),
+                           "intrusions": [list(pair) for pair in
+                                          _intrusions(refused, entry["annotator"])]}
+            elif entry["project_id"] in annotated:
+                reading = readings[key]
+            else:
+                reading = {"stamp": stamps[key], "done": 0, "skipped": 0, "intrusions": []}
+            kept[key] = reading
+            done, skips = reading["done"], reading["skipped"]
+            projects.append(ProjectProgress(
+                key, entry["role"], entry["group"], entry["annotator"], size.tasks, done,
+                skips, max(size.tasks - done - skips, 0),
+                intrusions=tuple((who, n) for who, n in reading["intrusions"])))
+    if kept != readings:
+        _write_json_atomic(folder / "status.json", kept)
+    projects.sort(key=lambda p: (p.group, ROLES.index(p.role)))
+    left_out = len(read_routing(batch_id, workspace).get("left_out", []))
+    return Status(batch_id, ledger.get("blinding"), projects, left_out)
+
+
+def _stamp(project_id: int, size: Size | None, change: tuple[int, str] | None) -> list:
+    """What must be unchanged for a project's last reading to hold: its id, task and
+    annotation counters, and its latest-changed task and when."""
+    return [project_id, size.tasks if size else None, size.annotations if size else None,
+            size.skips if size else None, *(change or (None, None))]
+
+
+def _read_readings(folder: Path) -> dict[str, dict]:
+    """The last status reading per project (status.json); none when the file is missing
+    or unreadable (it is only a shortcut: everything is read again)."""
+    try:
+        readings = json.loads((folder / "status.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(readings, dict):
+        return {}
+    return {key: reading for key, reading in readings.items() if _well_formed(reading)}
+
+
+def _well_formed(reading: object) -> bool:
+    return isinstance(reading, dict) and isinstance(reading.get("stamp"), list) and \
+        all(isinstance(reading.get(name), int) for name in ("done", "skipped")) and \
+        isinstance(reading.get("intrusions"), list) and \
+        all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and
+            isinstance(pair[1], int) for pair in reading["intrusions"])

@@ -1,0 +1,216 @@
+"""The review workspace: one folder per batch, its files and their readers.
+
+Workspace (data/reviews/<batch>/, gitignored; every file written atomically):
+
+    ledger.json          batch id, config, kind, blinding, pairs (group -> annotators),
+                         projects: key -> title, project_id, annotator, role, group, server;
+                         accounts: email -> server, user id, origin (never a password)
+    items.parquet        ITEM_SCHEMA: one row per item, with its routing group
+    tasks.jsonl          the task data as pushed, one item per line, in batch order
+    routing.json         pairs, the units left out with reasons, the shortfall per language
+    manifest.json        translation batches: the sampling manifest
+    assignments.jsonl    realism batches: the blinding key (maple.write_assignments)
+    pairs.jsonl          paired OLD/NEW batches: the version key (paired.py), never in tasks
+    annotations.parquet  ANNOTATION_SCHEMA: agreement.py's long table + project_id, task_id
+    final_labels.parquet agreement.final_labels of the pulled table
+    refusals.jsonl       every refused annotation or draft, appended (mode 600)
+    skips.json           the tasks each project's annotator skipped, as of the last pull
+    status.json          the last progress reading per project with what it rests on
+                         (counters, latest-changed task): status re-reads only the rest
+    credentials.txt      new accounts' passwords (mode 600): hand them over, then delete
+                         (both are appended through append_private: a symlink, or a file
+                         that is not the user's own, is refused)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import stat
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import InputError
+from ..outputs import REPO, staged_file, write_json
+from . import maple, routing, sampling
+from .batches import ReviewBatch
+from .schemas import ITEM_SCHEMA
+
+# AUDIT_REVIEWS moves the workspace (tests and a second workbench on one machine).
+REVIEWS = Path(os.environ.get("AUDIT_REVIEWS") or REPO / "data" / "reviews")
+
+
+def batch_dir(batch_id: str, workspace: Path = REVIEWS) -> Path:
+    if not batch_id or "/" in batch_id or "\\" in batch_id or batch_id.startswith("."):
+        raise InputError("batch id", repr(batch_id),
+                         expected="a name without slashes that does not start with '.'")
+    return Path(workspace) / batch_id
+
+
+def batches(workspace: Path = REVIEWS) -> list[str]:
+    return sorted(path.parent.name for path in Path(workspace).glob("*/ledger.json"))
+
+
+def project_key(group: str, role: str) -> str:
+    return f"{group} · {role}" if group else role
+
+
+def project_title(batch_id: str, role: str, group: str = "") -> str:
+    return f"{batch_id} · {project_key(group, role)}"
+
+
+def project_description(batch_id: str, kind: str, role: str, email: str,
+                        group: str = "") -> str:
+    languages = "+".join(routing.group_languages(group)) or "English"
+    what = f"{kind}, {languages}" if group else kind
+    return (f"Review batch {batch_id} ({what}), {role}. Assigned to {email}: only "
+            f"{email} annotates this project; annotations by anyone else, and edits by "
+            f"anyone else of {email}'s annotations, are refused when pulled.")
+
+
+def read_ledger(batch_id: str, workspace: Path = REVIEWS) -> dict:
+    path = batch_dir(batch_id, workspace) / "ledger.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(path, "no such review batch in the workspace",
+                         expected="a batch pushed with `python -m audit review push`") from None
+
+
+def read_items(batch_id: str, workspace: Path = REVIEWS) -> pa.Table:
+    path = batch_dir(batch_id, workspace) / "items.parquet"
+    if not path.is_file():
+        raise InputError(path, "the batch's items are missing (its push never recorded them)",
+                         expected="a batch pushed with `python -m audit review push`")
+    return pq.read_table(path)
+
+
+def read_routing(batch_id: str, workspace: Path = REVIEWS) -> dict:
+    path = batch_dir(batch_id, workspace) / "routing.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _write_json_atomic(path: Path, value: object) -> None:
+    with staged_file(path) as staging:
+        write_json(staging, value)
+
+
+def _record_batch(batch: ReviewBatch, workspace: Path) -> tuple[Path, dict]:
+    """Write the batch's items, tasks and keys once; later pushes must match them."""
+    folder = batch_dir(batch.batch_id, workspace)
+    items_path = folder / "items.parquet"
+    if items_path.exists():
+        recorded = pq.read_table(items_path).column("item_id").to_pylist()
+        if recorded != batch.item_ids:
+            raise InputError(items_path, f"batch {batch.batch_id} was recorded with other "
+                             f"items ({len(recorded)} recorded, {len(batch.item_ids)} given)",
+                             expected="the same batch, or a new batch id")
+    else:
+        folder.mkdir(parents=True, exist_ok=True)
+        with staged_file(folder / "tasks.jsonl") as staging:
+            staging.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n"
+                                       for t in batch.tasks), encoding="utf-8")
+        if batch.manifest is not None:
+            sampling.write_manifest(folder / "manifest.json", batch.manifest)
+        if batch.assignments is not None:
+            maple.write_assignments(folder / "assignments.jsonl", batch.assignments)
+        if batch.pairs is not None:
+            with staged_file(folder / "pairs.jsonl") as staging:
+                staging.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n"
+                                           for p in batch.pairs), encoding="utf-8")
+        if batch.plan is not None:
+            with staged_file(folder / "plan.parquet") as staging:
+                pq.write_table(batch.plan, staging)
+            _write_json_atomic(folder / "release.json", batch.release)
+        with staged_file(items_path) as staging:   # last: its presence means "recorded"
+            pq.write_table(batch.items.cast(ITEM_SCHEMA), staging)
+    ledger_path = folder / "ledger.json"
+    if ledger_path.exists():
+        ledger = json.loads(ledger_path.read_text(encoding="utf-8"))
+    else:
+        ledger = {"batch_id": batch.batch_id, "config": batch.config, "kind": batch.kind,
+                  "n_items": len(batch.tasks), "blinding": None, "pairs": {},
+                  "projects": {}, "accounts": {}}
+        _write_json_atomic(ledger_path, ledger)
+    return folder, ledger
+
+
+def _read_tasks(folder: Path) -> dict[str, dict]:
+    lines = (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
+    return {task["item_id"]: task for task in map(json.loads, filter(None, lines))}
+
+
+def _private(path: Path, flags: int) -> int:
+    """A descriptor of a file only its owner reads: opened without following a symlink
+    (which would send the text wherever it points), refused unless it is a regular file of
+    this user with one link, and made mode 600."""
+    try:
+        handle = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        problem = "a symbolic link" if path.is_symlink() else error.strerror
+        raise InputError(path, f"{problem}: refused", expected="a regular file of yours "
+                         "(remove what is there)") from None
+    info = os.fstat(handle)
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_nlink != 1:
+        os.close(handle)
+        raise InputError(path, "not a regular file of this user with one link: refused",
+                         expected="a regular file of yours (remove what is there)")
+    os.fchmod(handle, 0o600)
+    return handle
+
+
+def append_private(path: Path, text: str) -> None:
+    """Append to a private file (`_private`), created mode 600."""
+    handle = _private(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    with os.fdopen(handle, "a", encoding="utf-8") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def read_private(path: Path) -> str:
+    """A private file's text ('' when there is none), read under the same refusals."""
+    if not os.path.lexists(path):
+        return ""
+    with os.fdopen(_private(path, os.O_RDONLY), encoding="utf-8") as stream:
+        return stream.read()
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def read_skips(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+    path = batch_dir(batch_id, workspace) / "skips.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+
+
+def read_annotations(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | None:
+    path = batch_dir(batch_id, workspace) / "annotations.parquet"
+    return pq.read_table(path) if path.exists() else None
+
+
+def read_final_labels(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | None:
+    path = batch_dir(batch_id, workspace) / "final_labels.parquet"
+    return pq.read_table(path) if path.exists() else None
+
+
+def read_refusals(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+    return _read_jsonl(batch_dir(batch_id, workspace) / "refusals.jsonl")
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    """The records of the refusals log; a line that is not JSON is named, not skipped."""
+    records = []
+    for number, line in enumerate(read_private(path).splitlines(), 1):
+        if line.strip():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                raise InputError(path, f"line {number} is not JSON",
+                                 expected="one JSON object a line (the log is appended, "
+                                          "never rewritten: restore the line)") from None
+    return records

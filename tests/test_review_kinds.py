@@ -1,0 +1,129 @@
+"""The review kinds' registry (audit/review/kinds.py) is the single source of what a kind is:
+its config files exist and validate, every config and annotation kind elsewhere belongs to a
+registered kind, the modules of the loop name kinds only through it, and an unknown kind is
+one clear error (exit 2 on the CLI)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from audit.errors import InputError
+from audit.review import agreement, configs, kinds, reports, spec
+from audit.review.schemas import ANNOTATION_SCHEMA
+
+ROOT = Path(__file__).resolve().parents[1]
+# Modules that push, pull, report on and show batches: they name a kind only through the
+# registry (kinds.KINDS[...] / kinds.get(...)), never as a bare string.
+CONSULTERS = ["audit/review/push.py", "audit/review/pull.py", "audit/review/status.py",
+              "audit/review/intrusions.py", "audit/review/workspace.py",
+              "audit/review/batches.py", "audit/review/spec.py", "audit/review/paired.py",
+              "audit/review/postedit.py", "audit/review/cli.py", "pages/7_Review.py",
+              "pages/8_Annotations.py"]
+
+
+def vocabulary() -> set[str]:
+    """Every word of the three vocabularies: kind names, configs, annotation kinds."""
+    return {word for kind in kinds.KINDS.values()
+            for word in (kind.name, kind.config, kind.adjudication, kind.annotation) if word}
+
+
+def test_the_registry_names_each_kind_in_the_three_vocabularies():
+    table = {name: (k.config, k.adjudication, k.annotation, k.per_item)
+             for name, k in kinds.KINDS.items()}
+    assert table == {
+        "translation": ("translation_review", "translation_adjudication", "translation", 2),
+        "paired": ("translation_review", "translation_adjudication", "translation", 2),
+        "realism": ("maple_realism", "maple_realism_adjudication", "realism", 2),
+        "relevance": ("maple_relevance", "maple_relevance_adjudication", "relevance", 2),
+        "post-edit": ("post_edit", None, "post-edit", 1)}
+    assert [k.label for k in kinds.ON_PAGE] == ["translation units", "MAPLE realism pairs",
+                                                "MAPLE relevance pairs"]
+
+
+@pytest.mark.parametrize("name", list(kinds.KINDS))
+def test_every_kind_s_config_files_exist_and_validate(name):
+    kind = kinds.get(name)
+    for config in filter(None, (kind.config, kind.adjudication)):
+        assert configs.config_path(config).is_file()
+        text = configs.load_config(config)          # parses and validates, or raises
+        assert configs.data_fields(text) == set(configs.FIELDS[config])
+    assert kind.config_path == ROOT / "annotation_configs" / f"{kind.config}.xml"
+
+
+def test_every_config_and_annotation_kind_belongs_to_a_registered_kind():
+    owned = {c for k in kinds.KINDS.values() for c in (k.config, k.adjudication) if c}
+    assert owned == set(configs.KINDS)
+    assert {config: kinds.of_config(config).name for config in configs.KINDS} == {
+        "translation_review": "translation", "translation_adjudication": "translation",
+        "maple_realism": "realism", "maple_realism_adjudication": "realism",
+        "maple_relevance": "relevance", "maple_relevance_adjudication": "relevance",
+        "post_edit": "post-edit"}
+    # agreement's criteria cover exactly the kinds two annotators read
+    assert set(agreement.CRITERIA) == {k.annotation for k in kinds.KINDS.values()
+                                       if k.agreement}
+
+
+def _bare_kind_strings(path: Path, words: set[str]) -> list[tuple[int, str]]:
+    """String constants equal to a kind word, except a registry lookup's argument."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    looked_up = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "kinds.KINDS":
+            looked_up.add(id(node.slice))
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "kinds.get":
+            looked_up.update(id(a) for a in node.args)
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in words
+            and id(node) not in looked_up]
+
+
+@pytest.mark.parametrize("module", CONSULTERS)
+def test_push_pull_status_and_the_pages_name_kinds_only_through_the_registry(module):
+    assert _bare_kind_strings(ROOT / module, vocabulary()) == []
+    tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):     # every lookup names a registered kind
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "kinds.KINDS":
+            assert ast.literal_eval(node.slice) in kinds.KINDS
+
+
+def test_reports_come_from_the_kinds_that_occur():
+    row = {"item_id": "r1", "cluster_id": "p1", "kind": "relevance", "language": None,
+           "unit": None, "setting": None, "annotator": "a@example.org", "role": "initial",
+           "criterion": "relevance", "value": "relevant", "annotation_id": 1,
+           "updated_at": None, "source_a": None, "source_b": None, "project_id": 7,
+           "task_id": 1}
+    table = pa.Table.from_pylist([row, row | {"annotator": "b@example.org", "annotation_id": 2}],
+                                 schema=ANNOTATION_SCHEMA)
+    assert list(reports.all_reports(table, n_boot=10)) == ["relevance"]
+    assert [k.name for k in kinds.of_annotations({"translation", "realism"})] == [
+        "translation", "realism"]
+
+
+def test_an_unknown_kind_is_one_clear_error(tmp_path):
+    with pytest.raises(InputError) as caught:
+        kinds.get("sentiment")
+    assert str(caught.value) == ("kind: 'sentiment' (expected one of translation, paired, "
+                                 "realism, relevance, post-edit)")
+    with pytest.raises(InputError, match="config"):
+        kinds.of_config("sentiment_review")
+    bad = tmp_path / "batch.json"
+    bad.write_text(json.dumps({"kind": "sentiment", "annotators": ["ana@example.org:ar"]}),
+                   encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        spec.load(bad)
+    assert "'sentiment'" in str(caught.value)
+    assert "translation, paired, realism, relevance, post-edit" in str(caught.value)
+    done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace",
+                           str(tmp_path / "reviews"), "push", str(bad)], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"error: {bad}: kind: 'sentiment' (expected one of translation, paired, realism, "
+        "relevance, post-edit)"]
