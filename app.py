@@ -5,7 +5,8 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from audit import export, inspect
+from audit import export
+from audit.analysis import queries
 from audit.render import plural
 from audit.scan import status_disagreements
 from pages import no_source_notice, orientation, say, scope_line, setup
@@ -33,7 +34,7 @@ with right:
                  hide_index=True)
 
 st.subheader("Findings by check")
-by_check = inspect.findings_by_check(result).to_pylist()
+by_check = queries.findings_by_check(result).to_pylist()
 if by_check:
     # The same colour for a severity in every release: blocking strongest.
     st.plotly_chart(px.bar(by_check, x="findings", y="check", color="severity",

@@ -43,7 +43,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import export, readers, scan, stats
+from . import export, readers, scan
+from .analysis import stats
 from .errors import InputError
 from .outputs import staged_directory, write_json
 from .policy import DEFAULT, Policy

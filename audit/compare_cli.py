@@ -10,7 +10,7 @@ from pathlib import Path
 from . import compare, policy
 from .errors import InputError
 from .outputs import progress_printer, refuse_existing, staged_directory, write_json
-from .stats import SEED
+from .analysis.stats import SEED
 
 
 def versions(args: argparse.Namespace, rules: policy.Policy, say

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import InputError
 from .outputs import refuse_existing
-from .stats import SEED
+from .analysis.stats import SEED
 
 DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
 

@@ -18,7 +18,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import realtext  # noqa: E402
-from audit import browse, readers, scan  # noqa: E402
+from audit import readers, scan  # noqa: E402
+from audit.analysis import browse  # noqa: E402
 
 COMBINATIONS = [
     {}, {"question_language": "fa"}, {"question_language": "fa,ur,ar"},

@@ -82,7 +82,7 @@ def cluster_figure() -> None:
     bootstrap of a per-source difference over 7,405 sources."""
     import numpy as np
 
-    from audit import stats
+    from audit.analysis import stats
     rng = np.random.default_rng(0)
     old = rng.random(7405) < 0.06
     new = old & (rng.random(7405) < 0.2)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from audit.errors import InputError
 from audit.evaluation_cli import DEMO_EVALUATION
-from audit.stats import SEED
+from audit.analysis.stats import SEED
 
 from devkit import REPO
 

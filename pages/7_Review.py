@@ -8,7 +8,7 @@ import datetime as dt
 
 import streamlit as st
 
-from audit import browse
+from audit.analysis import browse
 from audit.errors import InputError
 from audit.render import plural, visible
 from audit.review import configs, labelstudio, loop, maple, routing, sampling

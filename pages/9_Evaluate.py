@@ -10,7 +10,8 @@ import urllib.parse
 import plotly.graph_objects as go
 import streamlit as st
 
-from audit import browse, export
+from audit import export
+from audit.analysis import browse
 from audit.errors import InputError
 from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION

@@ -6,7 +6,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from audit import browse, registry
+from audit import registry
+from audit.analysis import browse
 from audit.workspace import scan_release
 
 

@@ -9,7 +9,8 @@ import math
 import pyarrow as pa
 import pytest
 
-from audit import descriptors, mixing, readers
+from audit import descriptors, readers
+from audit.analysis import mixing
 from devkit import synth
 from test_descriptors import bridge, instance
 from test_inputs import cli

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from audit import browse, export, policy, readers, results, scan
+from audit import export, policy, readers, results, scan
+from audit.analysis import browse
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo" / "release"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from urllib.parse import parse_qs, urlparse
 
-from audit.browse import Filters
+from audit.analysis.browse import Filters
 from audit.viewstate import View
 from audit.workspace import ScanCache
 

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
-from .. import stats
+from ..analysis import stats
 from ..descriptors import ROLE_CONDITIONS, ROLE_STATUSES, SCRIPT_RELATIONS, STRATA
 from ..languages import CODES
 from ..outputs import staged_directory, write_json

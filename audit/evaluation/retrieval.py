@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 from scipy import stats as sps
 
-from .. import stats
+from ..analysis import stats
 from ..errors import InputError
 
 ASPECTS = ("motivation", "method", "experiment-result")

@@ -28,7 +28,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from .. import stats
+from ..analysis import stats
 from ..scan import ScanResult
 from . import loop, sampling
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from ..outputs import refuse_existing
-from ..stats import SEED
+from ..analysis.stats import SEED
 
 
 def add_parser(subparsers) -> None:

@@ -61,7 +61,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import stats
+from ..analysis import stats
 from ..compare import VIEW_OF_ROW
 from ..errors import InputError
 from ..readers import iter_jsonl_objects

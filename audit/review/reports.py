@@ -28,7 +28,7 @@ import polars as pl
 import pyarrow as pa
 from statsmodels.stats.proportion import proportion_confint
 
-from ..stats import SEED, cluster_mean
+from ..analysis.stats import SEED, cluster_mean
 
 from . import agreement as ag
 from .maple import SETTINGS

@@ -73,7 +73,7 @@ from ..outputs import staged_file, write_json
 from ..readers import Release
 from ..scan import ScanResult
 from ..sqlsafe import identifier
-from ..stats import SEED
+from ..analysis.stats import SEED
 
 UNITS = ("paragraph", "question", "answer", "instance")
 SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")

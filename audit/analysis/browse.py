@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, fields
 import duckdb
 import pyarrow as pa
 
-from . import registry
-from .descriptors import descriptors
-from .languages import CODES, UNKNOWN_CODE
-from .scan import ScanResult
-from .sqlsafe import identifier, literal, strings
+from .. import registry
+from ..descriptors import descriptors
+from ..languages import CODES, UNKNOWN_CODE
+from ..scan import ScanResult
+from ..sqlsafe import identifier, literal, strings
 
 PAGE_SIZE = 50
 LANGUAGE_VOCABULARY = (*CODES, UNKNOWN_CODE)
