@@ -7,7 +7,7 @@ import streamlit as st
 
 from audit import export
 from audit.analysis import queries
-from audit.render import plural
+from audit.reports.render import plural
 from audit.scan import status_disagreements
 from pages import no_source_notice, orientation, say, scope_line, setup
 

@@ -55,9 +55,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from . import export
+    from .reports import quarantine
     statuses = tuple(args.status or ("quarantined", "review_required"))
     findings, status, _ = export.load_scan(Path(args.scan))
-    table = export.quarantine(findings, status, statuses)
+    table = quarantine.quarantine(findings, status, statuses)
     out = export.write_table(table, Path(args.out), args.format or
                                   Path(args.out).suffix.lstrip(".") or "csv")
     print(f"{table.num_rows} reasons for {len(set(table.column('row').to_pylist()))} rows "

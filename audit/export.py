@@ -24,7 +24,7 @@ from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_targ
 from .policy import Policy
 from .readers import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
-from .sqlsafe import identifier, literal, strings
+from .sqlsafe import identifier, literal
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
@@ -107,26 +107,6 @@ def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
     return (read_parquet(scan_dir / "findings.parquet"),
             read_parquet(scan_dir / "status.parquet"),
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
-
-
-def quarantine(findings: pa.Table, status: pa.Table,
-               statuses: tuple[str, ...] = ("quarantined", "review_required"),
-               rows: list[int] | None = None) -> pa.Table:
-    """One row per (release row, reason): id, split, status and each blocking/review finding
-    with its location; optionally only the given release rows (a filtered view)."""
-    con = duckdb.connect()
-    con.register("findings", findings)
-    con.register("status", status)
-    con.register("wanted", pa.table({"row": pa.array(rows or [], pa.int64())}))
-    wanted_statuses = strings(statuses)
-    row_filter = 'AND s."row" IN (SELECT "row" FROM wanted)' if rows is not None else ""
-    return con.sql(f"""
-        SELECT s.id, s.source_split, s.status, f."check" AS reason, f.severity, f.origin,
-               f.paragraph_id, f.sentence_index, f.detail, s."row"
-        FROM status s JOIN findings f ON f."row" = s."row"
-        WHERE list_contains({wanted_statuses}, s.status) AND f.severity <> 'info' {row_filter}
-        ORDER BY s."row", f."check", f.paragraph_id NULLS FIRST, f.sentence_index NULLS FIRST
-    """).to_arrow_table()
 
 
 def neutralise(value: object) -> object:

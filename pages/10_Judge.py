@@ -17,7 +17,7 @@ from audit.errors import InputError
 from audit.evaluation import judge
 from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
 from audit.languages import BY_CODE
-from audit.render import chart_label, plural
+from audit.reports.render import chart_label, plural
 from audit.review import loop
 from audit.workspace import served_file, shown_path, stamp
 from pages import save_upload, say, scope_line, setup

@@ -10,7 +10,7 @@ import streamlit as st
 from audit.errors import InputError
 from audit.evaluation import retrieval
 from audit.evaluation_cli import DEMO_EVALUATION, parse_ks
-from audit.render import chart_label
+from audit.reports.render import chart_label
 from audit.workspace import served_file, shown_path, stamp
 from pages import page_setup, say
 

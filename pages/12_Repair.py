@@ -12,7 +12,8 @@ import json
 import pyarrow as pa
 import streamlit as st
 
-from audit import policy, render
+from audit import policy
+from audit.reports import render
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from audit import render
+from audit.reports import render
 from audit.analysis import browse
 from audit.analysis.browse import Filters
 from pages import (current_view, follow_url, html, int_param, say, scope_line, setup,

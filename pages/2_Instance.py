@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit import render
+from audit.reports import render
 from audit.analysis import browse, queries
 from pages import current_view, follow_url, html, int_param, say, scope_line, setup
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 import plotly.express as px
 import streamlit as st
 
-from audit import render
+from audit.reports import render
 from audit.analysis import queries
 from pages import (current_view, filtered_rows, follow_url, html, no_source_notice, say,
                    scope_line, setup, show_view)

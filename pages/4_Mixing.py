@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from audit import render
+from audit.reports import render
 from audit.analysis import browse, mixing
 from pages import current_view, filtered_rows, scope_line, setup
 

@@ -8,7 +8,8 @@ import json
 
 import streamlit as st
 
-from audit import acceptance, compare, export, policy, render
+from audit.reports import acceptance, acceptance_html, compare, render
+from audit import export, policy
 from audit.errors import InputError
 from audit.review import paired
 from audit.viewstate import View
@@ -98,14 +99,14 @@ say(st.caption, "Paragraphs whose sentence count changed: {n}. Findings on match
 st.subheader("Structural change per slice (Eq. 36)")
 slices = comparison.structural.to_pandas()
 by = st.radio("Slice by", ["unit", "language", "check"], horizontal=True, key="compare_by")
-st.plotly_chart(acceptance.interval_figure(
+st.plotly_chart(acceptance_html.interval_figure(
     [f"{g}" for g in slices[slices["by"] == by]["group"]],
     list(slices[slices["by"] == by]["delta"]), list(slices[slices["by"] == by]["ci_low"]),
     list(slices[slices["by"] == by]["ci_high"]), "ΔR = R_new − R_old"), key="compare_slices")
 st.dataframe(slices[slices["by"].isin(["all", by])], hide_index=True)
 
 st.subheader("Status of matched rows, OLD → NEW")
-st.plotly_chart(acceptance.transitions_figure(comparison), key="compare_sankey")
+st.plotly_chart(acceptance_html.transitions_figure(comparison), key="compare_sankey")
 
 st.subheader("Units")
 changes = st.multiselect("Change", list(compare.CHANGES), default=["text_changed",
@@ -166,7 +167,7 @@ with st.expander("Numbers and thresholds"):
 def gate_files() -> dict[str, bytes]:
     return {"acceptance.json": json.dumps({**decision, "evidence": evidence}, indent=2,
                                           ensure_ascii=False).encode(),
-            "report.html": acceptance.report_html(decision, comparison, evidence).encode()}
+            "report.html": acceptance_html.report_html(decision, comparison, evidence).encode()}
 
 
 gate = kept_files(("gate", old_result.identity, result.identity, batch,

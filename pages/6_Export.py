@@ -7,9 +7,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from audit.reports import quarantine
 from audit import export
 from audit.outputs import safe_name
-from audit.render import plural
+from audit.reports.render import plural
 from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
                    setup)
 from workbench import auth
@@ -45,7 +46,7 @@ with top:
                unfiltered="Rows is set to the whole release: the Browse filter, "
                           f"{view.describe_filter()}, is not applied")
 rows = filtered_rows(result) if scope == "filter" else None
-table = export.quarantine(result.findings, result.status, tuple(statuses), rows)
+table = quarantine.quarantine(result.findings, result.status, tuple(statuses), rows)
 name = safe_name(result.summary["release"])
 described = view.describe_filter() if scope == "filter" else "whole release"
 say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "

@@ -10,7 +10,7 @@ import streamlit as st
 
 from audit.analysis import browse
 from audit.errors import InputError
-from audit.render import plural, visible
+from audit.reports.render import plural, visible
 from audit.review import configs, labelstudio, loop, maple, routing, sampling
 from audit.workspace import served_file, shown_path
 from pages import current_view, say, scope_line, setup

@@ -10,7 +10,7 @@ import streamlit as st
 
 from audit import export
 from audit.errors import InputError
-from audit.render import plural
+from audit.reports.render import plural
 from audit.review import agreement, charts, check_agreement, loop, reports, routing
 from pages import say, setup
 from workbench import auth

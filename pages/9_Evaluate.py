@@ -15,7 +15,7 @@ from audit.analysis import browse
 from audit.errors import InputError
 from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION
-from audit.render import chart_label
+from audit.reports.render import chart_label
 from audit.workspace import served_file, shown_path, stamp
 from pages import save_upload, say, scope_line, setup
 from workbench import auth

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import export, policy, readers, registry, render
+from audit import export, policy, readers, registry
+from audit.reports import render
 from audit.analysis import browse
 from audit.errors import InputError
 from audit.outputs import staged_file

@@ -80,14 +80,14 @@ def test_sessions_on_threads_share_one_scan_without_refusals(result):
     connection refused the second caller: "connection is busy with another call")."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from audit import export
+    from audit.reports import quarantine
     from audit.scan import status_disagreements
 
     fa = browse.Filters(question_language=["fa"])
 
     def work(_: int) -> tuple:
         return (browse.count(result, fa),
-                export.quarantine(result.findings, result.status, ("quarantined",),
+                quarantine.quarantine(result.findings, result.status, ("quarantined",),
                                   None).num_rows,
                 status_disagreements(result).num_rows)
 

@@ -398,7 +398,7 @@ def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, brows
 def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, browser):
     """The walk of issue 24: a check picked under "Examples of" on Findings is local; the
     Export reached from the menu downloads the quarantine rows of the view's own filter."""
-    from audit import export
+    from audit.reports import quarantine
     from audit.analysis import browse
     from audit.workspace import scan_release
     tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
@@ -417,7 +417,7 @@ def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, br
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
     result = scan_release()
     browse.build_index(result)
-    wanted = export.quarantine(result.findings, result.status,
+    wanted = quarantine.quarantine(result.findings, result.status,
                                ("quarantined", "review_required"),
                                browse.matching_rows(result, browse.Filters(
                                    question_language=["fa"])))

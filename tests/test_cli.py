@@ -219,7 +219,8 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     """`review evidence BATCH` and `accept --reviews BATCH` read the same ΔH interval: one
     default seed, declared once (review's commands defaulted to 0, accept to 20260810)."""
     import inspect
-    from audit import __main__ as main, compare
+    from audit import __main__ as main
+    from audit.reports import compare
     from audit.analysis import stats
     from audit.evaluation import judge, report, retrieval
     from audit.review import agreement, paired, reports

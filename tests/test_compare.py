@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from audit import compare, readers
+from audit.reports import compare
+from audit import readers
 
 REPO = Path(__file__).resolve().parent.parent
 

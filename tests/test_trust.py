@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from audit import checks, policy, readers, registry, render, scan, sqlsafe
+from audit import checks, policy, readers, registry, scan, sqlsafe
+from audit.reports import render
 from audit.controls import kind as controls_kind
 from audit.errors import InputError
 from audit.workspace import NotServed, served_directory, served_file, served_files, stamp

@@ -39,7 +39,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAuthError
 
 from audit.errors import InputError
-from audit.render import message
+from audit.reports.render import message
 
 OPERATOR, VIEWER = "operator", "viewer"
 MIN_PASSWORD = 12

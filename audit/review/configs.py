@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .. import render
+from ..reports import render
 from ..errors import InputError
 from ..languages import RTL_CODES
 from ..outputs import REPO

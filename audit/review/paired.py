@@ -62,7 +62,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import stats
-from ..compare import VIEW_OF_ROW
+from ..reports.compare import VIEW_OF_ROW
 from ..errors import InputError
 from ..readers import iter_jsonl_objects
 from ..scan import ScanResult

@@ -39,7 +39,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import render
+from ..reports import render
 from ..errors import InputError
 from ..languages import BY_CODE, UNKNOWN_CODE
 from ..readers import Release, open_release

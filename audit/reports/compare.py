@@ -43,11 +43,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import export, readers, scan
-from .analysis import stats
-from .errors import InputError
-from .outputs import staged_directory, write_json
-from .policy import DEFAULT, Policy
+from .. import export, readers, scan
+from ..analysis import stats
+from ..errors import InputError
+from ..outputs import staged_directory, write_json
+from ..policy import DEFAULT, Policy
 
 Progress = Callable[[str], None]
 N_BOOT = 2000

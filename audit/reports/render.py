@@ -28,8 +28,8 @@ import re
 import sys
 import unicodedata
 
-from . import controls
-from .languages import RTL_CODES
+from .. import controls
+from ..languages import RTL_CODES
 
 # The look of dataset text, markers, evidence and tables: the app's pages and every HTML
 # view outside it (the post-edit task in Label Studio, audit.review.configs) share it.
