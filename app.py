@@ -5,10 +5,10 @@ from __future__ import annotations
 import plotly.express as px
 import streamlit as st
 
-from audit import export
+from audit.engine import store
 from audit.analysis import queries
 from audit.reports.render import plural
-from audit.scan import status_disagreements
+from audit.engine.scan import status_disagreements
 from pages import no_source_notice, orientation, say, scope_line, setup
 
 SEVERITY_COLOURS = {"blocking": "#c0392b", "review": "#e69b22", "info": "#8fb3de"}
@@ -58,7 +58,7 @@ if disagree.num_rows:
     st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
 
 st.subheader("Scan history")
-history = export.scan_history(result.release)
+history = store.scan_history(result.release)
 if history:
     st.dataframe(history, hide_index=True)
 else:

@@ -34,7 +34,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if restored is not None:
         out, summary = restored
     else:
-        from . import export, policy, readers, registry, scan
+        from .engine import policy, scan, store
+        from . import readers, registry
         rules = policy.load(args.policy)
         unknown = sorted(skip - set(registry.BY_NAME))
         if unknown:
@@ -44,7 +45,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                                        known_digests=digests)
         say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
         result = scan.run(release, rules, progress=say, skip=skip)
-        out = export.write_scan(result, target)
+        out = store.write_scan(result, target)
         if key is not None:
             results.remember(key, out)
         summary = result.summary
@@ -54,10 +55,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from .engine import store
     from . import export
     from .reports import quarantine
     statuses = tuple(args.status or ("quarantined", "review_required"))
-    findings, status, _ = export.load_scan(Path(args.scan))
+    findings, status, _ = store.load_scan(Path(args.scan))
     table = quarantine.quarantine(findings, status, statuses)
     out = export.write_table(table, Path(args.out), args.format or
                                   Path(args.out).suffix.lstrip(".") or "csv")
@@ -67,9 +69,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
+    from .engine import store
     from . import export
     scan_dir = Path(args.scan)
-    export.load_scan(scan_dir)
+    store.load_scan(scan_dir)
     text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
     if args.out:
         with export.staged_file(Path(args.out)) as staging:
@@ -149,7 +152,8 @@ def scan_parser() -> argparse.ArgumentParser:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import compare_cli, evaluation_cli, export, scan
+    from . import compare_cli, evaluation_cli, export
+    from .engine import scan
     from .repair import cli as repair_cli
     from .review import cli as review_cli
     top = argparse.ArgumentParser(prog="python -m audit", description=__doc__)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from .reports import compare
-from . import policy
+from .engine import policy
 from .errors import InputError
 from .outputs import progress_printer, refuse_existing, staged_directory, write_json
 from .analysis.stats import SEED

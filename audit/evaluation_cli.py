@@ -29,7 +29,8 @@ def _say(message: str) -> None:
 
 def _scan(release_spec: str, sources: list[str], skip: list[str]):
     """Open and scan a release (status per row, findings) with the default policy."""
-    from . import readers, registry, scan
+    from . import readers, registry
+    from .engine import scan
     unknown = sorted(set(skip) - set(registry.BY_NAME))
     if unknown:
         raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
@@ -40,8 +41,8 @@ def _scan(release_spec: str, sources: list[str], skip: list[str]):
 
 
 def _scan_status(scan_dir: str, rows: int):
-    from . import export
-    _, status, _ = export.load_scan(Path(scan_dir))
+    from .engine import store
+    _, status, _ = store.load_scan(Path(scan_dir))
     if status.num_rows != rows:
         raise InputError(scan_dir, f"its status covers {status.num_rows:,} rows, the release "
                          f"{rows:,}", expected="a scan of this release")

@@ -1,112 +1,26 @@
-"""Write a scan to disk, export quarantine lists, build manifests."""
+"""Write a table (a quarantine list, a report) as CSV, JSONL or Parquet: the one writer of
+tables, whose CSV cells a spreadsheet shows and never evaluates."""
 
 from __future__ import annotations
 
 import csv
-import datetime as dt
 import io
 import json
-import platform
-import shutil
 import unicodedata
-from importlib import metadata
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import BinaryIO
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import descriptors, registry
 from .errors import InputError
-from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
-                      staged_directory, staged_file, write_json)
-from .policy import Policy
-from .readers import Release
-from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
-from .sqlsafe import identifier, literal
+from .outputs import staged_file
 
-TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
 # A spreadsheet evaluates a cell whose first character, after any blanks it skips and under
 # compatibility folding (full-width ＝), is one of these, or that starts with tab or CR: such
 # CSV cells get a leading apostrophe.
 _FORMULA_START = frozenset("=+-@")
-
-
-def _tool_versions() -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for name in TOOLS:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return versions
-
-
-def manifest(result: ScanResult, scan_id: str) -> dict:
-    release = result.release
-    inputs = manifest_inputs(release.paths, release.source_paths, release.digests)
-    summary = result.summary
-    checks = registry.for_layout(release.layout)
-    thresholds = result.policy.all_thresholds(checks)
-    return {
-        "scan_id": scan_id,
-        "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "layout": release.layout,
-        "inputs": inputs,
-        "rows": summary["rows"],
-        "rows_per_split": summary["rows_per_split"],
-        "status_counts": summary["status_counts"],
-        "check_counts": summary["check_counts"],
-        "policy": result.policy.as_record(),
-        "registry_fingerprint": registry.FINGERPRINT,
-        "checks": [{"name": c.name, "unit": c.unit, "severity": result.policy.severity(c.name),
-                    "origin": c.origin, "description": c.description}
-                   for c in checks],
-        # The thresholds in force (registry defaults, tuned by the policy file).
-        "thresholds": thresholds,
-        "tools": _tool_versions(),
-        # Same inputs, policy and registry → same fingerprint: two scans are comparable.
-        "fingerprint": result.identity,
-    }
-
-
-def write_scan(result: ScanResult, out: Path | None = None) -> Path:
-    """Write findings, status, language descriptors, summary and manifest into a new
-    directory, atomically."""
-    draft = manifest(result, scan_id="")
-    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out, SCANS)
-    with staged_directory(target) as staging:
-        # Straight from DuckDB: millions of findings never become Python-side Arrow.
-        cursor = result.cursor()
-        for name in ("findings", "status"):
-            cursor.table(name).write_parquet(str(staging / f"{name}.parquet"),
-                                             compression="zstd")
-        language = descriptors.cached(result.release)
-        shutil.copyfile(language, staging / "descriptors.parquet")
-        write_json(staging / "summary.json", {**result.summary, "scan_id": scan_id,
-                   "descriptor_counts": descriptors.counts(
-                       cursor, f"read_parquet({literal(str(language))})")})
-        write_json(staging / "manifest.json", {**draft, "scan_id": scan_id})
-    return target
-
-
-def _scan_dir(scan_dir: Path) -> Path:
-    scan_dir = Path(scan_dir)
-    needed = ("findings.parquet", "status.parquet", "summary.json")
-    missing = [name for name in needed if not (scan_dir / name).is_file()]
-    if missing:
-        raise InputError(scan_dir, f"not a scan directory (missing {', '.join(missing)})",
-                         expected="a directory written by `python -m audit scan`")
-    return scan_dir
-
-
-def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
-    scan_dir = _scan_dir(scan_dir)
-    return (read_parquet(scan_dir / "findings.parquet"),
-            read_parquet(scan_dir / "status.parquet"),
-            json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
 
 
 def neutralise(value: object) -> object:
@@ -159,74 +73,3 @@ def write_table(table: pa.Table, out: Path, fmt: str) -> Path:
     return Path(out)
 
 
-def saved_scan(release: Release, identity: str) -> Path | None:
-    """The newest saved scan of these very inputs, policy and registry (the same
-    fingerprint), if any."""
-    for manifest_path in sorted((SCANS / safe_name(release.name)).glob("*/manifest.json"),
-                                reverse=True):
-        try:
-            if json.loads(manifest_path.read_text(encoding="utf-8")).get(
-                    "fingerprint") == identity:
-                return manifest_path.parent
-        except (OSError, json.JSONDecodeError):
-            continue
-    return None
-
-
-def load_result(release: Release, policy: Policy, scan_dir: Path) -> tuple[ScanResult, pa.Table]:
-    """A saved scan of `release` as a ScanResult whose tables are on the release's
-    connection, and its descriptors: nothing the scan saved is computed again."""
-    scan_dir = _scan_dir(scan_dir)
-    summary = json.loads((scan_dir / "summary.json").read_text(encoding="utf-8"))
-    language = read_parquet(scan_dir / "descriptors.parquet")
-    tables = table_names()
-    for name, table in tables.items():   # DuckDB reads them: no Python-side copy
-        release.con.execute(f"CREATE TABLE {identifier(table)} AS SELECT * FROM "
-                            f"read_parquet({literal(str(scan_dir / f'{name}.parquet'))})")
-    return ScanResult(release, policy, summary, tables), language
-
-
-def saved_or_scanned(release: Release, policy: Policy,
-                     progress: Callable[[str], None] | None = None
-                     ) -> tuple[ScanResult, pa.Table | None]:
-    """The release's scan and, from a saved scan, its descriptors: the newest saved scan of
-    the same inputs, policy and registry is read when there is one, else the release is
-    scanned (descriptors None)."""
-    say = progress or (lambda message: None)
-    saved = saved_scan(release, scan_identity(release, policy))
-    if saved is not None:
-        say(f"the saved scan {saved.name} has these inputs, policy and checks: reading it "
-            "instead of scanning again")
-        try:
-            return load_result(release, policy, saved)
-        except (OSError, ValueError, InputError, duckdb.Error) as error:
-            say(f"the saved scan {saved.name} cannot be read ({type(error).__name__}): "
-                "scanning again")
-    return run_scan(release, policy, progress=progress), None
-
-
-def scan_history(release: Release) -> list[dict]:
-    """Saved scans of this release's very files (whatever their sources or policy), newest
-    first: id, directory and their summary counts; a scan whose manifest or summary cannot
-    be read is listed with its `problem` instead. Saved scans are filed under the release's
-    name, which another release can share (every shard is validation-00000.parquet), so the
-    manifest's input digests decide."""
-    content = set(release.content)
-    scans = []
-    for summary_path in sorted((SCANS / safe_name(release.name)).glob("*/summary.json"),
-                               reverse=True):
-        folder = summary_path.parent
-        try:
-            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-            inputs = manifest.get("inputs", [])
-            if not content <= {entry.get("sha256") for entry in inputs}:
-                continue
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-            counts = {f"{k}": int(v) for k, v in summary["status_counts"].items()}
-            scans.append({"scan_id": str(summary.get("scan_id", folder.name)),
-                          "directory": str(folder), "rows": int(summary["rows"]), **counts})
-        except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
-            # One damaged scan is listed as such; it never hides the others.
-            scans.append({"scan_id": folder.name, "directory": str(folder),
-                          "problem": f"unreadable ({type(error).__name__}): not used"})
-    return scans

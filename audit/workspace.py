@@ -21,7 +21,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from . import readers, scan
+from . import readers
+from .engine import scan
 from .errors import InputError
 from .outputs import REPO, safe_name
 

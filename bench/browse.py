@@ -18,7 +18,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import realtext  # noqa: E402
-from audit import readers, scan  # noqa: E402
+from audit import readers  # noqa: E402
+from audit.engine import scan  # noqa: E402
 from audit.analysis import browse  # noqa: E402
 
 COMBINATIONS = [

@@ -12,7 +12,7 @@ import json
 import pyarrow as pa
 import streamlit as st
 
-from audit import policy
+from audit.engine import policy
 from audit.reports import render
 from audit.errors import InputError
 from audit.repair import apply as repair

@@ -9,7 +9,8 @@ import json
 import streamlit as st
 
 from audit.reports import acceptance, acceptance_html, compare, render
-from audit import export, policy
+from audit import export
+from audit.engine import policy
 from audit.errors import InputError
 from audit.review import paired
 from audit.viewstate import View

@@ -9,6 +9,7 @@ import streamlit as st
 
 from audit.reports import quarantine
 from audit import export
+from audit.engine import store
 from audit.outputs import safe_name
 from audit.reports.render import plural
 from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
@@ -68,13 +69,13 @@ if auth.gate("Saving a scan") and \
         st.button("Save this scan (findings, status, summary, manifest)"):
     auth.require("Saving a scan")
     # The same inputs, policy and checks are one saved scan, not a second identical copy.
-    already = export.saved_scan(result.release, result.identity)
+    already = store.saved_scan(result.release, result.identity)
     if already is not None:
         say(st.info, "Already saved: this scan (same files, sources, policy and checks) is "
                      "at {path}", path=already)
     else:
-        say(st.success, "Saved to {path}", path=export.write_scan(result))
-history = export.scan_history(result.release)
+        say(st.success, "Saved to {path}", path=store.write_scan(result))
+history = store.scan_history(result.release)
 readable = [h["directory"] for h in history if not h.get("problem")]
 if history:
     st.dataframe(history, hide_index=True)

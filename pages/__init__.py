@@ -18,12 +18,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import export, policy, readers, registry
+from audit.engine import policy, store
+from audit import readers, registry
 from audit.reports import render
 from audit.analysis import browse
 from audit.errors import InputError
 from audit.outputs import staged_file
-from audit.scan import ScanResult
+from audit.engine.scan import ScanResult
 from audit.viewstate import SPLITS, View
 from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
                              served_files, stamp, upload_name)
@@ -199,7 +200,7 @@ def _build(release: str | None, files: list[Path], specs: list[str],
         stage("opening the files")
         opened = readers.open_release(release or DEMO_RELEASE, specs, files)
         stage(f"{opened.layout} layout, {opened.rows:,} rows")
-        result, language = export.saved_or_scanned(opened, rules, stage)
+        result, language = store.saved_or_scanned(opened, rules, stage)
         stage("building the browse index (language vector per row)")
         browse.build_index(result, language)
         box.update(label=f"Scanned {opened.rows:,} rows in "

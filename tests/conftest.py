@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import readers, scan
+from audit import readers
+from audit.engine import scan
 from devkit import synth
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from audit.reports import acceptance, compare
-from audit import policy
+from audit.engine import policy
 from test_compare import new_rows, old_rows, write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent

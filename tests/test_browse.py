@@ -81,7 +81,7 @@ def test_sessions_on_threads_share_one_scan_without_refusals(result):
     from concurrent.futures import ThreadPoolExecutor
 
     from audit.reports import quarantine
-    from audit.scan import status_disagreements
+    from audit.engine.scan import status_disagreements
 
     fa = browse.Filters(question_language=["fa"])
 

@@ -162,7 +162,8 @@ FILTER_WORDS = "split train · stratum S4 · status quarantined, review_required
 def other_release(tmp_path_factory):
     """A non-default release (the demo's files under another name, no HotpotQA source)
     and the rows the filter selects, computed by the core."""
-    from audit import readers, scan
+    from audit import readers
+    from audit.engine import scan
     from audit.analysis import browse
     folder = tmp_path_factory.mktemp("other") / "other-release"
     folder.mkdir()

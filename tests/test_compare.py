@@ -238,7 +238,7 @@ def test_v2_against_a_corrected_v2(realdata, tmp_path):
     """The real V2 RC1 sample against a copy whose first five questions were revised: only
     those five units change, and ΔR is what the two scans' statuses give by hand."""
     import pyarrow as pa
-    from audit import scan
+    from audit.engine import scan
     sample = realdata / "xhotpotqa_v2_sample" / "xhotpotqa_v2_sample.parquet"
     table = pq.read_table(sample)
     questions = table["question"].to_pylist()

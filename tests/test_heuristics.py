@@ -14,7 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import heuristics_release
-from audit import export, heuristics, langid, policy as policies, readers, registry, scan
+from audit.engine import policy as policies, scan, store
+from audit import heuristics, langid, readers, registry
 from audit import textsignals as ts
 from audit.errors import InputError
 from devkit import synth
@@ -273,11 +274,11 @@ def test_policy_tunes_a_threshold_and_the_finding_follows(tmp_path, planted):
         "near_source_copy"]
     tuned = scan_pairs(tmp_path / "b", records, rules)
     assert tuned.findings.num_rows == 0
-    manifest = export.manifest(tuned, "x")
+    manifest = store.manifest(tuned, "x")
     assert manifest["thresholds"]["near_source_copy"] == {"similarity": 0.95, "min_chars": 20}
     assert manifest["thresholds"]["length_ratio_outlier"]["short_z"] == 3.5
     assert manifest["policy"]["thresholds"] == {"near_source_copy": {"similarity": 0.95}}
-    default = export.manifest(scan_pairs(tmp_path / "c", records), "x")
+    default = store.manifest(scan_pairs(tmp_path / "c", records), "x")
     assert default["thresholds"]["near_source_copy"] == {"similarity": 0.8, "min_chars": 20}
     assert default["fingerprint"] != manifest["fingerprint"]
 

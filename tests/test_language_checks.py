@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from audit import readers, scan
+from audit import readers
+from audit.engine import scan
 from conftest import located, record, scan_records, source
 
 ID = "5a0000000000000000000001"

@@ -194,8 +194,8 @@ def info_text(at: AppTest) -> str:
 
 
 def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
-    from audit import export
-    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    from audit.engine import store
+    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
     scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]

@@ -21,7 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from audit import readers, scan
+from audit import readers
+from audit.engine import scan
 from audit.analysis import stats
 from audit.errors import InputError
 from audit.review import agreement, configs, loop, paired, sampling

@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 import xquad_release
-from audit import policy as policies, preservation as pres, readers, registry, scan
+from audit.engine import policy as policies, scan
+from audit import preservation as pres, readers, registry
 from audit.errors import InputError
 from conftest import record, require_realdata, scan_records
 

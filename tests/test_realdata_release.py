@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import realdata_release
-from audit import checks, heuristics, preservation, readers, scan
+from audit import checks, heuristics, preservation, readers
+from audit.engine import scan
 from audit.languages import BY_CODE
 from conftest import require_realdata
 

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers, scan
+from audit import readers
+from audit.engine import scan
 from audit.outputs import file_sha256
 from audit.repair import plan
 from conftest import require_realdata

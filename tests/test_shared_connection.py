@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from audit import descriptors, scan, workspace
+from audit import descriptors, workspace
+from audit.engine import scan
 from audit.review import sampling
 
 ROUNDS = 6

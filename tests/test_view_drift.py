@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit import layouts, readers, registry, scan
+from audit import layouts, readers, registry
+from audit.engine import scan
 from devkit import synth
 from conftest import require_realdata
 

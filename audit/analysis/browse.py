@@ -21,7 +21,7 @@ import pyarrow as pa
 from .. import registry
 from ..descriptors import descriptors
 from ..languages import CODES, UNKNOWN_CODE
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
 from ..sqlsafe import identifier, literal, strings
 
 PAGE_SIZE = 50

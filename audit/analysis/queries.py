@@ -8,7 +8,7 @@ import pyarrow as pa
 
 from .. import registry
 from ..languages import BY_CODE
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
 
 def _scoped(result: ScanResult, rows: list[int] | None):
     """A cursor whose view `scoped_findings` holds the findings of `rows` (all findings,

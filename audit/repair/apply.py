@@ -36,7 +36,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..outputs import file_sha256, refuse_existing, staged_directory, write_json
-from ..policy import DEFAULT, Policy
+from ..engine.policy import DEFAULT, Policy
 from ..readers import REPAIR_MANIFEST, Release
 from . import changelog, jsonl, probe, record, units, writers
 from .corrections import Correction, Distances, Located, locate

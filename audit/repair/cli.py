@@ -85,7 +85,8 @@ def _names(values: list[str], flag: str) -> tuple[str, ...]:
 
 def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
     """A release's scan: a scan directory's, or a (saved) scan."""
-    from .. import export, policy, readers
+    from ..engine import policy, store
+    from .. import readers
     from ..outputs import file_sha256
     path = Path(spec)
     rules = policy.load(policy_file)
@@ -101,10 +102,10 @@ def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
         say(f"reading the scan {path.name}")
         release = readers.open_release(files[0] if len(files) == 1 else files[0].parent,
                                        files=files)
-        return export.load_result(release, rules, path)[0]
+        return store.load_result(release, rules, path)[0]
     release = readers.open_release(spec, sources)
     say(f"{release.layout} release, {release.rows:,} rows")
-    return export.saved_or_scanned(release, rules, say)[0]
+    return store.saved_or_scanned(release, rules, say)[0]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -139,7 +140,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from .. import policy, readers
+    from ..engine import policy
+    from .. import readers
     from ..review.postedit import batch_corrections
     from . import apply as repair
     from .corrections import read_file

@@ -26,8 +26,9 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import readers, registry, scan
-from ..policy import Policy
+from .. import readers, registry
+from ..engine import scan
+from ..engine.policy import Policy
 from ..readers import Release
 from ..sqlsafe import identifier, literal, strings
 from . import jsonl, units

@@ -43,11 +43,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import export, readers, scan
+from ..engine import scan, store
+from .. import readers
 from ..analysis import stats
 from ..errors import InputError
 from ..outputs import staged_directory, write_json
-from ..policy import DEFAULT, Policy
+from ..engine.policy import DEFAULT, Policy
 
 Progress = Callable[[str], None]
 N_BOOT = 2000
@@ -151,7 +152,7 @@ def version_of(result: scan.ScanResult) -> Version:
 def load_version(spec: str | Path, sources: list[str] | None = None,
                  policy: Policy = DEFAULT, progress: Progress | None = None) -> Version:
     """Scan a release (or read its saved scan) and reduce it; its connection is closed."""
-    result, _ = export.saved_or_scanned(readers.open_release(spec, sources), policy, progress)
+    result, _ = store.saved_or_scanned(readers.open_release(spec, sources), policy, progress)
     try:
         return version_of(result)
     finally:

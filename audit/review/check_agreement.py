@@ -29,7 +29,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..analysis import stats
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
 from . import loop, sampling
 
 CRITERIA = {"answer_preserved": "answer_not_in_evidence",

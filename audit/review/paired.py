@@ -65,7 +65,7 @@ from ..analysis import stats
 from ..reports.compare import VIEW_OF_ROW
 from ..errors import InputError
 from ..readers import iter_jsonl_objects
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
 from . import agreement, configs, loop, routing, sampling
 
 PAIRED_UNITS = ("question", "answer", "paragraph")

@@ -71,7 +71,7 @@ from .. import descriptors as descriptor_module
 from ..languages import BY_CODE, LANGUAGES
 from ..outputs import staged_file, write_json
 from ..readers import Release
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
 from ..sqlsafe import identifier
 from ..analysis.stats import SEED
 

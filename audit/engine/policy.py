@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .heuristics import MIN_KEPT_SIMILARITY
-from .registry import BY_NAME, SEVERITIES
-from .errors import InputError
+from ..heuristics import MIN_KEPT_SIMILARITY
+from ..registry import BY_NAME, SEVERITIES
+from ..errors import InputError
 
 
 @dataclass(frozen=True)

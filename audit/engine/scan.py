@@ -15,12 +15,12 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
-from . import heuristics, langid, preservation, registry
-from .checks import Check
+from .. import heuristics, langid, preservation, registry
+from ..checks import Check
 from .policy import DEFAULT, Policy
-from .readers import Release
-from .results import code_fingerprint
-from .sqlsafe import case, identifier, literal, strings
+from ..readers import Release
+from ..results import code_fingerprint
+from ..sqlsafe import case, identifier, literal, strings
 
 Progress = Callable[[str], None]
 STATUS_ORDER = ("quarantined", "review_required", "accepted")
