@@ -15,7 +15,7 @@ from audit.analysis import browse
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo" / "release"
-IDENTITY = ("from audit import policy, readers, scan; import sys; "
+IDENTITY = ("from audit import readers; from audit.engine import policy, scan; import sys; "
             "print(scan.identity(readers.open_release(sys.argv[1]), policy.DEFAULT))")
 
 
