@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import results
 from .errors import InputError
-from .outputs import progress_printer, read_parquet, refuse_existing
+from .io.files import progress_printer, read_parquet, refuse_existing
 from .paths import resolve_paths
 from .sqlsafe import literal
 
@@ -35,7 +35,8 @@ def cmd_scan(args: argparse.Namespace) -> int:
         out, summary = restored
     else:
         from .engine import policy, scan, store
-        from . import readers, registry
+        from .io import release as readers
+        from . import registry
         rules = policy.load(args.policy)
         unknown = sorted(skip - set(registry.BY_NAME))
         if unknown:
@@ -56,12 +57,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from .engine import store
-    from . import export
+    from .io import tables
     from .reports import quarantine
     statuses = tuple(args.status or ("quarantined", "review_required"))
     findings, status, _ = store.load_scan(Path(args.scan))
     table = quarantine.quarantine(findings, status, statuses)
-    out = export.write_table(table, Path(args.out), args.format or
+    out = tables.write_table(table, Path(args.out), args.format or
                                   Path(args.out).suffix.lstrip(".") or "csv")
     print(f"{table.num_rows} reasons for {len(set(table.column('row').to_pylist()))} rows "
           f"→ {out}")
@@ -70,12 +71,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_manifest(args: argparse.Namespace) -> int:
     from .engine import store
-    from . import export
+    from .io import tables
     scan_dir = Path(args.scan)
     store.load_scan(scan_dir)
     text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
     if args.out:
-        with export.staged_file(Path(args.out)) as staging:
+        with tables.staged_file(Path(args.out)) as staging:
             staging.write_text(text, encoding="utf-8")
     else:
         print(text, end="")
@@ -96,13 +97,14 @@ def cmd_checks(args: argparse.Namespace) -> int:
 
 
 def cmd_descriptors(args: argparse.Namespace) -> int:
-    from . import descriptors, export, readers
+    from . import descriptors
+    from .io import release as readers, tables
     out = Path(args.out)
     if out.is_dir():
         raise InputError(out, "is a directory", expected="a .parquet file path for --out")
     release = readers.open_release(args.release, args.source)
     cached = descriptors.cached(release)
-    with export.staged_file(out) as staging:
+    with tables.staged_file(out) as staging:
         shutil.copyfile(cached, staging)
     print(json.dumps({"descriptors": str(out), "rows": release.rows,
                       **descriptors.counts(release.con, f"read_parquet({literal(str(cached))})")},
@@ -112,7 +114,8 @@ def cmd_descriptors(args: argparse.Namespace) -> int:
 
 def _descriptor_table(spec: str, sources: list[str]):
     """A scan directory's descriptors.parquet, else the descriptors of a release."""
-    from . import descriptors, readers
+    from . import descriptors
+    from .io import release as readers
     path = Path(spec)
     if path.is_dir() and (path / "descriptors.parquet").is_file():
         return read_parquet(path / "descriptors.parquet")
@@ -152,7 +155,8 @@ def scan_parser() -> argparse.ArgumentParser:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import compare_cli, evaluation_cli, export
+    from . import compare_cli, evaluation_cli
+    from .io import tables
     from .engine import scan
     from .repair import cli as repair_cli
     from .review import cli as review_cli
@@ -162,7 +166,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export-quarantine", help="write the quarantine list of a scan")
     p.add_argument("scan", help="a scan directory")
     p.add_argument("--out", required=True, help="output file (.csv, .jsonl or .parquet)")
-    p.add_argument("--format", choices=export.QUARANTINE_FORMATS)
+    p.add_argument("--format", choices=tables.QUARANTINE_FORMATS)
     p.add_argument("--status", action="append", choices=scan.STATUS_ORDER,
                    help="statuses to include (default quarantined and review_required)")
     p.set_defaults(func=cmd_export)

@@ -10,7 +10,7 @@ from pathlib import Path
 from .reports import compare
 from .engine import policy
 from .errors import InputError
-from .outputs import progress_printer, refuse_existing, staged_directory, write_json
+from .io.files import progress_printer, refuse_existing, staged_directory, write_json
 from .analysis.stats import SEED
 
 

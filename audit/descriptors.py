@@ -52,10 +52,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from . import arrays, languages as languages_module, readers, sqltext
+from . import arrays, languages as languages_module, sqltext
+from .io import release as readers
 from .languages import LANGUAGES
-from .outputs import cache_dir, cached_parquet, read_parquet, staged_file
-from .readers import Release
+from .io.files import cache_dir, cached_parquet, read_parquet, staged_file
+from .io.release import Release
 from .sqlsafe import literal
 
 STRATA = ("S0", "S1", "S2", "S3", "S4", "NA")

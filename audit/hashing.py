@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import pyarrow as pa
 
-from . import readers
-from .outputs import cache_dir, staged_file
+from .io import release as readers
+from .io.files import cache_dir, staged_file
 from .sqlsafe import identifier, literal
 from .sqltext import create_table
 

@@ -45,14 +45,15 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from . import arrays, langid, length_prior, readers, textsignals
+from . import arrays, langid, length_prior, textsignals
+from .io import release as readers
 from .checks import ALL, COPY_CATEGORIES, Check
 from .languages import CODES
-from .outputs import REPO, staged_file
+from .io.files import REPO, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
-    from .readers import Release
+    from .io.release import Release
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "heuristics"
 TARGETS = tuple(code for code in CODES if code != "en")

@@ -83,9 +83,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import arrays, readers
+from . import arrays
+from .io import release as readers
 from .languages import BY_CODE, CODES
-from .outputs import REPO, read_parquet, staged_file
+from .io.files import REPO, read_parquet, staged_file
 from .sqltext import NAME_CONNECTORS, create_table
 from .sqlsafe import literal
 

@@ -26,7 +26,7 @@ from . import langid
 from .checks import ALL, Check
 
 if TYPE_CHECKING:
-    from .readers import Release
+    from .io.release import Release
 
 
 def _to_views(found: str) -> str:

@@ -65,15 +65,16 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import arrays, descriptors, langid, readers, sqltext, textsignals
+from . import arrays, descriptors, langid, sqltext, textsignals
+from .io import release as readers
 from .checks import ALL, Check
 from .heuristics import Prepared
 from .languages import BY_CODE, CODES
-from .outputs import REPO, cached_parquet, staged_file
+from .io.files import REPO, cached_parquet, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
-    from .readers import Release
+    from .io.release import Release
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "preservation"
 TRANSLITERATION = "Any-Latin; Latin-ASCII"

@@ -21,10 +21,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from . import readers
+from .io import release
 from .engine import scan
 from .errors import InputError
-from .outputs import REPO, safe_name
+from .io.files import REPO, safe_name
 
 DEMO = REPO / "data" / "demo"
 DEMO_RELEASE = DEMO / "release"
@@ -141,7 +141,7 @@ def served_files(spec: str) -> list[Path]:
         found = _walk(anchor, parts[magic:], roots)
     elif anchor.is_dir():           # its shards (pathlib never enters a symlinked folder)
         try:
-            found = readers.resolve_paths(anchor)
+            found = release.resolve_paths(anchor)
         except InputError:
             found = []
     else:
@@ -198,7 +198,7 @@ def scan_release(path: str | Path | None = None, sources: list[str] | None = Non
     its HotpotQA sources when no path is given."""
     if path is None:
         path, sources = DEMO_RELEASE, demo_sources()
-    return scan.run(readers.open_release(path, sources, files))
+    return scan.run(release.open_release(path, sources, files))
 
 
 class ScanCache:

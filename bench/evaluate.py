@@ -29,7 +29,8 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 import realtext  # noqa: E402
 
-from audit import descriptors, readers  # noqa: E402
+from audit import descriptors  # noqa: E402
+from audit.io import release as readers  # noqa: E402
 from audit.engine import scan  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 

@@ -42,7 +42,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 import heuristics_release  # noqa: E402
 import realtext  # noqa: E402
-from audit import heuristics, readers, registry  # noqa: E402
+from audit import heuristics, registry  # noqa: E402
+from audit.io import release as readers  # noqa: E402
 from audit.engine import policy as policies, scan  # noqa: E402
 
 ANCHORS_PYTHON = REPO / "bench" / ".anchors-venv" / "bin" / "python"

@@ -50,7 +50,8 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 import realdata_release  # noqa: E402
 import xquad_release  # noqa: E402
 from audit.engine import policy, scan  # noqa: E402
-from audit import preservation, readers, registry  # noqa: E402
+from audit import preservation, registry  # noqa: E402
+from audit.io import release as readers  # noqa: E402
 from audit.languages import BY_CODE  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"

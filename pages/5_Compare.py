@@ -9,7 +9,7 @@ import json
 import streamlit as st
 
 from audit.reports import acceptance, acceptance_html, compare, render
-from audit import export
+from audit.io import tables
 from audit.engine import policy
 from audit.errors import InputError
 from audit.review import paired
@@ -129,7 +129,7 @@ def kept_files(key: tuple, _build) -> dict[str, bytes]:
 
 def comparison_files() -> dict[str, bytes]:
     return {"compare.json": json.dumps(summary, indent=2, ensure_ascii=False).encode(),
-            "units.csv": export.to_bytes(comparison.units, "csv")}
+            "units.csv": tables.to_bytes(comparison.units, "csv")}
 
 
 files = kept_files(("compare", old_result.identity, result.identity), comparison_files)

@@ -8,9 +8,9 @@ from pathlib import Path
 import streamlit as st
 
 from audit.reports import quarantine
-from audit import export
+from audit.io import tables
 from audit.engine import store
-from audit.outputs import safe_name
+from audit.io.files import safe_name
 from audit.reports.render import plural
 from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
                    setup)
@@ -56,11 +56,11 @@ say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
     release=release_name(result), scope=described, statuses=", ".join(statuses))
 st.dataframe(table.slice(0, 1000).to_pandas(), hide_index=True)
 cols = st.columns(3)
-for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,
+for col, fmt, mime in zip(cols, tables.QUARANTINE_FORMATS,
                           ("text/csv", "application/x-ndjson", "application/octet-stream")):
     # Built when clicked, not on every visit.
     col.download_button(f"Download {fmt.upper()}",
-                        lambda fmt=fmt, table=table: export.to_bytes(table, fmt),
+                        lambda fmt=fmt, table=table: tables.to_bytes(table, fmt),
                         file_name=f"{name}-quarantine.{fmt}", mime=mime, key=f"dl-{fmt}",
                         on_click="ignore")
 

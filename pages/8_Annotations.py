@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit import export
+from audit.io import tables as export
 from audit.errors import InputError
 from audit.reports.render import plural
 from audit.review import agreement, charts, check_agreement, loop, reports, routing

@@ -19,11 +19,12 @@ from pathlib import Path
 import streamlit as st
 
 from audit.engine import policy, store
-from audit import readers, registry
+from audit.io import release as readers
+from audit import registry
 from audit.reports import render
 from audit.analysis import browse
 from audit.errors import InputError
-from audit.outputs import staged_file
+from audit.io.files import staged_file
 from audit.engine.scan import ScanResult
 from audit.viewstate import SPLITS, View
 from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,

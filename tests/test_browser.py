@@ -162,14 +162,14 @@ FILTER_WORDS = "split train · stratum S4 · status quarantined, review_required
 def other_release(tmp_path_factory):
     """A non-default release (the demo's files under another name, no HotpotQA source)
     and the rows the filter selects, computed by the core."""
-    from audit import readers
+    from audit.io import release
     from audit.engine import scan
     from audit.analysis import browse
     folder = tmp_path_factory.mktemp("other") / "other-release"
     folder.mkdir()
     for shard in (ROOT / "data" / "demo" / "release").glob("*.parquet"):
         shutil.copy(shard, folder / shard.name)
-    result = scan.run(readers.open_release(folder))
+    result = scan.run(release.open_release(folder))
     browse.build_index(result)
     filters = browse.Filters.from_query(dict(p.split("=") for p in FILTER.split("&")))
     rows = browse.matching_rows(result, filters)

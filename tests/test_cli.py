@@ -10,7 +10,7 @@ import sys
 import pyarrow.parquet as pq
 
 from audit.engine import store
-from audit import export
+from audit.io import tables
 from devkit import synth
 from conftest import record, source, view
 from test_inputs import REPO, cli
@@ -56,7 +56,7 @@ def test_scan_writes_the_three_outputs(tmp_path):
 def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
     monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     release = make_release(tmp_path)
-    from audit import readers
+    from audit.io import release as readers
     from audit.engine import scan
     first = store.write_scan(scan.run(readers.open_release(release)))
     second = store.write_scan(scan.run(readers.open_release(release)))
@@ -71,7 +71,7 @@ def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
 def test_scan_history_lists_only_scans_of_the_same_files(tmp_path, monkeypatch):
     """Two releases under one name (shards are all validation-00000.parquet): each one's
     history holds its own saved scans, whatever the sources, not the other's."""
-    from audit import readers
+    from audit.io import release as readers
     from audit.engine import scan
     monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     ours = readers.open_release(make_release(tmp_path / "a"))
@@ -121,7 +121,7 @@ def test_csv_export_neutralises_formulas_that_come_from_the_release(tmp_path):
     assert [r["id"] for r in rows] == ["'" + i for i in ids[:4]] + ["plain-id"]
     cells = ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r1", " \u3000=1", "\ufe66x", "plain",
              "a=b", 3]
-    assert [export.neutralise(c) for c in cells] == [
+    assert [tables.neutralise(c) for c in cells] == [
         "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\t=1", "'\r1", "' \u3000=1", "'\ufe66x",
         "plain", "a=b", 3]
 
@@ -173,7 +173,7 @@ def test_skip_leaves_a_check_out_and_says_so(tmp_path):
 
 def test_a_saved_scan_of_the_same_inputs_is_read_not_recomputed(tmp_path, monkeypatch):
     from audit.engine import policy, scan
-    from audit import readers
+    from audit.io import release as readers
     monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     release = make_release(tmp_path)
     first = scan.run(readers.open_release(release))

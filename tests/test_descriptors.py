@@ -12,7 +12,8 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from audit import descriptors, readers
+from audit import descriptors
+from audit.io import release as readers
 from audit.languages import BY_CODE
 from devkit import synth
 from test_inputs import JSONL_RECORD, cli

@@ -12,7 +12,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from audit import descriptors, readers
+from audit import descriptors
+from audit.io import release as readers
 from audit.engine import scan
 from audit.errors import InputError
 from audit.evaluation import predictions as pred

@@ -6,7 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit import hashing, readers
+from audit import hashing
+from audit.io import release as readers
 from devkit import synth
 from conftest import record, source, view
 

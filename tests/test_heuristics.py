@@ -15,7 +15,8 @@ import pytest
 
 import heuristics_release
 from audit.engine import policy as policies, scan, store
-from audit import heuristics, langid, readers, registry
+from audit import heuristics, langid, registry
+from audit.io import release
 from audit import textsignals as ts
 from audit.errors import InputError
 from devkit import synth
@@ -165,7 +166,7 @@ def pair_record(n: int, english: str, translation: str, language: str = "German"
 def scan_pairs(tmp_path, records, rules=None):
     synth.write_release(records, tmp_path / "release")
     others = frozenset(c.name for c in registry.REGISTRY) - set(heuristics.HEURISTIC_NAMES)
-    return scan.run(readers.open_release(tmp_path / "release"), rules or policies.DEFAULT,
+    return scan.run(release.open_release(tmp_path / "release"), rules or policies.DEFAULT,
                     skip=others)
 
 
@@ -325,7 +326,7 @@ def ntrex(tmp_path_factory):
     built = heuristics_release.build(tmp_path_factory.mktemp("ntrex"), languages=LANGUAGES,
                                      per_kind=PER_KIND)
     others = frozenset(c.name for c in registry.REGISTRY) - set(heuristics.HEURISTIC_NAMES)
-    return built, scan.run(readers.open_release(built["release"]), skip=others)
+    return built, scan.run(release.open_release(built["release"]), skip=others)
 
 
 def test_real_human_translations_raise_few_review_findings(ntrex):
@@ -406,7 +407,7 @@ def small(tmp_path_factory):
     for name, languages in heuristics_release.SMALL_RELEASES.items():
         built = heuristics_release.build_small(tmp_path_factory.mktemp("small"), languages)
         for label, rules in (("now", policies.DEFAULT), ("before", before)):
-            result = scan.run(readers.open_release(built["release"]), rules, skip=others)
+            result = scan.run(release.open_release(built["release"]), rules, skip=others)
             out[name, label] = built["units"], {
                 (f["id"], f["paragraph_id"], f["sentence_index"]): f
                 for f in result.findings.to_pylist()}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from audit import readers
+from audit.io import release as readers
 from audit.engine import scan
 from test_inputs import JSONL_RECORD
 

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from audit import readers
+from audit.io import release as readers
 from audit.engine import scan
 from audit.analysis import stats
 from audit.errors import InputError

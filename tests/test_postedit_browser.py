@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from app_server import ROOT, running_app
-from audit import readers
+from audit.io import release as readers
 from audit.engine import scan
 from audit.repair import desk, plan
 from audit.repair.record import Workspace

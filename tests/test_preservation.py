@@ -12,7 +12,8 @@ import pytest
 
 import xquad_release
 from audit.engine import policy as policies, scan
-from audit import preservation as pres, readers, registry
+from audit import preservation as pres, registry
+from audit.io import release
 from audit.errors import InputError
 from conftest import record, require_realdata, scan_records
 
@@ -200,7 +201,7 @@ def test_the_policy_sets_the_script_threshold_and_the_cache_serves_it(tmp_path):
     default = scan_records(tmp_path / "r", [jaws(1, *LOST)], skip=OTHERS | {
         "answer_not_in_evidence"})
     assert [f["category"] for f in default.findings.to_pylist()] == ["unverifiable"]
-    lenient = scan.run(readers.open_release(tmp_path / "r" / "release"), policies.load(path),
+    lenient = scan.run(release.open_release(tmp_path / "r" / "release"), policies.load(path),
                        skip=OTHERS | {"answer_not_in_evidence"})
     assert lenient.findings.num_rows == 0
     assert lenient.summary["signals"]["preservation"]["computed"] == 0
@@ -219,7 +220,7 @@ def xquad(tmp_path_factory):
     out = {}
     for setting in xquad_release.SETTINGS:
         built = xquad_release.build(tmp_path_factory.mktemp(setting), setting, LANGUAGES, LIMIT)
-        result = scan.run(readers.open_release(built["release"]), skip=OTHERS)
+        result = scan.run(release.open_release(built["release"]), skip=OTHERS)
         out[setting] = built["units"], {f["id"]: f for f in result.findings.to_pylist()}
     return out
 

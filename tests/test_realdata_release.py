@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import realdata_release
-from audit import checks, heuristics, preservation, readers
+from audit import checks, heuristics, preservation
+from audit.io import release
 from audit.engine import scan
 from audit.languages import BY_CODE
 from conftest import require_realdata
@@ -98,7 +99,7 @@ def built(tmp_path_factory):
     # sources: the translation-quality heuristics and the preservation checks would judge
     # noise. They are tested on aligned real pairs (tests/test_heuristics.py, XQuAD in
     # tests/test_preservation.py).
-    return info, scan.run(readers.open_release(info["release"], specs),
+    return info, scan.run(release.open_release(info["release"], specs),
                           skip=frozenset(heuristics.HEURISTIC_NAMES)
                           | frozenset(preservation.PRESERVATION_NAMES))
 

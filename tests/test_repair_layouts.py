@@ -13,7 +13,7 @@ import pytest
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers
+from audit.io import release as readers
 from audit.engine import scan
 from audit.repair import jsonl, plan, record, units
 from conftest import require_realdata

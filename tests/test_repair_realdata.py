@@ -19,7 +19,7 @@ import pytest
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers
+from audit.io import release as readers
 from audit.engine import scan
 from audit.repair import corrections, plan, record, units
 from devkit import synth

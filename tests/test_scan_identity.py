@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from audit.engine import policy, scan, store
-from audit import readers, results
+from audit.io import release as readers
+from audit import results
 from audit.analysis import browse
 
 REPO = Path(__file__).resolve().parent.parent

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from audit import checks, readers, registry, sqlsafe
+from audit import checks, registry, sqlsafe
+from audit.io import release as readers
 from audit.engine import policy, scan
 from audit.reports import render
 from audit.controls import kind as controls_kind
@@ -397,7 +398,8 @@ def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
     """The scope line, exports and history name a release by summary["release"]: an upload
     is called by its own name there, not by its hash alone."""
     import hashlib
-    from audit import readers, workspace
+    from audit.io import release as readers
+    from audit import workspace
     from audit.engine import scan
     data = b"x" * 10
     digest = hashlib.sha256(data).hexdigest()[:16]

@@ -16,10 +16,10 @@ import pyarrow as pa
 
 from .. import descriptors, registry
 from ..errors import InputError
-from ..outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
-                       staged_directory, write_json)
+from ..io.files import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
+                        staged_directory, write_json)
 from .policy import Policy
-from ..readers import Release
+from ..io.release import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
 from ..sqlsafe import identifier, literal
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..languages import BY_CODE
-from ..readers import Release, iter_jsonl_objects
+from ..io.release import Release, iter_jsonl_objects
 from . import metrics
 
 METRICS = ("answer_em", "answer_f1", "support_em", "support_f1", "joint_em", "joint_f1")

@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from ..analysis import stats
 from ..descriptors import ROLE_CONDITIONS, ROLE_STATUSES, SCRIPT_RELATIONS, STRATA
 from ..languages import CODES
-from ..outputs import staged_directory, write_json
+from ..io.files import staged_directory, write_json
 from . import predictions as pred
 from .metrics import DEFAULT_PROTOCOL, PROTOCOLS
 

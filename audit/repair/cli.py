@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import InputError
-from ..outputs import progress_printer, refuse_existing
+from ..io.files import progress_printer, refuse_existing
 
 _DECISIONS = (("accept", "accepted"), ("reject", "rejected"), ("choose", "chosen"))
 
@@ -86,8 +86,8 @@ def _names(values: list[str], flag: str) -> tuple[str, ...]:
 def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
     """A release's scan: a scan directory's, or a (saved) scan."""
     from ..engine import policy, store
-    from .. import readers
-    from ..outputs import file_sha256
+    from ..io import release as readers
+    from ..io.files import file_sha256
     path = Path(spec)
     rules = policy.load(policy_file)
     if path.is_dir() and (path / "summary.json").is_file() and (
@@ -119,11 +119,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
                           tuple(args.language))
     counts = plan.summary(work)
     if args.out:
-        from .. import export
-        from ..outputs import staged_directory, write_json
+        from ..io import tables
+        from ..io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="work list") as staging:
-            export.write_table(work, staging / "plan.parquet", "parquet")
-            export.write_table(work, staging / "plan.csv", "csv")
+            tables.write_table(work, staging / "plan.parquet", "parquet")
+            tables.write_table(work, staging / "plan.csv", "csv")
             (staging / "corrections.template.jsonl").write_text(
                 "".join(line + "\n" for line in plan.template(work)), encoding="utf-8")
             write_json(staging / "summary.json", {"release": [str(p) for p in release.paths],
@@ -141,7 +141,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     from ..engine import policy
-    from .. import readers
+    from ..io import release as readers
     from ..review.postedit import batch_corrections
     from . import apply as repair
     from .corrections import read_file

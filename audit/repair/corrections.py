@@ -30,7 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import InputError
-from ..readers import Release, iter_jsonl_objects
+from ..io.release import Release, iter_jsonl_objects
 from . import units
 from .record import Origin, is_sha256
 

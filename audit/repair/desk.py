@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from diff_match_patch import diff_match_patch
 
 from ..errors import InputError
-from ..readers import REPAIR_MANIFEST, Release
+from ..io.release import REPAIR_MANIFEST, Release
 from . import record
 from .apply import RECORD_FILE
 from .record import Workspace

@@ -26,10 +26,11 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import readers, registry
+from ..io import release as readers
+from .. import registry
 from ..engine import scan
 from ..engine.policy import Policy
-from ..readers import Release
+from ..io.release import Release
 from ..sqlsafe import identifier, literal, strings
 from . import jsonl, units
 from .edits import Edit, context_edits, patched_contexts, patched_rows

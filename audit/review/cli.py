@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 from ..errors import InputError
-from ..outputs import refuse_existing
+from ..io.files import refuse_existing
 from ..analysis.stats import SEED
 
 
@@ -148,7 +148,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         bars.close()
         sites.close()
     folder = loop.batch_dir(batch.batch_id, workspace)
-    from ..outputs import staged_file, write_json
+    from ..io.files import staged_file, write_json
     with staged_file(folder / "spec.json") as staging:
         write_json(staging, spec.as_json())
     routed = len(batch.tasks) - len(report.routing["left_out"])
@@ -314,7 +314,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- report
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from ..outputs import staged_file, write_json
+    from ..io.files import staged_file, write_json
     from . import paired
     found = paired.evidence(args.batch, _workspace(args), n_boot=args.n_boot, seed=args.seed)
     if args.out:
@@ -411,7 +411,7 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
     """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
     as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
     directory that appears whole or not at all."""
-    from ..outputs import staged_directory
+    from ..io.files import staged_directory
     from . import agreement, charts, loop, reports
     frame = agreement.prepare(table)
     final = agreement.final_frame(frame)

@@ -63,7 +63,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ..errors import InputError
-from ..outputs import REPO
+from ..io.files import REPO
 
 ENV_FILE = REPO / ".labelstudio.env"
 SERVERS_FILE = REPO / ".labelstudio-servers.toml"   # AUDIT_LABEL_STUDIO_SERVERS moves it

@@ -122,8 +122,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..outputs import REPO, staged_file, write_json
-from ..readers import Release
+from ..io.files import REPO, staged_file, write_json
+from ..io.release import Release
 from . import agreement, configs, maple, routing, sampling
 from .labelstudio import CHUNK_SIZE, Server, Size, Task
 from .routing import SLOTS, Annotator

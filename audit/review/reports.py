@@ -235,6 +235,6 @@ def all_reports(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
 
 def to_csv(table: pa.Table | pl.DataFrame, path: str | Path) -> Path:
     """Write a report atomically through the one CSV writer (audit.export)."""
-    from ..export import write_table
+    from ..io.tables import write_table
     return write_table(table.to_arrow() if isinstance(table, pl.DataFrame) else table,
                        Path(path), "csv")

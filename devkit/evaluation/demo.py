@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit import descriptors, readers
+from audit import descriptors
+from audit.io import release as readers
 from audit.evaluation_cli import DEMO_EVALUATION
 from audit.workspace import DEMO_RELEASE, demo_sources
 

@@ -13,8 +13,8 @@ from typing import BinaryIO
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .errors import InputError
-from .outputs import staged_file
+from ..errors import InputError
+from .files import staged_file
 
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
 # A spreadsheet evaluates a cell whose first character, after any blanks it skips and under

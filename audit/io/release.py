@@ -22,12 +22,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import arrays, layouts, sqltext
-from .errors import InputError
-from .languages import BY_CODE
-from .outputs import cache_dir, cached_parquet, file_sha256, staged_directory, staged_file
-from .paths import JSONL_SUFFIXES, REPAIR_MANIFEST, release_name, resolve_paths, split_of
-from .sqlsafe import literal
+from .. import arrays, sqltext
+from . import layouts
+from ..errors import InputError
+from ..languages import BY_CODE
+from .files import cache_dir, cached_parquet, file_sha256, staged_directory, staged_file
+from ..paths import JSONL_SUFFIXES, REPAIR_MANIFEST, release_name, resolve_paths, split_of
+from ..sqlsafe import literal
 
 
 
