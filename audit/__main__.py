@@ -71,12 +71,12 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_manifest(args: argparse.Namespace) -> int:
     from .engine import store
-    from .io import tables
+    from .io.files import staged_file
     scan_dir = Path(args.scan)
     store.load_scan(scan_dir)
     text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
     if args.out:
-        with tables.staged_file(Path(args.out)) as staging:
+        with staged_file(Path(args.out)) as staging:
             staging.write_text(text, encoding="utf-8")
     else:
         print(text, end="")
@@ -98,13 +98,14 @@ def cmd_checks(args: argparse.Namespace) -> int:
 
 def cmd_descriptors(args: argparse.Namespace) -> int:
     from . import descriptors
-    from .io import release as readers, tables
+    from .io import release as readers
+    from .io.files import staged_file
     out = Path(args.out)
     if out.is_dir():
         raise InputError(out, "is a directory", expected="a .parquet file path for --out")
     release = readers.open_release(args.release, args.source)
     cached = descriptors.cached(release)
-    with tables.staged_file(out) as staging:
+    with staged_file(out) as staging:
         shutil.copyfile(cached, staging)
     print(json.dumps({"descriptors": str(out), "rows": release.rows,
                       **descriptors.counts(release.con, f"read_parquet({literal(str(cached))})")},

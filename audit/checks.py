@@ -23,7 +23,7 @@ from .languages import CODES
 from .sqltext import create_table
 
 if TYPE_CHECKING:
-    from .io.release import Release
+    from .io.model import Release
 
 COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
 UNITS = ("row", "paragraph", "sentence", "fact", "release")

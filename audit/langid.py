@@ -84,7 +84,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import arrays
-from .io import release as readers
+from .io import canonical
 from .languages import BY_CODE, CODES
 from .io.files import REPO, read_parquet, staged_file
 from .sqltext import NAME_CONNECTORS, create_table
@@ -1025,7 +1025,7 @@ def _units(release, root: Path) -> None:
     con = release.con
     views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
                     "('views', 'contexts') ORDER BY 1").fetchall()
-    digest = hashlib.sha256((units_sql() + repr(views) + readers.CONTEXT_NUMBERING
+    digest = hashlib.sha256((units_sql() + repr(views) + canonical.CONTEXT_NUMBERING
                              ).encode("utf-8"))
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))

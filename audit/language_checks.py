@@ -26,7 +26,7 @@ from . import langid
 from .checks import ALL, Check
 
 if TYPE_CHECKING:
-    from .io.release import Release
+    from .io.model import Release
 
 
 def _to_views(found: str) -> str:

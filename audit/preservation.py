@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from . import arrays, descriptors, langid, sqltext, textsignals
-from .io import release as readers
+from .io import canonical
 from .checks import ALL, Check
 from .heuristics import Prepared
 from .languages import BY_CODE, CODES
@@ -74,7 +74,7 @@ from .io.files import REPO, cached_parquet, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
-    from .io.release import Release
+    from .io.model import Release
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "preservation"
 TRANSLITERATION = "Any-Latin; Latin-ASCII"
@@ -483,7 +483,7 @@ def _units(release: "Release", root: Path) -> None:
                     "('views', 'contexts') ORDER BY 1").fetchall()
     digest = hashlib.sha256("\n".join(
         [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), sqltext.MACROS,
-         readers.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
+         canonical.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
     digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))

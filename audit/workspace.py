@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .io import release
+from . import paths
 from .engine import scan
 from .errors import InputError
 from .io.files import REPO, safe_name
@@ -141,7 +142,7 @@ def served_files(spec: str) -> list[Path]:
         found = _walk(anchor, parts[magic:], roots)
     elif anchor.is_dir():           # its shards (pathlib never enters a symlinked folder)
         try:
-            found = release.resolve_paths(anchor)
+            found = paths.resolve_paths(anchor)
         except InputError:
             found = []
     else:

@@ -19,6 +19,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit.engine import policy, store
+from audit import paths
 from audit.io import release as readers
 from audit import registry
 from audit.reports import render
@@ -174,7 +175,7 @@ def _served(what: str, serve, spec: str):
 def _request(view: View) -> tuple[tuple, list[Path], list[str], Path | None]:
     """What to scan, resolved under the data roots (the demo and its sources by default),
     and the key that names it: every input file's path, time and size."""
-    files = readers.resolve_paths(DEMO_RELEASE) if view.release is None \
+    files = paths.resolve_paths(DEMO_RELEASE) if view.release is None \
         else _served("release", served_files, view.release)
     if view.sources:
         specs = [f"{split}={_served(f'HotpotQA {split} source', served_file, path)}"

@@ -18,7 +18,7 @@ import pyarrow as pa
 from .. import heuristics, langid, preservation, registry
 from ..checks import Check
 from .policy import DEFAULT, Policy
-from ..io.release import Release
+from ..io.model import Release
 from ..results import code_fingerprint
 from ..sqlsafe import case, identifier, literal, strings
 

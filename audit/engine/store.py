@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..io.files import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
                         staged_directory, write_json)
 from .policy import Policy
-from ..io.release import Release
+from ..io.model import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
 from ..sqlsafe import identifier, literal
 

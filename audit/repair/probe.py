@@ -30,7 +30,7 @@ from ..io import release as readers
 from .. import registry
 from ..engine import scan
 from ..engine.policy import Policy
-from ..io.release import Release
+from ..io.model import Release
 from ..sqlsafe import identifier, literal, strings
 from . import jsonl, units
 from .edits import Edit, context_edits, patched_contexts, patched_rows

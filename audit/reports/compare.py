@@ -44,6 +44,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..engine import scan, store
+from .. import paths
 from ..io import release
 from ..analysis import stats
 from ..errors import InputError
@@ -473,8 +474,8 @@ def release_versions(old: str, new: str, *, old_sources: list[str] | None = None
                      progress: Progress | None = None) -> tuple[Version, Version]:
     """Scan (or reuse the saved scans of) both releases, one after the other. Both are
     located first, so a missing NEW fails before OLD is scanned."""
-    release.resolve_paths(old)
-    release.resolve_paths(new)
+    paths.resolve_paths(old)
+    paths.resolve_paths(new)
     return (load_version(old, old_sources, policy, progress),
             load_version(new, new_sources, policy, progress))
 

@@ -123,7 +123,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..io.files import REPO, staged_file, write_json
-from ..io.release import Release
+from ..io.model import Release
 from . import agreement, configs, maple, routing, sampling
 from .labelstudio import CHUNK_SIZE, Server, Size, Task
 from .routing import SLOTS, Annotator

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..io.files import REPO, staged_file
-from ..io.release import iter_jsonl_objects
+from ..io.jsonl import iter_jsonl_objects
 
 SOURCES = ("MAPLE", "human-written", "LLM+human-edited", "LLM")
 SETTINGS: dict[str, tuple[str, str]] = {

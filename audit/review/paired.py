@@ -64,7 +64,7 @@ import pyarrow.compute as pc
 from ..analysis import stats
 from ..reports.compare import VIEW_OF_ROW
 from ..errors import InputError
-from ..io.release import iter_jsonl_objects
+from ..io.jsonl import iter_jsonl_objects
 from ..engine.scan import ScanResult
 from . import agreement, configs, loop, routing, sampling
 

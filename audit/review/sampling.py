@@ -70,7 +70,7 @@ import pyarrow as pa
 from .. import descriptors as descriptor_module
 from ..languages import BY_CODE, LANGUAGES
 from ..io.files import staged_file, write_json
-from ..io.release import Release
+from ..io.model import Release
 from ..engine.scan import ScanResult
 from ..sqlsafe import identifier
 from ..analysis.stats import SEED

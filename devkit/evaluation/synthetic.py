@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from audit.io.files import staged_file
-from audit.io.release import Release
+from audit.io.model import Release
 
 _ROWS = """
 SELECT r.id, coalesce(r.answer, '') AS answer,
