@@ -9,7 +9,7 @@ from audit.engine import store
 from audit.analysis import queries
 from audit.reports.render import plural
 from audit.engine.scan import status_disagreements
-from pages import no_source_notice, orientation, say, scope_line, setup
+from workbench.shell import no_source_notice, orientation, say, scope_line, setup
 
 SEVERITY_COLOURS = {"blocking": "#c0392b", "review": "#e69b22", "info": "#8fb3de"}
 

@@ -20,7 +20,7 @@ from audit.languages import BY_CODE
 from audit.reports.render import chart_label, plural
 from audit.review import loop
 from audit.workspace import served_file, shown_path, stamp
-from pages import save_upload, say, scope_line, setup
+from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
 
 result = setup("Judge", "LLM-judge samples")

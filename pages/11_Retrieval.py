@@ -12,7 +12,7 @@ from audit.evaluation import retrieval
 from audit.evaluation_cli import DEMO_EVALUATION, parse_ks
 from audit.reports.render import chart_label
 from audit.workspace import served_file, shown_path, stamp
-from pages import page_setup, say
+from workbench.shell import page_setup, say
 
 page_setup("Retrieval", "MAPLE retrieval runs")   # MAPLE runs: no release
 st.caption("hit@k per query: the mapped paper among the run's first k documents, ordered as "

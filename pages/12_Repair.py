@@ -19,9 +19,9 @@ from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
 from audit.review import loop, postedit
-from audit.viewstate import View
+from workbench.viewstate import View
 from audit.workspace import DEMO_RELEASE, demo_sources, repairs_root, served_file
-from pages import current_view, html, say, save_upload, scope_line, setup
+from workbench.shell import current_view, html, save_upload, say, scope_line, setup
 from workbench import auth
 
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",

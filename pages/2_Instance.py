@@ -8,7 +8,7 @@ import streamlit as st
 
 from audit.reports import render
 from audit.analysis import browse, queries
-from pages import current_view, follow_url, html, int_param, say, scope_line, setup
+from workbench.shell import current_view, follow_url, html, int_param, say, scope_line, setup
 
 result = setup("Instance")
 view = current_view()

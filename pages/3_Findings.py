@@ -11,8 +11,8 @@ import streamlit as st
 
 from audit.reports import render
 from audit.analysis import queries
-from pages import (current_view, filtered_rows, follow_url, html, no_source_notice, say,
-                   scope_line, setup, show_view)
+from workbench.shell import (current_view, filtered_rows, follow_url, html, no_source_notice,
+                             say, scope_line, setup, show_view)
 
 result = setup("Findings")
 view = current_view()

@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from audit.reports import render
 from audit.analysis import browse, mixing
-from pages import current_view, filtered_rows, scope_line, setup
+from workbench.shell import current_view, filtered_rows, scope_line, setup
 
 result = setup("Mixing", "Language mixing")
 view = current_view()

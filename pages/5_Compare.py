@@ -13,10 +13,10 @@ from audit.io import tables
 from audit.engine import policy
 from audit.errors import InputError
 from audit.review import paired
-from audit.viewstate import View
+from workbench.viewstate import View
 from audit.workspace import demo_sources, served_file
-from pages import (CannotOpen, current_view, follow_url, html, say, scan_of, scope_line,
-                   setup)
+from workbench.shell import (CannotOpen, current_view, follow_url, html, say, scan_of,
+                             scope_line, setup)
 
 result = setup("Compare", "Compare two releases")
 scope_line(result, filtered=False)

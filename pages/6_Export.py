@@ -12,8 +12,8 @@ from audit.io import tables
 from audit.engine import store
 from audit.io.files import safe_name
 from audit.reports.render import plural
-from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
-                   setup)
+from workbench.shell import (current_view, filtered_rows, follow_url, release_name, say,
+                             scope_line, setup)
 from workbench import auth
 
 result = setup("Export")

@@ -13,7 +13,7 @@ from audit.errors import InputError
 from audit.reports.render import plural, visible
 from audit.review import configs, labelstudio, loop, maple, routing, sampling
 from audit.workspace import served_file, shown_path
-from pages import current_view, say, scope_line, setup
+from workbench.shell import current_view, say, scope_line, setup
 from workbench import auth
 
 result = setup("Review")

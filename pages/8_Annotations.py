@@ -12,7 +12,7 @@ from audit.io import tables as export
 from audit.errors import InputError
 from audit.reports.render import plural
 from audit.review import agreement, charts, check_agreement, loop, reports, routing
-from pages import say, setup
+from workbench.shell import say, setup
 from workbench import auth
 
 result = setup("Annotations")

@@ -17,7 +17,7 @@ from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION
 from audit.reports.render import chart_label
 from audit.workspace import served_file, shown_path, stamp
-from pages import save_upload, say, scope_line, setup
+from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
 
 result = setup("Evaluate", "Evaluate predictions")

@@ -470,10 +470,10 @@ def test_clean_human_translations_raise_no_review_level_control(realdata):
 
 
 def test_only_the_rendering_boundary_shows_html():
-    """Pages show HTML only through pages.html (fragments from audit.render)."""
+    """Pages show HTML only through workbench.shell.html (fragments from
+    audit.reports.render)."""
     root = Path(__file__).resolve().parent.parent
     for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
-        if path.name != "__init__.py":
-            assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
-    assert (root / "pages" / "__init__.py").read_text(encoding="utf-8").count(
-        "unsafe_allow_html=True") == 2      # the stylesheet and pages.html
+        assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
+    assert (root / "workbench" / "shell.py").read_text(encoding="utf-8").count(
+        "unsafe_allow_html=True") == 2      # the stylesheet and shell.html

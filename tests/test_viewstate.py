@@ -7,7 +7,7 @@ import threading
 from urllib.parse import parse_qs, urlparse
 
 from audit.analysis.browse import Filters
-from audit.viewstate import View
+from workbench.viewstate import View
 from audit.workspace import ScanCache
 
 QUERY = {"release": "data/x/*.parquet", "source_train": "data/hotpot_train.json",

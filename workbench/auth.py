@@ -82,7 +82,7 @@ class Role:
         return template.format(**self.values)
 
     def markdown(self, template: str) -> str:
-        """The template with every value verbatim (audit.render.message)."""
+        """The template with every value verbatim (audit.reports.render.message)."""
         return message(template, **self.values)
 
 

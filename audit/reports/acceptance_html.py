@@ -79,7 +79,7 @@ def _number(value: object) -> str:
 def report_html(decision: dict, comparison: Comparison, evidence: dict | None) -> str:
     """One self-contained page (Plotly inlined once, nothing fetched): the verdicts, the
     numbers and thresholds of each criterion, and the figures. Every outside string (release
-    names, languages, checks) goes through audit.render."""
+    names, languages, checks) goes through audit.reports.render."""
     rows = [[render.text(c["criterion"]), render.text(c["name"]),
              render.badge(c["verdict"], {PASS: "accepted", FAIL: "blocking"}.get(
                  c["verdict"], "review")),

@@ -1,12 +1,12 @@
 """Shared set-up called at the top of every page: page config, navigation that carries the
 view, the release / source / policy pickers, the cached scan and the scope line.
 
-The view (release, HotpotQA sources, policy and Browse filter; `audit.viewstate.View`) lives
+The view (release, HotpotQA sources, policy and Browse filter; `workbench.viewstate.View`) lives
 in the URL. Widgets follow the URL and write it back; every navigation link and "open"
 action carries it, so any URL reproduces what was shown.
 
 Outside text (release fields, paths, URL parameters, exports) is untrusted: pages show it only
-through `html` (fragments from `audit.render`), `say` (Streamlit's boxes with each value
+through `html` (fragments from `audit.reports.render`), `say` (Streamlit's boxes with each value
 verbatim), or as data in tables and charts; never as Markdown of their own.
 """
 
@@ -18,16 +18,15 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit.engine import policy, store
-from audit import paths
-from audit.io import release as readers
-from audit import registry
-from audit.reports import render
+from audit import paths, registry
 from audit.analysis import browse
-from audit.errors import InputError
-from audit.io.files import staged_file
+from audit.engine import policy, store
 from audit.engine.scan import ScanResult
-from audit.viewstate import SPLITS, View
+from audit.errors import InputError
+from audit.io import release as readers
+from audit.io.files import staged_file
+from audit.reports import render
+from workbench.viewstate import SPLITS, View
 from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
                              served_files, stamp, upload_name)
 from workbench import auth
@@ -36,7 +35,7 @@ SCANS = ScanCache()
 
 
 def html(*fragments: str, css: str = "xb") -> None:
-    """Show fragments built by `audit.render` (the only HTML a page may show)."""
+    """Show fragments built by `audit.reports.render` (the only HTML a page may show)."""
     st.markdown(render.block(*fragments, css=css), unsafe_allow_html=True)
 
 
@@ -82,7 +81,7 @@ def show_view(view: View, **extra: object) -> None:
 
 def pages() -> list[tuple[str, str]]:
     """(script, label) of every page, in menu order: Overview, then pages/N_Name.py."""
-    found = sorted(Path(__file__).parent.glob("[0-9]*_*.py"),
+    found = sorted((Path(__file__).resolve().parent.parent / "pages").glob("[0-9]*_*.py"),
                    key=lambda p: int(p.name.split("_", 1)[0]))
     return [("app.py", "Overview")] + [
         (f"pages/{p.name}", p.stem.split("_", 1)[1].replace("_", " ")) for p in found]
