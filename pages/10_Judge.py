@@ -19,7 +19,7 @@ from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
 from audit.languages import BY_CODE
 from audit.reports.render import chart_label, plural
 from audit.review import loop
-from audit.workspace import served_file, shown_path, stamp
+from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
 

@@ -11,7 +11,7 @@ from audit.errors import InputError
 from audit.evaluation import retrieval
 from audit.evaluation_cli import DEMO_EVALUATION, parse_ks
 from audit.reports.render import chart_label
-from audit.workspace import served_file, shown_path, stamp
+from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import page_setup, say
 
 page_setup("Retrieval", "MAPLE retrieval runs")   # MAPLE runs: no release

@@ -12,7 +12,7 @@ from audit.analysis import browse
 from audit.errors import InputError
 from audit.reports.render import plural, visible
 from audit.review import configs, labelstudio, loop, maple, routing, sampling
-from audit.workspace import served_file, shown_path
+from workbench.serving import served_file, shown_path
 from workbench.shell import current_view, say, scope_line, setup
 from workbench import auth
 

@@ -16,7 +16,7 @@ from audit.errors import InputError
 from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION
 from audit.reports.render import chart_label
-from audit.workspace import served_file, shown_path, stamp
+from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
 

@@ -20,7 +20,7 @@ from audit.engine import policy, scan
 from audit.reports import render
 from audit.controls import kind as controls_kind
 from audit.errors import InputError
-from audit.workspace import NotServed, served_directory, served_file, served_files, stamp
+from workbench.serving import NotServed, served_directory, served_file, served_files, stamp
 from devkit import synth
 from conftest import record, source, view
 from test_inputs import cli
@@ -384,14 +384,14 @@ def test_only_releases_under_the_data_roots_are_served(roots, tmp_path):
 
 
 def test_a_kept_upload_is_served_wherever_the_roots_are(roots, monkeypatch):
-    from audit import workspace
-    monkeypatch.setattr(workspace, "UPLOADS", roots[0].parent / "uploads")
-    workspace.UPLOADS.mkdir()
-    kept = workspace.UPLOADS / "0123456789abcdef.parquet"
-    one_row_release(workspace.UPLOADS, kept.name, blank=False)
+    from workbench import serving
+    monkeypatch.setattr(serving, "UPLOADS", roots[0].parent / "uploads")
+    serving.UPLOADS.mkdir()
+    kept = serving.UPLOADS / "0123456789abcdef.parquet"
+    one_row_release(serving.UPLOADS, kept.name, blank=False)
     assert served_files(str(kept)) == [kept.resolve()]
     with pytest.raises(NotServed):
-        served_files(f"{workspace.UPLOADS}/../elsewhere/secret.parquet")
+        served_files(f"{serving.UPLOADS}/../elsewhere/secret.parquet")
 
 
 def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
@@ -399,17 +399,17 @@ def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
     is called by its own name there, not by its hash alone."""
     import hashlib
     from audit.io import release as readers
-    from audit import workspace
+    from workbench import serving
     from audit.engine import scan
     data = b"x" * 10
     digest = hashlib.sha256(data).hexdigest()[:16]
-    assert workspace.upload_name("XHotpot v2 (final).PARQUET", data, (".parquet",)) == \
+    assert serving.upload_name("XHotpot v2 (final).PARQUET", data, (".parquet",)) == \
         f"{digest}-XHotpot_v2_final.parquet"
-    assert workspace.upload_name("../../etc/passwd", data, (".json",)) == f"{digest}-passwd.json"
-    assert workspace.upload_name("<b>.toml", data, (".toml", ".json")) == f"{digest}-b.toml"
-    monkeypatch.setattr(workspace, "UPLOADS", roots[0].parent / "uploads")
-    name = workspace.upload_name("xhotpot-v2.parquet", data, (".parquet",))
-    kept = one_row_release(workspace.UPLOADS, name, blank=False)
+    assert serving.upload_name("../../etc/passwd", data, (".json",)) == f"{digest}-passwd.json"
+    assert serving.upload_name("<b>.toml", data, (".toml", ".json")) == f"{digest}-b.toml"
+    monkeypatch.setattr(serving, "UPLOADS", roots[0].parent / "uploads")
+    name = serving.upload_name("xhotpot-v2.parquet", data, (".parquet",))
+    kept = one_row_release(serving.UPLOADS, name, blank=False)
     summary = scan.run(readers.open_release(kept)).summary
     assert summary["release"] == f"{digest}-xhotpot-v2"
 

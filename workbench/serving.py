@@ -21,11 +21,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .io import release
-from . import paths
-from .engine import scan
-from .errors import InputError
-from .io.files import REPO, safe_name
+from audit.io import release
+from audit import paths
+from audit.engine import scan
+from audit.errors import InputError
+from audit.io.files import REPO, safe_name
 
 DEMO = REPO / "data" / "demo"
 DEMO_RELEASE = DEMO / "release"
