@@ -20,7 +20,8 @@ from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
 from audit.review import loop, postedit
 from workbench.viewstate import View
-from workbench.serving import DEMO_RELEASE, demo_sources, repairs_root, served_file
+from audit.workspace import DEMO_RELEASE, demo_sources
+from workbench.serving import repairs_root, served_file
 from workbench.shell import current_view, html, save_upload, say, scope_line, setup
 from workbench import auth
 

@@ -8,7 +8,7 @@ import pytest
 
 from audit import registry
 from audit.analysis import browse
-from workbench.serving import scan_release
+from audit.workspace import scan_release
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from audit.review import agreement, check_agreement, loop, sampling
-from workbench.serving import DEMO_RELEASE, demo_sources, scan_release
+from audit.workspace import DEMO_RELEASE, demo_sources, scan_release
 from test_agreement import annotations
 
 # Demo paragraph units (row, paragraph): 142 p03 lost its answer (review), 1 p03 is

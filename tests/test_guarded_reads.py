@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit.engine import store
-from workbench import serving
+from audit import workspace
 from audit.review import labelstudio as ls
 from devkit.labelstudio_local import LocalServer
 
@@ -32,7 +32,7 @@ def demo_scans(tmp_path_factory):
     saved = store.SCANS
     store.SCANS = scans
     try:
-        result = serving.scan_release()
+        result = workspace.scan_release()
         good, broken_summary, broken_manifest = (store.write_scan(result) for _ in range(3))
     finally:
         store.SCANS = saved

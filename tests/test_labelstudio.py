@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from workbench import serving as audit_workspace
+from audit import workspace as audit_workspace
 from audit.errors import InputError
 from audit.review import agreement, loop, maple, reports, sampling
 from audit.review import labelstudio as ls

@@ -34,7 +34,7 @@ from audit.engine import scan
 from audit.repair import desk, plan
 from audit.repair.record import Workspace
 from audit.review import labelstudio as ls
-from workbench.serving import DEMO_RELEASE, demo_sources
+from audit.workspace import DEMO_RELEASE, demo_sources
 from repair_helpers import cli
 from test_browser import settled
 from test_review_browser import (RUN, _cli, browser, log_in, open_queue,  # noqa: F401

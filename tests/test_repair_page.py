@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 
 import repair_demo
 from audit.repair import desk
-from workbench.serving import DEMO_RELEASE, scan_release
+from audit.workspace import DEMO_RELEASE, scan_release
 from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
 
 

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pytest
 
 from app_server import running_app
-from workbench import serving as audit_workspace
+from audit import workspace as audit_workspace
 from audit.errors import InputError
 from audit.review import labelstudio as ls
 from audit.review import loop, maple, sampling

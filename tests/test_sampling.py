@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from audit import descriptors
-from workbench import serving
+from audit import workspace
 from audit.review import configs, sampling
 from audit.review.sampling import PAPER_PRESET, build_units, sample, sample_design
 
@@ -21,7 +21,7 @@ CREATED = "2026-08-10T00:00:00+00:00"
 
 @pytest.fixture(scope="module")
 def scanned():
-    return serving.scan_release()
+    return workspace.scan_release()
 
 
 @pytest.fixture(scope="module")

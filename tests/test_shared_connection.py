@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from audit import descriptors
-from workbench import serving
+from audit import workspace
 from audit.engine import scan
 from audit.review import sampling
 
@@ -20,7 +20,7 @@ ROUNDS = 6
 
 @pytest.fixture(scope="module")
 def scanned():
-    return serving.scan_release()
+    return workspace.scan_release()
 
 
 def test_sessions_on_one_connection_each_get_their_own_answer(scanned):

@@ -1,5 +1,5 @@
-"""Where the bundled demo release lives, which files the workbench may serve, and one call
-that scans a release for the views.
+"""Which files the workbench may serve, where uploads are kept, and the scans it holds in
+memory (the demo release and `scan_release` are the library's: audit/workspace.py).
 
 The workbench is reached by URL, so every path it is given (`?release=`, `?old=`, the
 sources and policy, every path box, the paths uploads are kept at) is outside input: one
@@ -21,14 +21,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from audit.io import release
 from audit import paths
 from audit.engine import scan
 from audit.errors import InputError
 from audit.io.files import REPO, safe_name
 
-DEMO = REPO / "data" / "demo"
-DEMO_RELEASE = DEMO / "release"
 UPLOADS = REPO / "data" / "uploads"
 
 
@@ -186,20 +183,6 @@ def shown_path(path: str | Path) -> str:
 def stamp(files: list[Path]) -> tuple:
     """What changes when a release's files change: path, mtime and size of each."""
     return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
-
-
-def demo_sources() -> list[str]:
-    return [f"{split}={DEMO / f'hotpot_source_{split}.json'}"
-            for split in ("train", "validation")]
-
-
-def scan_release(path: str | Path | None = None, sources: list[str] | None = None,
-                 files: list[Path] | None = None) -> scan.ScanResult:
-    """Scan `path` (`files`: its data files, already resolved), or the demo release with
-    its HotpotQA sources when no path is given."""
-    if path is None:
-        path, sources = DEMO_RELEASE, demo_sources()
-    return scan.run(release.open_release(path, sources, files))
 
 
 class ScanCache:

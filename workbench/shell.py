@@ -27,8 +27,8 @@ from audit.io import release as readers
 from audit.io.files import staged_file
 from audit.reports import render
 from workbench.viewstate import SPLITS, View
-from workbench.serving import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
-                               served_files, stamp, upload_name)
+from audit.workspace import DEMO_RELEASE, demo_sources
+from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
 from workbench import auth
 
 SCANS = ScanCache()

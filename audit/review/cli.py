@@ -351,7 +351,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                          "nothing pulled yet", expected="`review pull` first")
     extra = {}
     if args.release:
-        from workbench.serving import scan_release
+        from ..workspace import scan_release
         from . import agreement, check_agreement
         final = agreement.final_frame(agreement.prepare(table))
         extra["checks_vs_humans"] = check_agreement.against_humans(

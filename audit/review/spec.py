@@ -192,15 +192,15 @@ def build_batch(spec: Spec):
     if spec.kind == "relevance":
         return loop.relevance_batch(maple.read_relevance_pairs(_relative(spec, spec.pairs)),
                                     spec.batch)
-    from workbench import serving
+    from .. import workspace
     if spec.kind == "post-edit":
         return _post_edit_batch(spec)
-    result = serving.scan_release(_relative(spec, spec.release) if spec.release else None,
+    result = workspace.scan_release(_relative(spec, spec.release) if spec.release else None,
                                     spec.sources or None)
     chosen = design(spec)
     if spec.kind == "paired":
         from . import paired
-        new = serving.scan_release(_relative(spec, spec.new_release),
+        new = workspace.scan_release(_relative(spec, spec.new_release),
                                      spec.new_sources or None)
         try:
             return paired.paired_batch(result, new, chosen, spec.batch, where={
@@ -220,12 +220,12 @@ def _post_edit_batch(spec: Spec):
     """The units of the spec's plan (else the release's whole work list) as a post-edit
     batch; a plan not made from this release is refused, naming its line and row."""
     from ..io import release as readers
-    from workbench import serving
+    from .. import workspace
     from ..repair import plan as repair
     from . import postedit
     release_path = _relative(spec, spec.release)
     if spec.plan is None:
-        result = serving.scan_release(release_path, spec.sources or None)
+        result = workspace.scan_release(release_path, spec.sources or None)
         return postedit.post_edit_batch(repair.work_list(result), result.release,
                                         spec.batch)
     path = _relative(spec, spec.plan)

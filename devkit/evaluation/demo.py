@@ -8,7 +8,7 @@ from pathlib import Path
 from audit import descriptors
 from audit.io import release as readers
 from audit.evaluation_cli import DEMO_EVALUATION
-from workbench.serving import DEMO_RELEASE, demo_sources
+from audit.workspace import DEMO_RELEASE, demo_sources
 
 from devkit.evaluation import demo_reviews, judge_synth, synthetic
 
