@@ -16,7 +16,8 @@ from audit.analysis import browse
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo" / "release"
-IDENTITY = ("from audit import readers; from audit.engine import policy, scan; import sys; "
+IDENTITY = ("from audit.engine import policy, scan; from audit.io import release as readers; "
+            "import sys; "
             "print(scan.identity(readers.open_release(sys.argv[1]), policy.DEFAULT))")
 
 
