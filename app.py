@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit import export, inspect, render
-from audit.render import plural
-from audit.scan import status_disagreements
-from pages import html, no_source_notice, orientation, say, scope_line, setup
+from audit.analysis import queries
+from audit.engine import store
+from audit.engine.scan import status_disagreements
+from audit.reports import render
+from audit.reports.render import plural
+from workbench.shell import html, no_source_notice, orientation, say, scope_line, setup
 
 result = setup("Overview", "Release overview")
 summary = result.summary
@@ -30,7 +32,7 @@ with right:
                  hide_index=True)
 
 st.subheader("Findings by check")
-by_check = inspect.findings_by_check(result).to_pylist()
+by_check = queries.findings_by_check(result).to_pylist()
 if by_check:
     # An HTML table, not a chart: the first page a person opens draws without loading a
     # chart library, and every count is exact and readable.
@@ -57,7 +59,7 @@ if disagree.num_rows:
     st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
 
 st.subheader("Scan history")
-history = export.scan_history(result.release)
+history = store.scan_history(result.release)
 if history:
     st.dataframe(history, hide_index=True)
 else:

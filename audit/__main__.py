@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import results
 from .errors import InputError
-from .outputs import progress_printer, read_parquet, refuse_existing
+from .io.files import progress_printer, read_parquet, refuse_existing
 from .paths import resolve_paths
 from .sqlsafe import literal
 
@@ -34,8 +34,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if restored is not None:
         out, summary = restored
     else:
-        from . import export, policy, readers, scan
         from .checks import registry
+        from .engine import policy, scan, store
+        from .io import release as readers
         rules = policy.load(args.policy)
         unknown = sorted(skip - set(registry.BY_NAME))
         if unknown:
@@ -45,7 +46,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                                        known_digests=digests)
         say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
         result = scan.run(release, rules, progress=say, skip=skip)
-        out = export.write_scan(result, target)
+        out = store.write_scan(result, target)
         if key is not None:
             results.remember(key, out)
         summary = result.summary
@@ -55,11 +56,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from . import export
+    from .engine import store
+    from .io import tables
+    from .reports import quarantine
     statuses = tuple(args.status or ("quarantined", "review_required"))
-    findings, status, _ = export.load_scan(Path(args.scan))
-    table = export.quarantine(findings, status, statuses)
-    out = export.write_table(table, Path(args.out), args.format or
+    findings, status, _ = store.load_scan(Path(args.scan))
+    table = quarantine.quarantine(findings, status, statuses)
+    out = tables.write_table(table, Path(args.out), args.format or
                                   Path(args.out).suffix.lstrip(".") or "csv")
     print(f"{table.num_rows} reasons for {len(set(table.column('row').to_pylist()))} rows "
           f"→ {out}")
@@ -67,12 +70,13 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from . import export
+    from .engine import store
+    from .io.files import staged_file
     scan_dir = Path(args.scan)
-    export.load_scan(scan_dir)
+    store.load_scan(scan_dir)
     text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
     if args.out:
-        with export.staged_file(Path(args.out)) as staging:
+        with staged_file(Path(args.out)) as staging:
             staging.write_text(text, encoding="utf-8")
     else:
         print(text, end="")
@@ -93,14 +97,15 @@ def cmd_checks(args: argparse.Namespace) -> int:
 
 
 def cmd_descriptors(args: argparse.Namespace) -> int:
-    from . import export, readers
+    from .io import release as readers
+    from .io.files import staged_file
     from .language import descriptors
     out = Path(args.out)
     if out.is_dir():
         raise InputError(out, "is a directory", expected="a .parquet file path for --out")
     release = readers.open_release(args.release, args.source)
     cached = descriptors.cached(release)
-    with export.staged_file(out) as staging:
+    with staged_file(out) as staging:
         shutil.copyfile(cached, staging)
     print(json.dumps({"descriptors": str(out), "rows": release.rows,
                       **descriptors.counts(release.con, f"read_parquet({literal(str(cached))})")},
@@ -110,7 +115,7 @@ def cmd_descriptors(args: argparse.Namespace) -> int:
 
 def _descriptor_table(spec: str, sources: list[str]):
     """A scan directory's descriptors.parquet, else the descriptors of a release."""
-    from . import readers
+    from .io import release as readers
     from .language import descriptors
     path = Path(spec)
     if path.is_dir() and (path / "descriptors.parquet").is_file():
@@ -119,7 +124,7 @@ def _descriptor_table(spec: str, sources: list[str]):
 
 
 def cmd_mixing(args: argparse.Namespace) -> int:
-    from . import mixing   # SciPy and statsmodels: only the command that needs them
+    from .analysis import mixing   # SciPy and statsmodels: only the command that needs them
     result = mixing.mixing(_descriptor_table(args.release, args.source))
     if args.json:
         print(json.dumps(mixing.to_json(result), indent=2, ensure_ascii=False))
@@ -151,7 +156,9 @@ def scan_parser() -> argparse.ArgumentParser:
 
 
 def parser() -> argparse.ArgumentParser:
-    from . import compare_cli, evaluation_cli, export, scan
+    from . import compare_cli, evaluation_cli
+    from .io import tables
+    from .engine import scan
     from .repair import cli as repair_cli
     from .review import cli as review_cli
     top = argparse.ArgumentParser(prog="python -m audit", description=__doc__)
@@ -160,7 +167,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("export-quarantine", help="write the quarantine list of a scan")
     p.add_argument("scan", help="a scan directory")
     p.add_argument("--out", required=True, help="output file (.csv, .jsonl or .parquet)")
-    p.add_argument("--format", choices=export.QUARANTINE_FORMATS)
+    p.add_argument("--format", choices=tables.QUARANTINE_FORMATS)
     p.add_argument("--status", action="append", choices=scan.STATUS_ORDER,
                    help="statuses to include (default quarantined and review_required)")
     p.set_defaults(func=cmd_export)

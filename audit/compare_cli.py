@@ -7,10 +7,11 @@ import json
 import time
 from pathlib import Path
 
-from . import compare, policy
+from .reports import compare
+from .engine import policy
 from .errors import InputError
-from .outputs import progress_printer, refuse_existing, staged_directory, write_json
-from .stats import SEED
+from .io.files import progress_printer, refuse_existing, staged_directory, write_json
+from .analysis.stats import SEED
 
 
 def versions(args: argparse.Namespace, rules: policy.Policy, say
@@ -38,7 +39,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_accept(args: argparse.Namespace) -> int:
     # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
-    from . import acceptance
+    from .reports import acceptance, acceptance_html
     from .review import paired
     from .review.workspace import REVIEWS
     say = progress_printer(time.perf_counter())
@@ -59,7 +60,7 @@ def cmd_accept(args: argparse.Namespace) -> int:
         with staged_directory(Path(args.out), what="gate") as staging:
             write_json(staging / "acceptance.json", {**decision, "evidence": evidence})
             (staging / "report.html").write_text(
-                acceptance.report_html(decision, comparison, evidence), encoding="utf-8")
+                acceptance_html.report_html(decision, comparison, evidence), encoding="utf-8")
             compare.write_files(comparison, staging)
     for c in decision["criteria"]:
         hint = " (give one with --reviews)" if c["reason"] == acceptance.NO_REVIEWS else ""

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from .errors import InputError
-from .outputs import refuse_existing
-from .stats import SEED
+from .io.files import refuse_existing
+from .analysis.stats import SEED
 
 DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
 
@@ -29,8 +29,9 @@ def _say(message: str) -> None:
 
 def _scan(release_spec: str, sources: list[str], skip: list[str]):
     """Open and scan a release (status per row, findings) with the default policy."""
-    from . import readers, scan
     from .checks import registry
+    from .engine import scan
+    from .io import release as readers
     unknown = sorted(set(skip) - set(registry.BY_NAME))
     if unknown:
         raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
@@ -41,8 +42,8 @@ def _scan(release_spec: str, sources: list[str], skip: list[str]):
 
 
 def _scan_status(scan_dir: str, rows: int):
-    from . import export
-    _, status, _ = export.load_scan(Path(scan_dir))
+    from .engine import store
+    _, status, _ = store.load_scan(Path(scan_dir))
     if status.num_rows != rows:
         raise InputError(scan_dir, f"its status covers {status.num_rows:,} rows, the release "
                          f"{rows:,}", expected="a scan of this release")
@@ -52,7 +53,7 @@ def _scan_status(scan_dir: str, rows: int):
 # ------------------------------------------------------------------------------ evaluate
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from . import readers
+    from .io import release as readers
     from .language import descriptors
     from .evaluation import predictions, report
     refuse_existing(args.out, "report")
@@ -122,7 +123,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     reports = judge_reports(args.judge, release, findings, _human_scores(args.reviews),
                             args.n_boot, args.seed)
     if args.out:
-        from .outputs import staged_directory, write_json
+        from .io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="report") as staging:
             for name, table in reports.items():
                 if name != "files":
@@ -175,7 +176,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries, parse_ks(args.k),
                                      n_boot=args.n_boot, seed=args.seed)
     if args.out:
-        from .outputs import staged_directory, write_json
+        from .io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="report") as staging:
             pq.write_table(report.metrics, staging / "metrics.parquet")
             pq.write_table(report.per_query, staging / "per_query.parquet")

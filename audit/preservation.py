@@ -66,18 +66,18 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import arrays, readers, sqltext
+from . import arrays, sqltext
 from .checks.model import ALL, Check
-from .io import signal_cache
+from .io import canonical, signal_cache
 from .language import descriptors
 from .translation import signals as textsignals
 from .translation.layer import Prepared
 from .languages import BY_CODE, CODES
-from .outputs import REPO, cached_parquet, staged_file
+from .io.files import REPO, cached_parquet, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
-    from .readers import Release
+    from .io.model import Release
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "preservation"
 TRANSLITERATION = "Any-Latin; Latin-ASCII"
@@ -492,7 +492,7 @@ def _units(release: "Release", root: Path) -> None:
                     "('views', 'contexts') ORDER BY 1").fetchall()
     digest = hashlib.sha256("\n".join(
         [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), sqltext.MACROS,
-         readers.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
+         canonical.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
     digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))

@@ -23,8 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from .outputs import (SCANS, cache_dir, file_sha256, manifest_inputs, scan_target,
-                      staged_directory, write_json)
+from .io.files import (SCANS, cache_dir, file_sha256, manifest_inputs, scan_target,
+                       staged_directory, write_json)
 from .paths import release_name, split_of
 
 RESULTS_KEPT = 4

@@ -18,7 +18,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import realtext  # noqa: E402
-from audit import browse, readers, scan  # noqa: E402
+from audit.io import release  # noqa: E402
+from audit.engine import scan  # noqa: E402
+from audit.analysis import browse  # noqa: E402
 
 COMBINATIONS = [
     {}, {"question_language": "fa"}, {"question_language": "fa,ur,ar"},
@@ -38,7 +40,7 @@ COMBINATIONS = [
 def browse_figures() -> None:
     info = realtext.release("plus")
     started = time.perf_counter()
-    result = scan.run(readers.open_release(info["release"], [f"validation={info['source']}"]))
+    result = scan.run(release.open_release(info["release"], [f"validation={info['source']}"]))
     browse.build_index(result)
     print(f"scan + browse index of {result.release.rows:,} rows: "
           f"{time.perf_counter() - started:.1f} s")

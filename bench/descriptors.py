@@ -25,7 +25,7 @@ import realtext  # noqa: E402
 
 _CHILD = """
 import json, resource, sys, time
-from audit import readers
+from audit.io import release as readers
 from audit.language import descriptors
 t0 = time.perf_counter()
 release = readers.open_release(sys.argv[1])

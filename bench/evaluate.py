@@ -29,8 +29,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 import realtext  # noqa: E402
 
-from audit import readers, scan  # noqa: E402
-from audit.language import descriptors
+from audit.engine import scan  # noqa: E402
+from audit.io import release as readers  # noqa: E402
+from audit.language import descriptors  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from audit.evaluation import predictions, report  # noqa: E402
@@ -83,7 +84,7 @@ def cluster_figure() -> None:
     bootstrap of a per-source difference over 7,405 sources."""
     import numpy as np
 
-    from audit import stats
+    from audit.analysis import stats
     rng = np.random.default_rng(0)
     old = rng.random(7405) < 0.06
     new = old & (rng.random(7405) < 0.2)

@@ -42,9 +42,10 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 import heuristics_release  # noqa: E402
 import realtext  # noqa: E402
-from audit import policy as policies, readers, scan  # noqa: E402
-from audit.translation import layer as heuristics
 from audit.checks import registry, translation as heuristic_checks  # noqa: E402
+from audit.engine import policy as policies, scan  # noqa: E402
+from audit.io import release as readers  # noqa: E402
+from audit.translation import layer as heuristics  # noqa: E402
 
 ANCHORS_PYTHON = REPO / "bench" / ".anchors-venv" / "bin" / "python"
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"
@@ -300,7 +301,8 @@ def speed_release() -> Path:
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from audit import readers, scan
+from audit.io import release as readers
+from audit.engine import scan
 from audit.translation import layer as heuristics
 heuristics.CACHE_DIR = Path(sys.argv[2])
 started = time.perf_counter()
@@ -323,7 +325,8 @@ print(json.dumps({"rows": result.summary["rows"], "seconds": seconds,
 _ALONE = """
 import json, resource, sys, time
 from pathlib import Path
-from audit import policy, readers
+from audit.engine import policy
+from audit.io import release as readers
 from audit.translation import layer as heuristics
 heuristics.CACHE_DIR = Path(sys.argv[2])
 release = readers.open_release(sys.argv[1])

@@ -49,8 +49,10 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 import realdata_release  # noqa: E402
 import xquad_release  # noqa: E402
-from audit import policy, preservation, readers, scan  # noqa: E402
-from audit.checks import registry
+from audit import preservation  # noqa: E402
+from audit.checks import registry  # noqa: E402
+from audit.engine import policy, scan  # noqa: E402
+from audit.io import release as readers  # noqa: E402
 from audit.languages import BY_CODE  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"
@@ -184,7 +186,9 @@ def thresholds() -> None:
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from audit import policy, preservation, readers
+from audit import preservation
+from audit.engine import policy
+from audit.io import release as readers
 preservation.CACHE_DIR = Path(sys.argv[2])
 release = readers.open_release(sys.argv[1])
 started = time.perf_counter()

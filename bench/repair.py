@@ -41,7 +41,7 @@ import pyarrow as pa  # noqa: E402
 
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
-from audit import readers  # noqa: E402
+from audit.io import release as readers  # noqa: E402
 from audit.repair import units  # noqa: E402
 
 SEED = 20261221

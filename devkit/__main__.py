@@ -15,7 +15,7 @@ from pathlib import Path
 
 from audit.errors import InputError
 from audit.evaluation_cli import DEMO_EVALUATION
-from audit.stats import SEED
+from audit.analysis.stats import SEED
 
 from devkit import REPO
 
@@ -33,7 +33,7 @@ def cmd_eval_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_synth_judge(args: argparse.Namespace) -> int:
-    from audit import readers
+    from audit.io import release as readers
     from devkit.evaluation import judge_synth
     release = readers.open_release(args.release, args.source) if args.release else None
     table = judge_synth.generate(args.profile, release=release, seed=args.seed)

@@ -17,10 +17,10 @@ from audit.errors import InputError
 from audit.evaluation import judge
 from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
 from audit.languages import BY_CODE
-from audit.render import chart_label, plural
+from audit.reports.render import chart_label, plural
 from audit.review import workspace
-from audit.workspace import served_file, shown_path, stamp
-from pages import save_upload, say, scope_line, setup
+from workbench.serving import served_file, shown_path, stamp
+from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
 
 result = setup("Judge", "LLM-judge samples")

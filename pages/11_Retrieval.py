@@ -10,9 +10,9 @@ import streamlit as st
 from audit.errors import InputError
 from audit.evaluation import retrieval
 from audit.evaluation_cli import DEMO_EVALUATION, parse_ks
-from audit.render import chart_label
-from audit.workspace import served_file, shown_path, stamp
-from pages import page_setup, say
+from audit.reports.render import chart_label
+from workbench.serving import served_file, shown_path, stamp
+from workbench.shell import page_setup, say
 
 page_setup("Retrieval", "MAPLE retrieval runs")   # MAPLE runs: no release
 st.caption("hit@k per query: the mapped paper among the run's first k documents, ordered as "

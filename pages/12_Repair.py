@@ -12,15 +12,17 @@ import json
 import pyarrow as pa
 import streamlit as st
 
-from audit import policy, render
+from audit.engine import policy
+from audit.reports import render
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
 from audit.review import postedit, workspace
-from audit.viewstate import View
-from audit.workspace import DEMO_RELEASE, demo_sources, repairs_root, served_file
-from pages import current_view, html, say, save_upload, scope_line, setup
+from audit.workspace import DEMO_RELEASE, demo_sources
+from workbench.serving import repairs_root, served_file
+from workbench.shell import current_view, html, save_upload, say, scope_line, setup
+from workbench.viewstate import View
 from workbench import auth
 
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",

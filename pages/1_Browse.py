@@ -7,10 +7,11 @@ from dataclasses import replace
 
 import streamlit as st
 
-from audit import browse, render
-from audit.browse import Filters
-from pages import (current_view, follow_url, html, int_param, say, scope_line, setup,
-                   show_view, url_corrected)
+from audit.reports import render
+from audit.analysis import browse
+from audit.analysis.browse import Filters
+from workbench.shell import (current_view, follow_url, html, int_param, say, scope_line, setup,
+                             show_view, url_corrected)
 
 result = setup("Browse")
 view = current_view()

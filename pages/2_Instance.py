@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit import browse, inspect, render
-from pages import current_view, follow_url, html, int_param, say, scope_line, setup
+from audit.reports import render
+from audit.analysis import browse, queries
+from workbench.shell import current_view, follow_url, html, int_param, say, scope_line, setup
 
 result = setup("Instance")
 view = current_view()
@@ -42,7 +43,7 @@ else:
                     "go to the nearest rows that match it.",
         row=str(row), filter=view.describe_filter())
 st.query_params["row"] = str(row)
-item = inspect.instance(result, row)
+item = queries.instance(result, row)
 
 
 def evidence(findings: list[dict], key: str = "evidence") -> tuple[str, ...]:

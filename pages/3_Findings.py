@@ -9,9 +9,10 @@ from dataclasses import replace
 import plotly.express as px
 import streamlit as st
 
-from audit import inspect, render
-from pages import (current_view, filtered_rows, follow_url, html, no_source_notice, say,
-                   scope_line, setup, show_view)
+from audit.reports import render
+from audit.analysis import queries
+from workbench.shell import (current_view, filtered_rows, follow_url, html, no_source_notice,
+                             say, scope_line, setup, show_view)
 
 result = setup("Findings")
 view = current_view()
@@ -19,14 +20,14 @@ scope = filtered_rows(result) if view.filters.to_query() else None
 scope_line(result, len(scope) if scope is not None else result.release.rows)
 no_source_notice(result)
 
-statuses = inspect.status_counts(result, scope)
+statuses = queries.status_counts(result, scope)
 cols = st.columns(4)
 cols[0].metric("quarantined", f"{statuses.get('quarantined', 0):,}")
 cols[1].metric("review required", f"{statuses.get('review_required', 0):,}")
 cols[2].metric("accepted", f"{statuses.get('accepted', 0):,}")
 cols[3].metric("rows in scope", f"{sum(statuses.values()):,}")
 
-by_check = inspect.findings_by_check(result, scope)
+by_check = queries.findings_by_check(result, scope)
 if by_check.num_rows == 0:
     st.success("No check fired on these rows.")
     st.stop()
@@ -72,7 +73,7 @@ if check not in view.filters.check and st.button(
         help="Adds it to the Browse filter, which every page (and Export) then works on"):
     show_view(view.with_filters(replace(view.filters, check=[*view.filters.check, check])),
               examples=check)
-examples = inspect.examples(result, check, rows=scope).to_pylist()
+examples = queries.examples(result, check, rows=scope).to_pylist()
 say(st.caption, "The first {n} findings of {check}; the id opens the instance on the same view.",
     n=str(len(examples)), check=check)
 html(render.table(
@@ -84,7 +85,7 @@ html(render.table(
       render.text(e["category"])] for e in examples]))
 
 st.subheader("Findings by unit language and check")
-matrix = inspect.language_check_counts(result, scope).to_pandas()
+matrix = queries.language_check_counts(result, scope).to_pandas()
 if not show_info:
     visible = set(shown["check"])
     matrix = matrix[matrix["check"].isin(visible)]
@@ -109,4 +110,4 @@ if len(matrix):
 st.subheader("Exact source copies by category")
 st.caption("Numbers, punctuation and name-like strings legitimately stay as they are; "
            "an ordinary copied sentence does not.")
-st.dataframe(inspect.copy_categories(result, scope).to_pandas(), hide_index=True)
+st.dataframe(queries.copy_categories(result, scope).to_pandas(), hide_index=True)

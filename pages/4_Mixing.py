@@ -13,8 +13,9 @@ import pyarrow.compute as pc
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from audit import browse, mixing, render
-from pages import current_view, filtered_rows, scope_line, setup
+from audit.reports import render
+from audit.analysis import browse, mixing
+from workbench.shell import current_view, filtered_rows, scope_line, setup
 
 result = setup("Mixing", "Language mixing")
 view = current_view()

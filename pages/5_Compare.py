@@ -8,13 +8,16 @@ import json
 
 import streamlit as st
 
-from audit import acceptance, compare, export, policy, render
+from audit.reports import acceptance, acceptance_html, compare, render
+from audit.io import tables
+from audit.engine import policy
 from audit.errors import InputError
 from audit.review import paired
-from audit.viewstate import View
-from audit.workspace import demo_sources, served_file
-from pages import (CannotOpen, current_view, follow_url, html, say, scan_of, scope_line,
-                   setup)
+from workbench.viewstate import View
+from audit.workspace import demo_sources
+from workbench.serving import served_file
+from workbench.shell import (CannotOpen, current_view, follow_url, html, say, scan_of,
+                             scope_line, setup)
 
 result = setup("Compare", "Compare two releases")
 scope_line(result, filtered=False)
@@ -98,14 +101,14 @@ say(st.caption, "Paragraphs whose sentence count changed: {n}. Findings on match
 st.subheader("Structural change per slice (Eq. 36)")
 slices = comparison.structural.to_pandas()
 by = st.radio("Slice by", ["unit", "language", "check"], horizontal=True, key="compare_by")
-st.plotly_chart(acceptance.interval_figure(
+st.plotly_chart(acceptance_html.interval_figure(
     [f"{g}" for g in slices[slices["by"] == by]["group"]],
     list(slices[slices["by"] == by]["delta"]), list(slices[slices["by"] == by]["ci_low"]),
     list(slices[slices["by"] == by]["ci_high"]), "ΔR = R_new − R_old"), key="compare_slices")
 st.dataframe(slices[slices["by"].isin(["all", by])], hide_index=True)
 
 st.subheader("Status of matched rows, OLD → NEW")
-st.plotly_chart(acceptance.transitions_figure(comparison), key="compare_sankey")
+st.plotly_chart(acceptance_html.transitions_figure(comparison), key="compare_sankey")
 
 st.subheader("Units")
 changes = st.multiselect("Change", list(compare.CHANGES), default=["text_changed",
@@ -127,7 +130,7 @@ def kept_files(key: tuple, _build) -> dict[str, bytes]:
 
 def comparison_files() -> dict[str, bytes]:
     return {"compare.json": json.dumps(summary, indent=2, ensure_ascii=False).encode(),
-            "units.csv": export.to_bytes(comparison.units, "csv")}
+            "units.csv": tables.to_bytes(comparison.units, "csv")}
 
 
 files = kept_files(("compare", old_result.identity, result.identity), comparison_files)
@@ -166,7 +169,7 @@ with st.expander("Numbers and thresholds"):
 def gate_files() -> dict[str, bytes]:
     return {"acceptance.json": json.dumps({**decision, "evidence": evidence}, indent=2,
                                           ensure_ascii=False).encode(),
-            "report.html": acceptance.report_html(decision, comparison, evidence).encode()}
+            "report.html": acceptance_html.report_html(decision, comparison, evidence).encode()}
 
 
 gate = kept_files(("gate", old_result.identity, result.identity, batch,

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import export
-from audit.outputs import safe_name
-from audit.render import plural
-from pages import (current_view, filtered_rows, follow_url, release_name, say, scope_line,
-                   setup)
+from audit.reports import quarantine
+from audit.io import tables
+from audit.engine import store
+from audit.io.files import safe_name
+from audit.reports.render import plural
+from workbench.shell import (current_view, filtered_rows, follow_url, release_name, say,
+                             scope_line, setup)
 from workbench import auth
 
 result = setup("Export")
@@ -45,7 +47,7 @@ with top:
                unfiltered="Rows is set to the whole release: the Browse filter, "
                           f"{view.describe_filter()}, is not applied")
 rows = filtered_rows(result) if scope == "filter" else None
-table = export.quarantine(result.findings, result.status, tuple(statuses), rows)
+table = quarantine.quarantine(result.findings, result.status, tuple(statuses), rows)
 name = safe_name(result.summary["release"])
 described = view.describe_filter() if scope == "filter" else "whole release"
 say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
@@ -54,11 +56,11 @@ say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
     release=release_name(result), scope=described, statuses=", ".join(statuses))
 st.dataframe(table.slice(0, 1000).to_pandas(), hide_index=True)
 cols = st.columns(3)
-for col, fmt, mime in zip(cols, export.QUARANTINE_FORMATS,
+for col, fmt, mime in zip(cols, tables.QUARANTINE_FORMATS,
                           ("text/csv", "application/x-ndjson", "application/octet-stream")):
     # Built when clicked, not on every visit.
     col.download_button(f"Download {fmt.upper()}",
-                        lambda fmt=fmt, table=table: export.to_bytes(table, fmt),
+                        lambda fmt=fmt, table=table: tables.to_bytes(table, fmt),
                         file_name=f"{name}-quarantine.{fmt}", mime=mime, key=f"dl-{fmt}",
                         on_click="ignore")
 
@@ -67,13 +69,13 @@ if auth.gate("Saving a scan") and \
         st.button("Save this scan (findings, status, summary, manifest)"):
     auth.require("Saving a scan")
     # The same inputs, policy and checks are one saved scan, not a second identical copy.
-    already = export.saved_scan(result.release, result.identity)
+    already = store.saved_scan(result.release, result.identity)
     if already is not None:
         say(st.info, "Already saved: this scan (same files, sources, policy and checks) is "
                      "at {path}", path=already)
     else:
-        say(st.success, "Saved to {path}", path=export.write_scan(result))
-history = export.scan_history(result.release)
+        say(st.success, "Saved to {path}", path=store.write_scan(result))
+history = store.scan_history(result.release)
 readable = [h["directory"] for h in history if not h.get("problem")]
 if history:
     st.dataframe(history, hide_index=True)

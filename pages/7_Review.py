@@ -8,15 +8,15 @@ import datetime as dt
 
 import streamlit as st
 
-from audit import browse
+from audit.analysis import browse
 from audit.errors import InputError
-from audit.render import plural, visible
+from audit.reports.render import plural, visible
 from audit.review import batches, kinds, push, routing, sampling, workspace
 from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
 from audit.review.status import status as batch_status
-from audit.workspace import served_file, shown_path
-from pages import current_view, say, scope_line, setup
+from workbench.serving import served_file, shown_path
+from workbench.shell import current_view, say, scope_line, setup
 from workbench import auth
 
 result = setup("Review")

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit import export
+from audit.io import tables as export
 from audit.errors import InputError
-from audit.render import plural
+from audit.reports.render import plural
 from audit.review import (agreement, charts, check_agreement, pull, push, reports, routing,
                           workspace)
 from audit.review.sites import ledger_sites
-from pages import say, setup
+from workbench.shell import say, setup
 from workbench import auth
 
 result = setup("Annotations")

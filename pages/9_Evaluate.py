@@ -10,13 +10,14 @@ import urllib.parse
 import plotly.graph_objects as go
 import streamlit as st
 
-from audit import browse, export
+from audit.io import tables
+from audit.analysis import browse
 from audit.errors import InputError
 from audit.evaluation import predictions, report
 from audit.evaluation_cli import DEMO_EVALUATION
-from audit.render import chart_label
-from audit.workspace import served_file, shown_path, stamp
-from pages import save_upload, say, scope_line, setup
+from audit.reports.render import chart_label
+from workbench.serving import served_file, shown_path, stamp
+from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
 
 result = setup("Evaluate", "Evaluate predictions")
@@ -148,7 +149,7 @@ st.subheader("Downloads")
 d1, d2, d3 = st.columns(3)
 d1.download_button("metrics.json", json.dumps(metrics, indent=2, ensure_ascii=False),
                    file_name="metrics.json", mime="application/json")
-d2.download_button("slices CSV", export.to_bytes(evaluation.slices, "csv"),
+d2.download_button("slices CSV", tables.to_bytes(evaluation.slices, "csv"),
                    file_name="slices.csv", mime="text/csv")
-d3.download_button("contrasts CSV", export.to_bytes(evaluation.contrasts, "csv"),
+d3.download_button("contrasts CSV", tables.to_bytes(evaluation.contrasts, "csv"),
                    file_name="contrasts.csv", mime="text/csv")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import readers, scan
+from audit.io import release
+from audit.engine import scan
 from devkit import synth
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"
@@ -97,7 +98,7 @@ def scan_records(tmp_path: Path, records: list[dict], sources: dict | None = Non
         path = tmp_path / f"source_{split}.json"
         path.write_text(json.dumps(items), encoding="utf-8")
         specs.append(f"{split}={path}")
-    return scan.run(readers.open_release(release_dir, specs), skip=frozenset(skip))
+    return scan.run(release.open_release(release_dir, specs), skip=frozenset(skip))
 
 
 def located(result: scan.ScanResult, check: str) -> list[tuple]:

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import acceptance, compare, policy
+from audit.reports import acceptance, compare
+from audit.engine import policy
 from test_compare import new_rows, old_rows, write_jsonl
 
 REPO = Path(__file__).resolve().parent.parent

@@ -30,7 +30,7 @@ def test_overview_on_the_demo_release():
 
 
 def test_a_meter_is_log_scaled_and_escapes_its_kind():
-    from audit import render
+    from audit.reports import render
     assert 'width:100%' in render.meter(20_000, 20_000, "blocking")
     # log1p(1) / log1p(20,000): 7%, where a linear bar would be invisible
     assert 'width:7%' in render.meter(1, 20_000, "review")

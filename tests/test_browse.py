@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from audit import browse
+from audit.analysis import browse
 from audit.checks import registry
 from audit.workspace import scan_release
 
@@ -80,14 +80,14 @@ def test_sessions_on_threads_share_one_scan_without_refusals(result):
     connection refused the second caller: "connection is busy with another call")."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from audit import export
-    from audit.scan import status_disagreements
+    from audit.reports import quarantine
+    from audit.engine.scan import status_disagreements
 
     fa = browse.Filters(question_language=["fa"])
 
     def work(_: int) -> tuple:
         return (browse.count(result, fa),
-                export.quarantine(result.findings, result.status, ("quarantined",),
+                quarantine.quarantine(result.findings, result.status, ("quarantined",),
                                   None).num_rows,
                 status_disagreements(result).num_rows)
 

@@ -162,12 +162,14 @@ FILTER_WORDS = "split train · stratum S4 · status quarantined, review_required
 def other_release(tmp_path_factory):
     """A non-default release (the demo's files under another name, no HotpotQA source)
     and the rows the filter selects, computed by the core."""
-    from audit import browse, readers, scan
+    from audit.io import release
+    from audit.engine import scan
+    from audit.analysis import browse
     folder = tmp_path_factory.mktemp("other") / "other-release"
     folder.mkdir()
     for shard in (ROOT / "data" / "demo" / "release").glob("*.parquet"):
         shutil.copy(shard, folder / shard.name)
-    result = scan.run(readers.open_release(folder))
+    result = scan.run(release.open_release(folder))
     browse.build_index(result)
     filters = browse.Filters.from_query(dict(p.split("=") for p in FILTER.split("&")))
     rows = browse.matching_rows(result, filters)
@@ -397,7 +399,8 @@ def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, brows
 def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, browser):
     """The walk of issue 24: a check picked under "Examples of" on Findings is local; the
     Export reached from the menu downloads the quarantine rows of the view's own filter."""
-    from audit import browse, export
+    from audit.reports import quarantine
+    from audit.analysis import browse
     from audit.workspace import scan_release
     tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
                 "Where a check fired")
@@ -415,7 +418,7 @@ def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, br
     rows = list(csv.DictReader(io.StringIO(Path(download.value.path()).read_text("utf-8"))))
     result = scan_release()
     browse.build_index(result)
-    wanted = export.quarantine(result.findings, result.status,
+    wanted = quarantine.quarantine(result.findings, result.status,
                                ("quarantined", "review_required"),
                                browse.matching_rows(result, browse.Filters(
                                    question_language=["fa"])))

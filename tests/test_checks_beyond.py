@@ -44,7 +44,7 @@ def test_exact_copies_are_located_and_categorised(tmp_path):
 
 
 def test_policy_can_rate_one_copy_category(tmp_path):
-    from audit import policy as policies
+    from audit.engine import policy as policies
     path = tmp_path / "p.json"
     path.write_text('{"severity": {"exact_source_copy:name_like": "blocking"}}')
     rules = policies.load(path)

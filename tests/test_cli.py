@@ -9,7 +9,8 @@ import sys
 
 import pyarrow.parquet as pq
 
-from audit import export
+from audit.engine import store
+from audit.io import tables
 from devkit import synth
 from conftest import record, source, view
 from test_inputs import REPO, cli
@@ -53,11 +54,12 @@ def test_scan_writes_the_three_outputs(tmp_path):
 
 
 def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     release = make_release(tmp_path)
-    from audit import readers, scan
-    first = export.write_scan(scan.run(readers.open_release(release)))
-    second = export.write_scan(scan.run(readers.open_release(release)))
+    from audit.io import release as readers
+    from audit.engine import scan
+    first = store.write_scan(scan.run(readers.open_release(release)))
+    second = store.write_scan(scan.run(readers.open_release(release)))
     assert first != second and first.parent == second.parent == tmp_path / "scans" / "release"
     one = json.loads((first / "manifest.json").read_text())
     two = json.loads((second / "manifest.json").read_text())
@@ -69,19 +71,20 @@ def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
 def test_scan_history_lists_only_scans_of_the_same_files(tmp_path, monkeypatch):
     """Two releases under one name (shards are all validation-00000.parquet): each one's
     history holds its own saved scans, whatever the sources, not the other's."""
-    from audit import readers, scan
-    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    from audit.io import release as readers
+    from audit.engine import scan
+    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     ours = readers.open_release(make_release(tmp_path / "a"))
     other = make_release(tmp_path / "b")
     (other / "validation-00000.parquet").unlink()
     synth.write_release([record(source(_id="5a0000000000000000000009"))], other)
     theirs = readers.open_release(other)
     assert ours.name == theirs.name and ours.content != theirs.content
-    mine = export.write_scan(scan.run(ours))
-    export.write_scan(scan.run(theirs))
-    again = export.write_scan(scan.run(ours))
-    assert [h["directory"] for h in export.scan_history(ours)] == [str(again), str(mine)]
-    assert [h["rows"] for h in export.scan_history(theirs)] == [1]
+    mine = store.write_scan(scan.run(ours))
+    store.write_scan(scan.run(theirs))
+    again = store.write_scan(scan.run(ours))
+    assert [h["directory"] for h in store.scan_history(ours)] == [str(again), str(mine)]
+    assert [h["rows"] for h in store.scan_history(theirs)] == [1]
 
 
 def test_quarantine_exports_neutralise_formulas(tmp_path):
@@ -118,7 +121,7 @@ def test_csv_export_neutralises_formulas_that_come_from_the_release(tmp_path):
     assert [r["id"] for r in rows] == ["'" + i for i in ids[:4]] + ["plain-id"]
     cells = ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r1", " \u3000=1", "\ufe66x", "plain",
              "a=b", 3]
-    assert [export.neutralise(c) for c in cells] == [
+    assert [tables.neutralise(c) for c in cells] == [
         "'=1+1", "'+1", "'-1", "'@SUM(A1)", "'\t=1", "'\r1", "' \u3000=1", "'\ufe66x",
         "plain", "a=b", 3]
 
@@ -169,20 +172,21 @@ def test_skip_leaves_a_check_out_and_says_so(tmp_path):
 
 
 def test_a_saved_scan_of_the_same_inputs_is_read_not_recomputed(tmp_path, monkeypatch):
-    from audit import policy, readers, scan
-    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    from audit.engine import policy, scan
+    from audit.io import release as readers
+    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     release = make_release(tmp_path)
     first = scan.run(readers.open_release(release))
-    saved = export.write_scan(first)
+    saved = store.write_scan(first)
     again = readers.open_release(release)
-    assert export.saved_scan(again, scan.identity(again, policy.DEFAULT)) == saved
-    loaded, language = export.load_result(again, policy.DEFAULT, saved)
+    assert store.saved_scan(again, scan.identity(again, policy.DEFAULT)) == saved
+    loaded, language = store.load_result(again, policy.DEFAULT, saved)
     assert loaded.findings.equals(first.findings) and loaded.status.equals(first.status)
     assert loaded.identity == first.identity and language.num_rows == 2
     # Another policy is another scan.
     strict = tmp_path / "strict.json"
     strict.write_text(json.dumps({"severity": {"exact_source_copy": "blocking"}}))
-    assert export.saved_scan(again, scan.identity(again, policy.load(strict))) is None
+    assert store.saved_scan(again, scan.identity(again, policy.load(strict))) is None
 
 
 def test_a_warm_scan_never_imports_pandas(tmp_path):
@@ -219,7 +223,9 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     """`review evidence BATCH` and `accept --reviews BATCH` read the same ΔH interval: one
     default seed, declared once (review's commands defaulted to 0, accept to 20260810)."""
     import inspect
-    from audit import __main__ as main, compare, stats
+    from audit import __main__ as main
+    from audit.reports import compare
+    from audit.analysis import stats
     from audit.evaluation import judge, report, retrieval
     from audit.review import agreement, paired, reports
     from audit.review.reports import write_reports

@@ -13,7 +13,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from audit import compare, readers
+from audit.reports import compare
+from audit.io import release
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -180,7 +181,7 @@ def test_cross_layout_v11_against_its_jsonl_twin(tmp_path):
     """The demo V1.1 release and the same rows written as canonical JSONL match unit for
     unit with no change (the layouts differ, the content does not)."""
     demo = REPO / "data" / "demo" / "release"
-    rows = readers.open_release(demo).con.sql("""
+    rows = release.open_release(demo).con.sql("""
         SELECT id, source_id, source_split, question, answer, question_language,
                answer_language, question_type, difficulty, source_question, source_answer,
                list_transform(candidates, lambda c: {'id': c.paragraph_id, 'title': c.title,
@@ -237,7 +238,7 @@ def test_v2_against_a_corrected_v2(realdata, tmp_path):
     """The real V2 RC1 sample against a copy whose first five questions were revised: only
     those five units change, and ΔR is what the two scans' statuses give by hand."""
     import pyarrow as pa
-    from audit import scan
+    from audit.engine import scan
     sample = realdata / "xhotpotqa_v2_sample" / "xhotpotqa_v2_sample.parquet"
     table = pq.read_table(sample)
     questions = table["question"].to_pylist()
@@ -255,7 +256,7 @@ def test_v2_against_a_corrected_v2(realdata, tmp_path):
     # By hand, from each release's own scan: the share of sources with a quarantined row.
     shares = []
     for path in (sample, corrected):
-        status = scan.run(readers.open_release(path)).status.to_pylist()
+        status = scan.run(release.open_release(path)).status.to_pylist()
         quarantined = {r["source_id"] for r in status if r["status"] == "quarantined"}
         shares.append(len(quarantined) / len({r["source_id"] for r in status}))
     assert result.sources == 197

@@ -97,10 +97,11 @@ def test_inconsistency_is_reported_only_on_rows_edited_after_the_build(result, e
     ({"status_mismatch"}, {"structural_flags_mismatch": 2}),   # still run, as it says
 ])
 def test_skipping_a_consistency_check_reports_none_of_its_findings(result, skipped, reported):
-    from audit import readers, scan
+    from audit.io import release
+    from audit.engine import scan
     from audit.workspace import DEMO_RELEASE, demo_sources
     assert result.summary["check_counts"]["structural_flags_mismatch"] == 2
-    skipping = scan.run(readers.open_release(DEMO_RELEASE, demo_sources()),
+    skipping = scan.run(release.open_release(DEMO_RELEASE, demo_sources()),
                         skip=frozenset(skipped))
     counts = skipping.summary["check_counts"]
     assert skipping.summary["checks_skipped"] == sorted(skipped)

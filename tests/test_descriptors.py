@@ -12,7 +12,7 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 
-from audit import readers
+from audit.io import release as readers
 from audit.language import descriptors
 from audit.languages import BY_CODE
 from devkit import synth

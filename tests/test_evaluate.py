@@ -12,7 +12,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from audit import readers, scan
+from audit.engine import scan
+from audit.io import release as readers
 from audit.language import descriptors
 from audit.errors import InputError
 from audit.evaluation import predictions as pred

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit import readers
 from audit.checks import record_hash as hashing
+from audit.io import release as readers
 from devkit import synth
 from conftest import record, source, view
 

@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import heuristics_release
-from audit import export, policy as policies, readers, scan
-from audit.translation import layer as heuristics
 from audit.checks import registry, translation as heuristic_checks
-from audit.io import signal_cache
+from audit.engine import policy as policies, scan, store
+from audit.io import release, signal_cache
+from audit.translation import layer as heuristics
 from audit.translation import signals as ts
 from audit.errors import InputError
 from devkit import synth
@@ -167,7 +167,7 @@ def pair_record(n: int, english: str, translation: str, language: str = "German"
 def scan_pairs(tmp_path, records, rules=None):
     synth.write_release(records, tmp_path / "release")
     others = frozenset(c.name for c in registry.REGISTRY) - set(heuristic_checks.HEURISTIC_NAMES)
-    return scan.run(readers.open_release(tmp_path / "release"), rules or policies.DEFAULT,
+    return scan.run(release.open_release(tmp_path / "release"), rules or policies.DEFAULT,
                     skip=others)
 
 
@@ -276,11 +276,11 @@ def test_policy_tunes_a_threshold_and_the_finding_follows(tmp_path, planted):
         "near_source_copy"]
     tuned = scan_pairs(tmp_path / "b", records, rules)
     assert tuned.findings.num_rows == 0
-    manifest = export.manifest(tuned, "x")
+    manifest = store.manifest(tuned, "x")
     assert manifest["thresholds"]["near_source_copy"] == {"similarity": 0.95, "min_chars": 20}
     assert manifest["thresholds"]["length_ratio_outlier"]["short_z"] == 3.5
     assert manifest["policy"]["thresholds"] == {"near_source_copy": {"similarity": 0.95}}
-    default = export.manifest(scan_pairs(tmp_path / "c", records), "x")
+    default = store.manifest(scan_pairs(tmp_path / "c", records), "x")
     assert default["thresholds"]["near_source_copy"] == {"similarity": 0.8, "min_chars": 20}
     assert default["fingerprint"] != manifest["fingerprint"]
 
@@ -327,7 +327,7 @@ def ntrex(tmp_path_factory):
     built = heuristics_release.build(tmp_path_factory.mktemp("ntrex"), languages=LANGUAGES,
                                      per_kind=PER_KIND)
     others = frozenset(c.name for c in registry.REGISTRY) - set(heuristic_checks.HEURISTIC_NAMES)
-    return built, scan.run(readers.open_release(built["release"]), skip=others)
+    return built, scan.run(release.open_release(built["release"]), skip=others)
 
 
 def test_real_human_translations_raise_few_review_findings(ntrex):
@@ -408,7 +408,7 @@ def small(tmp_path_factory):
     for name, languages in heuristics_release.SMALL_RELEASES.items():
         built = heuristics_release.build_small(tmp_path_factory.mktemp("small"), languages)
         for label, rules in (("now", policies.DEFAULT), ("before", before)):
-            result = scan.run(readers.open_release(built["release"]), rules, skip=others)
+            result = scan.run(release.open_release(built["release"]), rules, skip=others)
             out[name, label] = built["units"], {
                 (f["id"], f["paragraph_id"], f["sentence_index"]): f
                 for f in result.findings.to_pylist()}

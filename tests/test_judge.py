@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 from scipy import stats as sps
 
-from audit import readers, scan
+from audit.io import release as readers
+from audit.engine import scan
 from audit.errors import InputError
 from audit.evaluation import judge
 from audit.evaluation_cli import DEMO_EVALUATION

@@ -265,7 +265,7 @@ class CountingIdentifier(detectors.LanguageIdentifier):
 
 
 def _release(tmp_path, records):
-    from audit import readers
+    from audit.io import release as readers
     from devkit import synth
     synth.write_release(records, tmp_path / "release")
     return readers.open_release(tmp_path / "release")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from audit import readers, scan
+from audit.io import release
+from audit.engine import scan
 from conftest import located, record, scan_records, source
 
 ID = "5a0000000000000000000001"
@@ -170,7 +171,7 @@ def test_the_checks_run_on_a_jsonl_release(tmp_path):
             "candidates": candidates, "supporting_facts": [], "question_type": "comparison"}
     path = tmp_path / "release.jsonl"
     path.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
-    result = scan.run(readers.open_release(path))
+    result = scan.run(release.open_release(path))
     assert sorted((r["check"], r["paragraph_id"], r["sentence_index"])
                   for r in result.findings.to_pylist() if r["check"] in LANGUAGE) == [
         ("language_mismatch", "p00", None), ("script_mismatch", "p00", 0),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from audit import readers, scan
+from audit.io import release as readers
+from audit.engine import scan
 from test_inputs import JSONL_RECORD
 
 

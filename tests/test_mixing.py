@@ -9,7 +9,8 @@ import math
 import pyarrow as pa
 import pytest
 
-from audit import mixing, readers
+from audit.analysis import mixing
+from audit.io import release
 from audit.language import descriptors
 from devkit import synth
 from test_descriptors import bridge, instance
@@ -103,7 +104,7 @@ def _release(tmp_path) -> pa.Table:
         record["release_position"] = position
         record["record_sha256"] = synth.record_sha256(record)
     synth.write_release(records, tmp_path / "release")
-    return descriptors.descriptors(readers.open_release(tmp_path / "release"))
+    return descriptors.descriptors(release.open_release(tmp_path / "release"))
 
 
 def test_rates_per_group_use_each_items_own_m_and_g(tmp_path):
@@ -181,7 +182,7 @@ def test_cli_mixing_on_the_v2_sample_and_a_scan_directory(tmp_path, realdata):
     data = json.loads(done.stdout)
     assert data["rows"] == 197
     assert sum(r["docs"] for r in data["distribution"]) == sum(
-        len(r) for r in readers.open_release(sample).con.sql(
+        len(r) for r in release.open_release(sample).con.sql(
             "SELECT candidates FROM release").fetchnumpy()["candidates"])
     done = cli("scan", str(sample), "--out", str(tmp_path / "scan"))
     assert done.returncode == 0, done.stderr

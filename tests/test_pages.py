@@ -194,8 +194,8 @@ def info_text(at: AppTest) -> str:
 
 
 def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
-    from audit import export
-    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    from audit.engine import store
+    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
     scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
@@ -275,7 +275,7 @@ def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, monkeypatch
 
 
 def test_a_slow_browse_query_is_stopped_and_says_so():
-    from audit import browse
+    from audit.analysis import browse
     from audit.workspace import scan_release
     result = scan_release()
     browse.build_index(result)
@@ -393,9 +393,9 @@ def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_
 
 
 def test_instance_shows_the_english_sentences_without_hotpotqa_joining_spaces():
-    from audit import inspect
+    from audit.analysis import queries
     from audit.workspace import scan_release
-    item = inspect.instance(scan_release(), 0)
+    item = queries.instance(scan_release(), 0)
     raw = [line["source"] for cand in item["candidates"] for line in cand["lines"]]
     assert sum(s.startswith(" ") for s in raw if s) >= 3      # HotpotQA's joining spaces
     shown = re.findall(r'<div class="xt" lang="en" dir="auto">(.)',

@@ -21,7 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from audit import readers, scan, stats
+from audit.io import release as readers
+from audit.engine import scan
+from audit.analysis import stats
 from audit.errors import InputError
 from audit.review import (agreement, batches, configs, paired, pull, push, sampling,
                           workspace)

@@ -29,7 +29,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from app_server import ROOT, running_app
-from audit import readers, scan
+from audit.io import release as readers
+from audit.engine import scan
 from audit.repair import desk, plan
 from audit.repair.record import Workspace
 from audit.review.labelstudio import client as ls

@@ -11,8 +11,10 @@ from collections import Counter
 import pytest
 
 import xquad_release
-from audit import policy as policies, preservation as pres, readers, scan
+from audit import preservation as pres
 from audit.checks import registry
+from audit.engine import policy as policies, scan
+from audit.io import release
 from audit.errors import InputError
 from conftest import record, require_realdata, scan_records
 
@@ -200,7 +202,7 @@ def test_the_policy_sets_the_script_threshold_and_the_cache_serves_it(tmp_path):
     default = scan_records(tmp_path / "r", [jaws(1, *LOST)], skip=OTHERS | {
         "answer_not_in_evidence"})
     assert [f["category"] for f in default.findings.to_pylist()] == ["unverifiable"]
-    lenient = scan.run(readers.open_release(tmp_path / "r" / "release"), policies.load(path),
+    lenient = scan.run(release.open_release(tmp_path / "r" / "release"), policies.load(path),
                        skip=OTHERS | {"answer_not_in_evidence"})
     assert lenient.findings.num_rows == 0
     assert lenient.summary["signals"]["preservation"]["computed"] == 0
@@ -219,7 +221,7 @@ def xquad(tmp_path_factory):
     out = {}
     for setting in xquad_release.SETTINGS:
         built = xquad_release.build(tmp_path_factory.mktemp(setting), setting, LANGUAGES, LIMIT)
-        result = scan.run(readers.open_release(built["release"]), skip=OTHERS)
+        result = scan.run(release.open_release(built["release"]), skip=OTHERS)
         out[setting] = built["units"], {f["id"]: f for f in result.findings.to_pylist()}
     return out
 

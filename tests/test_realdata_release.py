@@ -11,8 +11,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import realdata_release
-from audit import preservation, readers, scan
+from audit import preservation
 from audit.checks import structural, translation as heuristic_checks
+from audit.engine import scan
+from audit.io import release
 from audit.languages import BY_CODE
 from conftest import require_realdata
 
@@ -98,7 +100,7 @@ def built(tmp_path_factory):
     # sources: the translation-quality heuristics and the preservation checks would judge
     # noise. They are tested on aligned real pairs (tests/test_heuristics.py, XQuAD in
     # tests/test_preservation.py).
-    return info, scan.run(readers.open_release(info["release"], specs),
+    return info, scan.run(release.open_release(info["release"], specs),
                           skip=frozenset(heuristic_checks.HEURISTIC_NAMES)
                           | frozenset(preservation.PRESERVATION_NAMES))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import repair_helpers as rh
-from audit import readers
+from audit.io import release as readers
 from audit.errors import InputError
 from audit.repair import corrections, units
 from devkit import synth

@@ -11,7 +11,7 @@ import json
 import pytest
 
 import repair_demo
-from audit import render
+from audit.reports import render
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan

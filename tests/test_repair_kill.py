@@ -15,8 +15,9 @@ import pyarrow.parquet as pq
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers, scan
-from audit.outputs import file_sha256
+from audit.io import release as readers
+from audit.engine import scan
+from audit.io.files import file_sha256
 from audit.repair import plan
 from conftest import require_realdata
 

@@ -13,7 +13,8 @@ import pytest
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers, scan
+from audit.io import release as readers
+from audit.engine import scan
 from audit.repair import jsonl, plan, record, units
 from conftest import require_realdata
 from test_compare import record as jsonl_record

@@ -19,7 +19,8 @@ import pytest
 
 import realdata_release
 import repair_helpers as rh
-from audit import readers, scan
+from audit.io import release as readers
+from audit.engine import scan
 from audit.repair import corrections, plan, record, units
 from devkit import synth
 from conftest import require_realdata

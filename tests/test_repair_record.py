@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import repair_helpers as rh
-from audit import readers
+from audit.io import release as readers
 from audit.errors import InputError
 from audit.repair import apply, record, units
 from audit.repair.corrections import Correction

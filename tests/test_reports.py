@@ -10,7 +10,7 @@ import math
 import pyarrow as pa
 import pytest
 
-from audit import export
+from audit.io import tables
 from audit.review import agreement as ag
 from audit.review import reports
 from test_agreement import annotations
@@ -243,7 +243,7 @@ def test_to_csv_is_atomic_and_writes_lists_as_json(tmp_path, monkeypatch):
     def broken(*args, **kwargs):   # fails after the header: the earlier file stays, no temp
         raise OSError("disk full")
 
-    monkeypatch.setattr(export, "_cell", broken)
+    monkeypatch.setattr(tables, "_cell", broken)
     with pytest.raises(OSError, match="disk full"):
         reports.to_csv(final, target)
     assert sorted(p.name for p in target.parent.iterdir()) == ["final.csv"]

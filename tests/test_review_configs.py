@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from audit import render
+from audit.reports import render
 from audit.errors import InputError
 from audit.review import configs, kinds
 from audit.review.maple import QueryPair, RelevancePair, assign_order

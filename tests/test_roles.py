@@ -154,7 +154,7 @@ def test_a_viewer_sees_no_write_action_and_is_told_why(bound, workspace, page):
     assert "🔒 Uploading a file needs an operator: this session is read-only." in notes
     assert "**Viewer** (read-only) · served on ` 0.0.0.0 `" in at.sidebar.caption[0].value
     with pytest.raises(auth.ReadOnly):
-        from pages import save_upload
+        from workbench.shell import save_upload
         save_upload(object(), (".parquet",))
 
 

@@ -9,11 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from audit import browse, export, policy, readers, results, scan
+from audit.engine import policy, scan, store
+from audit.io import release as readers
+from audit import results
+from audit.analysis import browse
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo" / "release"
-IDENTITY = ("from audit import policy, readers, scan; import sys; "
+IDENTITY = ("from audit.engine import policy, scan; from audit.io import release as readers; "
+            "import sys; "
             "print(scan.identity(readers.open_release(sys.argv[1]), policy.DEFAULT))")
 
 
@@ -44,11 +48,11 @@ def test_a_change_in_signal_code_changes_the_identity(tmp_path):
 
 def test_a_new_detector_release_changes_the_identity_and_hides_the_saved_scan(
         tmp_path, monkeypatch):
-    monkeypatch.setattr(export, "SCANS", tmp_path / "scans")
+    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
     release = readers.open_release(DEMO)
     first = scan.run(release, skip=frozenset({"language_mismatch"}))
-    saved = export.write_scan(first)
-    assert export.saved_scan(release, first.identity) == saved
+    saved = store.write_scan(first)
+    assert store.saved_scan(release, first.identity) == saved
     manifest = json.loads((saved / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["fingerprint"] == first.identity
 
@@ -61,7 +65,7 @@ def test_a_new_detector_release_changes_the_identity_and_hides_the_saved_scan(
     try:
         later = scan.identity(release, first.policy)
         assert later != first.identity
-        assert export.saved_scan(release, later) is None   # scanned again, not reused
+        assert store.saved_scan(release, later) is None   # scanned again, not reused
     finally:
         results.code_fingerprint.cache_clear()
 

@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from audit import scan, workspace
+from audit import workspace
+from audit.engine import scan
 from audit.language import descriptors
 from audit.review import sampling
 

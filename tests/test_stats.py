@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from audit import stats
+from audit.analysis import stats
 
 
 def test_rng_for_is_keyed_and_reproducible():

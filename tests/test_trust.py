@@ -14,11 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from audit import policy, readers, render, scan, sqlsafe
+from audit import sqlsafe
 from audit.checks import dsl, hiding, model, registry
+from audit.engine import policy, scan
+from audit.io import release as readers
+from audit.reports import render
 from audit.controls import kind as controls_kind
 from audit.errors import InputError
-from audit.workspace import NotServed, served_directory, served_file, served_files, stamp
+from workbench.serving import NotServed, served_directory, served_file, served_files, stamp
 from devkit import synth
 from conftest import record, source, view
 from test_inputs import cli
@@ -382,30 +385,32 @@ def test_only_releases_under_the_data_roots_are_served(roots, tmp_path):
 
 
 def test_a_kept_upload_is_served_wherever_the_roots_are(roots, monkeypatch):
-    from audit import workspace
-    monkeypatch.setattr(workspace, "UPLOADS", roots[0].parent / "uploads")
-    workspace.UPLOADS.mkdir()
-    kept = workspace.UPLOADS / "0123456789abcdef.parquet"
-    one_row_release(workspace.UPLOADS, kept.name, blank=False)
+    from workbench import serving
+    monkeypatch.setattr(serving, "UPLOADS", roots[0].parent / "uploads")
+    serving.UPLOADS.mkdir()
+    kept = serving.UPLOADS / "0123456789abcdef.parquet"
+    one_row_release(serving.UPLOADS, kept.name, blank=False)
     assert served_files(str(kept)) == [kept.resolve()]
     with pytest.raises(NotServed):
-        served_files(f"{workspace.UPLOADS}/../elsewhere/secret.parquet")
+        served_files(f"{serving.UPLOADS}/../elsewhere/secret.parquet")
 
 
 def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
     """The scope line, exports and history name a release by summary["release"]: an upload
     is called by its own name there, not by its hash alone."""
     import hashlib
-    from audit import readers, scan, workspace
+    from audit.io import release as readers
+    from workbench import serving
+    from audit.engine import scan
     data = b"x" * 10
     digest = hashlib.sha256(data).hexdigest()[:16]
-    assert workspace.upload_name("XHotpot v2 (final).PARQUET", data, (".parquet",)) == \
+    assert serving.upload_name("XHotpot v2 (final).PARQUET", data, (".parquet",)) == \
         f"{digest}-XHotpot_v2_final.parquet"
-    assert workspace.upload_name("../../etc/passwd", data, (".json",)) == f"{digest}-passwd.json"
-    assert workspace.upload_name("<b>.toml", data, (".toml", ".json")) == f"{digest}-b.toml"
-    monkeypatch.setattr(workspace, "UPLOADS", roots[0].parent / "uploads")
-    name = workspace.upload_name("xhotpot-v2.parquet", data, (".parquet",))
-    kept = one_row_release(workspace.UPLOADS, name, blank=False)
+    assert serving.upload_name("../../etc/passwd", data, (".json",)) == f"{digest}-passwd.json"
+    assert serving.upload_name("<b>.toml", data, (".toml", ".json")) == f"{digest}-b.toml"
+    monkeypatch.setattr(serving, "UPLOADS", roots[0].parent / "uploads")
+    name = serving.upload_name("xhotpot-v2.parquet", data, (".parquet",))
+    kept = one_row_release(serving.UPLOADS, name, blank=False)
     summary = scan.run(readers.open_release(kept)).summary
     assert summary["release"] == f"{digest}-xhotpot-v2"
 
@@ -466,10 +471,10 @@ def test_clean_human_translations_raise_no_review_level_control(realdata):
 
 
 def test_only_the_rendering_boundary_shows_html():
-    """Pages show HTML only through pages.html (fragments from audit.render)."""
+    """Pages show HTML only through workbench.shell.html (fragments from
+    audit.reports.render)."""
     root = Path(__file__).resolve().parent.parent
     for path in [root / "app.py", *sorted((root / "pages").glob("*.py"))]:
-        if path.name != "__init__.py":
-            assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
-    assert (root / "pages" / "__init__.py").read_text(encoding="utf-8").count(
-        "unsafe_allow_html=True") == 2      # the stylesheet and pages.html
+        assert "unsafe_allow_html" not in path.read_text(encoding="utf-8"), path
+    assert (root / "workbench" / "shell.py").read_text(encoding="utf-8").count(
+        "unsafe_allow_html=True") == 2      # the stylesheet and shell.html

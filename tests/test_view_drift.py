@@ -11,8 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from audit import layouts, readers, scan
 from audit.checks import registry
+from audit.engine import scan
+from audit.io import layouts, release
 from devkit import synth
 from conftest import require_realdata
 
@@ -44,7 +45,7 @@ def plus(tmp_path_factory):
     pq.write_table(pa.Table.from_pylist(rows, schema=layouts.V11), out / "clean.parquet")
     pq.write_table(pa.Table.from_pylist(drifted(rows), schema=layouts.V11),
                    out / "drifted.parquet")
-    return {name: scan.run(readers.open_release(out / f"{name}.parquet"), skip=OTHERS)
+    return {name: scan.run(release.open_release(out / f"{name}.parquet"), skip=OTHERS)
             for name in ("clean", "drifted")}
 
 
@@ -80,7 +81,7 @@ def test_a_tie_takes_the_first_context_in_release_order(tmp_path):
     second["candidates"][1]["title"] = "Rhin"
     second["record_sha256"] = synth.record_sha256(second)
     synth.write_release([first, second], tmp_path / "release")
-    result = scan.run(readers.open_release(tmp_path / "release"), skip=OTHERS)
+    result = scan.run(release.open_release(tmp_path / "release"), skip=OTHERS)
     assert [(f["row"], f["paragraph_id"], f["detail"].split(";")[0])
             for f in result.findings.to_pylist()] == [
         (1, "p01", f"differs from sibling view {first['id']} in translated title")]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import threading
 from urllib.parse import parse_qs, urlparse
 
-from audit.browse import Filters
-from audit.viewstate import View
-from audit.workspace import ScanCache
+from audit.analysis.browse import Filters
+from workbench.viewstate import View
+from workbench.serving import ScanCache
 
 QUERY = {"release": "data/x/*.parquet", "source_train": "data/hotpot_train.json",
          "policy": "data/policy.toml", "question_language": "fa,ur", "stratum": "S4",

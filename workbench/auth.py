@@ -39,7 +39,7 @@ import streamlit as st
 from streamlit.errors import StreamlitAuthError
 
 from audit.errors import InputError
-from audit.render import message
+from audit.reports.render import message
 
 OPERATOR, VIEWER = "operator", "viewer"
 MIN_PASSWORD = 12
@@ -82,7 +82,7 @@ class Role:
         return template.format(**self.values)
 
     def markdown(self, template: str) -> str:
-        """The template with every value verbatim (audit.render.message)."""
+        """The template with every value verbatim (audit.reports.render.message)."""
         return message(template, **self.values)
 
 

@@ -12,7 +12,7 @@ from ..sqltext import create_table
 from .model import ALL, Check
 
 if TYPE_CHECKING:
-    from ..readers import Release
+    from ..io.model import Release
 
 _HIDING = controls.regex_class(controls.BIDI + controls.INFO)
 

@@ -26,7 +26,7 @@ from ..language import detectors, layer as langid, scripts
 from .model import ALL, Check
 
 if TYPE_CHECKING:
-    from ..readers import Release
+    from ..io.model import Release
 
 
 def _to_views(found: str) -> str:

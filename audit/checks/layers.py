@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..readers import Release
+    from ..io.model import Release
 
 
 class SignalLayer(Protocol):

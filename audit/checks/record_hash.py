@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 import pyarrow as pa
 
-from .. import readers
-from ..outputs import cache_dir, staged_file
+from ..io import canonical
+from ..io.files import cache_dir, staged_file
 from ..sqlsafe import identifier, literal
 from ..sqltext import create_table
 
@@ -168,7 +168,7 @@ def cached_mismatches(release) -> None:
     files reads it instead of hashing every row again."""
     con = release.con
     key = hashlib.sha256("\n".join(
-        [VERSION, release.layout, readers.CONTEXT_NUMBERING]
+        [VERSION, release.layout, canonical.CONTEXT_NUMBERING]
         + [release.digests[str(p)] for p in release.paths]).encode("ascii")).hexdigest()
     path = cache_dir("hashes") / f"{key}.parquet"
     if path.is_file():

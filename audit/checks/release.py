@@ -11,7 +11,7 @@ from . import record_hash
 from .model import ALL, Check
 
 if TYPE_CHECKING:
-    from ..readers import Release
+    from ..io.model import Release
 
 def _duplicate_id(release: "Release") -> str:
     return """SELECT rid, id, source_split, 'duplicate_id', NULL, NULL,

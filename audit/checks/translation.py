@@ -13,7 +13,7 @@ from ..translation.layer import LENGTH_BINS, UNITS, prepare
 from .model import ALL, COPY_CATEGORIES, Check
 
 if TYPE_CHECKING:
-    from ..readers import Release
+    from ..io.model import Release
 
 def _located(found: str, detail: str, category: str, evidence: str) -> str:
     """Findings rows from `found` (units with their signals, alias f): a context unit goes

@@ -46,7 +46,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import stats
+from ..analysis import stats
 from ..errors import InputError
 from ..languages import BY_CODE, LANGUAGES
 from ..sqlsafe import identifier

@@ -28,7 +28,8 @@ import pyarrow as pa
 
 from ..errors import InputError
 from ..languages import BY_CODE
-from ..readers import Release, iter_jsonl_objects
+from ..io.model import Release
+from ..io.jsonl import iter_jsonl_objects
 from . import metrics
 
 METRICS = ("answer_em", "answer_f1", "support_em", "support_f1", "joint_em", "joint_f1")

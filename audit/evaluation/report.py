@@ -39,10 +39,10 @@ import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
-from .. import stats
+from ..analysis import stats
 from ..language.descriptors import ROLE_CONDITIONS, ROLE_STATUSES, SCRIPT_RELATIONS, STRATA
 from ..languages import CODES
-from ..outputs import staged_directory, write_json
+from ..io.files import staged_directory, write_json
 from . import predictions as pred
 from .metrics import DEFAULT_PROTOCOL, PROTOCOLS
 

@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 from scipy import stats as sps
 
-from .. import stats
+from ..analysis import stats
 from ..errors import InputError
 
 ASPECTS = ("motivation", "method", "experiment-result")
@@ -124,7 +124,7 @@ def read_queries(path: str | Path) -> dict[str, tuple[str, str]]:
     path = Path(path)
     mapping: dict[str, tuple[str, str]] = {}
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        from ..readers import iter_jsonl_objects
+        from ..io.jsonl import iter_jsonl_objects
         entries = ((where, [obj.get("query_id"), obj.get("paper_id"), obj.get("aspect")])
                    for where, obj in iter_jsonl_objects(path))
     else:

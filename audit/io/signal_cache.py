@@ -22,7 +22,7 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..outputs import REPO, read_parquet, staged_file
+from .files import REPO, read_parquet, staged_file
 from ..sqlsafe import literal
 from ..sqltext import create_table
 

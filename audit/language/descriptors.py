@@ -52,10 +52,11 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .. import arrays, languages as languages_module, readers, sqltext
+from .. import arrays, languages as languages_module, sqltext
+from ..io import canonical, hotpot, jsonl, release as readers
+from ..io.files import cache_dir, cached_parquet, read_parquet, staged_file
+from ..io.model import Release
 from ..languages import LANGUAGES
-from ..outputs import cache_dir, cached_parquet, read_parquet, staged_file
-from ..readers import Release
 from ..sqlsafe import literal
 
 STRATA = ("S0", "S1", "S2", "S3", "S4", "NA")
@@ -274,7 +275,9 @@ def descriptors(release: Release) -> pa.Table:
 
 def _content_key(release: Release) -> str:
     digest = hashlib.sha256(unicodedata.unidata_version.encode("ascii"))
-    for module in (__file__, languages_module.__file__, readers.__file__, sqltext.__file__):
+    # The reader's modules: what a release's canonical rows are made of.
+    for module in (__file__, languages_module.__file__, readers.__file__, canonical.__file__,
+                   jsonl.__file__, hotpot.__file__, sqltext.__file__):
         digest.update(Path(module).read_bytes())
     for part in (release.layout, *release.content):
         digest.update(b"\0" + part.encode("utf-8"))

@@ -35,9 +35,10 @@ from typing import Callable, Iterator
 import pyarrow as pa
 
 from ..errors import InputError
-from ..outputs import file_sha256, refuse_existing, staged_directory, write_json
-from ..policy import DEFAULT, Policy
-from ..readers import REPAIR_MANIFEST, Release
+from ..io.files import file_sha256, refuse_existing, staged_directory, write_json
+from ..engine.policy import DEFAULT, Policy
+from ..paths import REPAIR_MANIFEST
+from ..io.model import Release
 from . import changelog, jsonl, probe, record, units, writers
 from .corrections import Correction, Distances, Located, locate
 from .edits import Edit, group, patched_contexts

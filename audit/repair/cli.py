@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..errors import InputError
-from ..outputs import progress_printer, refuse_existing
+from ..io.files import progress_printer, refuse_existing
 
 _DECISIONS = (("accept", "accepted"), ("reject", "rejected"), ("choose", "chosen"))
 
@@ -85,8 +85,9 @@ def _names(values: list[str], flag: str) -> tuple[str, ...]:
 
 def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
     """A release's scan: a scan directory's, or a (saved) scan."""
-    from .. import export, policy, readers
-    from ..outputs import file_sha256
+    from ..engine import policy, store
+    from ..io import release as readers
+    from ..io.files import file_sha256
     path = Path(spec)
     rules = policy.load(policy_file)
     if path.is_dir() and (path / "summary.json").is_file() and (
@@ -101,10 +102,10 @@ def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
         say(f"reading the scan {path.name}")
         release = readers.open_release(files[0] if len(files) == 1 else files[0].parent,
                                        files=files)
-        return export.load_result(release, rules, path)[0]
+        return store.load_result(release, rules, path)[0]
     release = readers.open_release(spec, sources)
     say(f"{release.layout} release, {release.rows:,} rows")
-    return export.saved_or_scanned(release, rules, say)[0]
+    return store.saved_or_scanned(release, rules, say)[0]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -118,11 +119,11 @@ def cmd_plan(args: argparse.Namespace) -> int:
                           tuple(args.language))
     counts = plan.summary(work)
     if args.out:
-        from .. import export
-        from ..outputs import staged_directory, write_json
+        from ..io import tables
+        from ..io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="work list") as staging:
-            export.write_table(work, staging / "plan.parquet", "parquet")
-            export.write_table(work, staging / "plan.csv", "csv")
+            tables.write_table(work, staging / "plan.parquet", "parquet")
+            tables.write_table(work, staging / "plan.csv", "csv")
             (staging / "corrections.template.jsonl").write_text(
                 "".join(line + "\n" for line in plan.template(work)), encoding="utf-8")
             write_json(staging / "summary.json", {"release": [str(p) for p in release.paths],
@@ -139,7 +140,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from .. import policy, readers
+    from ..engine import policy
+    from ..io import release as readers
     from ..review.postedit import batch_corrections
     from . import apply as repair
     from .corrections import read_file

@@ -23,7 +23,8 @@ import pyarrow.parquet as pq
 from diff_match_patch import diff_match_patch
 
 from ..errors import InputError
-from ..readers import REPAIR_MANIFEST, Release
+from ..paths import REPAIR_MANIFEST
+from ..io.model import Release
 from . import record
 from .apply import RECORD_FILE
 from .record import Workspace

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from ..readers import Release
+from ..io.model import Release
 from . import units
 from .corrections import Located
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from ..readers import Release
+from ..io.model import Release
 from . import units
 from .edits import Edit, patch_candidates
 

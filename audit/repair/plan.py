@@ -21,7 +21,7 @@ import json
 
 import pyarrow as pa
 
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
 from ..sqlsafe import strings
 from . import units
 

@@ -26,10 +26,11 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import readers, scan
 from ..checks import registry
-from ..policy import Policy
-from ..readers import Release
+from ..engine import scan
+from ..engine.policy import Policy
+from ..io import release as readers
+from ..io.model import Release
 from ..sqlsafe import identifier, literal, strings
 from . import jsonl, units
 from .edits import Edit, context_edits, patched_contexts, patched_rows

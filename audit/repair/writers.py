@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..checks import record_hash as hashing
-from ..readers import Release
+from ..io.model import Release
 from ..sqlsafe import identifier, literal
 
 Progress = Callable[[str], None]

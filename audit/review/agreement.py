@@ -78,7 +78,7 @@ import polars as pl
 import pyarrow as pa
 
 # The bootstrap helpers live in the shared statistics module (also used by evaluation).
-from ..stats import CI_LEVEL, SEED, cluster_weights, percentile_interval, rng_for  # noqa: F401
+from ..analysis.stats import CI_LEVEL, SEED, cluster_weights, percentile_interval, rng_for  # noqa: F401
 
 RATING = ("1", "2", "3", "4", "5")
 YES_NO = ("no", "yes")

@@ -9,7 +9,7 @@ from typing import Sequence
 
 import pyarrow as pa
 
-from ..readers import Release
+from ..io.model import Release
 from . import configs, kinds, maple, routing, sampling
 from .schemas import ITEM_SCHEMA
 

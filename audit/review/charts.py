@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from ..render import chart_label
+from ..reports.render import chart_label
 from .agreement import split_setting
 
 TITLES = {

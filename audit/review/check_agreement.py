@@ -28,8 +28,8 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from .. import stats
-from ..scan import ScanResult
+from ..analysis import stats
+from ..engine.scan import ScanResult
 from . import sampling
 from .workspace import REVIEWS, batch_dir
 

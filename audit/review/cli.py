@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from ..errors import InputError
-from ..outputs import refuse_existing
-from ..stats import SEED
+from ..io.files import refuse_existing
+from ..analysis.stats import SEED
 
 
 def add_parser(subparsers) -> None:
@@ -151,7 +151,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         bars.close()
         sites.close()
     folder = batch_dir(batch.batch_id, workspace)
-    from ..outputs import staged_file, write_json
+    from ..io.files import staged_file, write_json
     with staged_file(folder / "spec.json") as staging:
         write_json(staging, spec.as_json())
     routed = len(batch.tasks) - len(report.routing["left_out"])
@@ -324,7 +324,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- report
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from ..outputs import staged_file, write_json
+    from ..io.files import staged_file, write_json
     from . import paired
     found = paired.evidence(args.batch, _workspace(args), n_boot=args.n_boot, seed=args.seed)
     if args.out:

@@ -43,10 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .. import render
+from ..reports import render
 from ..errors import InputError
 from ..languages import RTL_CODES
-from ..outputs import REPO
+from ..io.files import REPO
 
 if TYPE_CHECKING:
     from .maple import RealismItem, RelevancePair

@@ -39,8 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..outputs import REPO, staged_file
-from ..readers import iter_jsonl_objects
+from ..io.files import REPO, staged_file
+from ..io.jsonl import iter_jsonl_objects
 
 SOURCES = ("MAPLE", "human-written", "LLM+human-edited", "LLM")
 SETTINGS: dict[str, tuple[str, str]] = {

@@ -61,11 +61,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .. import stats
-from ..compare import VIEW_OF_ROW
+from ..analysis import stats
+from ..reports.compare import VIEW_OF_ROW
 from ..errors import InputError
-from ..readers import iter_jsonl_objects
-from ..scan import ScanResult
+from ..engine.scan import ScanResult
+from ..io.jsonl import iter_jsonl_objects
 from . import agreement, configs, kinds, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA

@@ -39,10 +39,11 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import render
+from ..reports import render
 from ..errors import InputError
 from ..languages import BY_CODE, UNKNOWN_CODE
-from ..readers import Release, open_release
+from ..io.model import Release
+from ..io.release import open_release
 from ..repair import record, units
 from ..repair.corrections import Correction
 from ..repair.record import Origin, Workspace

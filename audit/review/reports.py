@@ -31,7 +31,7 @@ import polars as pl
 import pyarrow as pa
 from statsmodels.stats.proportion import proportion_confint
 
-from ..stats import SEED, cluster_mean
+from ..analysis.stats import SEED, cluster_mean
 
 from . import agreement as ag
 from . import kinds
@@ -233,7 +233,7 @@ def all_reports(table: pa.Table | pl.DataFrame, n_boot: int = 2000,
 
 def to_csv(table: pa.Table | pl.DataFrame, path: str | Path) -> Path:
     """Write a report atomically through the one CSV writer (audit.export)."""
-    from ..export import write_table
+    from ..io.tables import write_table
     return write_table(table.to_arrow() if isinstance(table, pl.DataFrame) else table,
                        Path(path), "csv")
 
@@ -244,7 +244,7 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
     """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
     as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
     directory that appears whole or not at all."""
-    from ..outputs import staged_directory
+    from ..io.files import staged_directory
     from . import charts
     from .push import queue_with_skips
     frame = ag.prepare(table)

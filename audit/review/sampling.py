@@ -69,11 +69,11 @@ import pyarrow as pa
 
 from ..language import descriptors as descriptor_module
 from ..languages import BY_CODE, LANGUAGES
-from ..outputs import staged_file, write_json
-from ..readers import Release
-from ..scan import ScanResult
+from ..io.files import staged_file, write_json
+from ..io.model import Release
+from ..engine.scan import ScanResult
 from ..sqlsafe import identifier
-from ..stats import SEED
+from ..analysis.stats import SEED
 
 UNITS = ("paragraph", "question", "answer", "instance")
 SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")

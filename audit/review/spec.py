@@ -187,7 +187,8 @@ def build_batch(spec: Spec):
 def post_edit_batch(spec: Spec):
     """The units of the spec's plan (else the release's whole work list) as a post-edit
     batch; a plan not made from this release is refused, naming its line and row."""
-    from .. import readers, workspace
+    from ..io import release as readers
+    from .. import workspace
     from ..repair import plan as repair
     from . import postedit
     release_path = relative(spec, spec.release)

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..outputs import REPO, staged_file, write_json
+from ..io.files import REPO, staged_file, write_json
 from . import maple, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA

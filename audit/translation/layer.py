@@ -45,16 +45,16 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from .. import arrays, readers
-from ..io import signal_cache
+from .. import arrays
+from ..io import canonical, signal_cache
+from ..io.files import REPO, staged_file
 from ..language import scripts
 from ..languages import CODES
-from ..outputs import REPO, staged_file
 from ..sqlsafe import literal
 from . import signals as textsignals
 
 if TYPE_CHECKING:
-    from ..readers import Release
+    from ..io.model import Release
 
 CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "heuristics"
 TARGETS = tuple(code for code in CODES if code != "en")
@@ -186,7 +186,7 @@ _CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
 _JUDGED = (f"lang IN {_CODES} AND NOT is_blank(src) AND src <> tgt AND "
            r"regexp_matches(tgt, '[\p{L}\p{N}]')")
 
-# The views of one source share its context (readers.CONTEXT_NUMBERING): titles and
+# The views of one source share its context (canonical.CONTEXT_NUMBERING): titles and
 # sentences are units of a context (owner: its number), questions and answers of a row.
 _ROWS = """
 CREATE OR REPLACE TEMP TABLE heur_rows AS SELECT rid, ctx AS rep, id, source_split FROM views
@@ -224,7 +224,7 @@ def _index(release: "Release", root: Path) -> bool:
     views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
                     "('views', 'contexts') ORDER BY 1").fetchall()
     digest = hashlib.sha256((_ROWS + _TEXT_UNITS + UNIT_COLUMNS + repr(views)
-                             + readers.CONTEXT_NUMBERING).encode())
+                             + canonical.CONTEXT_NUMBERING).encode())
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))
     stem = root / "units" / digest.hexdigest()

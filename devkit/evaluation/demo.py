@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit import readers
+from audit.io import release as readers
 from audit.language import descriptors
 from audit.evaluation_cli import DEMO_EVALUATION
 from audit.workspace import DEMO_RELEASE, demo_sources

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.outputs import staged_file
-from audit.readers import Release
+from audit.io.files import staged_file
+from audit.io.model import Release
 
 _ROWS = """
 SELECT r.id, coalesce(r.answer, '') AS answer,

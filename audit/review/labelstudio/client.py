@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ...errors import InputError
-from ...outputs import REPO
+from ...io.files import REPO
 from .errors import ServerError, _reason
 from .forms import _form_errors, _post_form, _session, _sign_up
 

@@ -15,12 +15,12 @@ from typing import Callable
 import duckdb
 import pyarrow as pa
 
-from .checks import registry
-from .checks.model import Check
+from ..checks import registry
+from ..checks.model import Check
 from .policy import DEFAULT, Policy
-from .readers import Release
-from .results import code_fingerprint
-from .sqlsafe import case, identifier, literal, strings
+from ..io.model import Release
+from ..results import code_fingerprint
+from ..sqlsafe import case, identifier, literal, strings
 
 Progress = Callable[[str], None]
 STATUS_ORDER = ("quarantined", "review_required", "accepted")

@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .translation.layer import MIN_KEPT_SIMILARITY
-from .checks.registry import BY_NAME, SEVERITIES
-from .errors import InputError
+from ..checks.registry import BY_NAME, SEVERITIES
+from ..errors import InputError
+from ..translation.layer import MIN_KEPT_SIMILARITY
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field, fields
 import duckdb
 import pyarrow as pa
 
-from .checks import registry
-from .language.descriptors import descriptors
-from .languages import CODES, UNKNOWN_CODE
-from .scan import ScanResult
-from .sqlsafe import identifier, literal, strings
+from ..checks import registry
+from ..engine.scan import ScanResult
+from ..language.descriptors import descriptors
+from ..languages import CODES, UNKNOWN_CODE
+from ..sqlsafe import identifier, literal, strings
 
 PAGE_SIZE = 50
 LANGUAGE_VOCABULARY = (*CODES, UNKNOWN_CODE)

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
-from .browse import FILTER_KEYS, Filters
+from audit.analysis.browse import FILTER_KEYS, Filters
 
 SPLITS = ("train", "validation")
 RELEASE_KEYS = ("release", "policy", *(f"source_{split}" for split in SPLITS))

@@ -28,7 +28,7 @@ import pyarrow as pa
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from .languages import BY_CODE, CODES
+from ..languages import BY_CODE, CODES
 
 L_DEFAULT = len(CODES)
 ALL = "all"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .checks import registry
-from .languages import BY_CODE
-from .scan import ScanResult
+from ..checks import registry
+from ..engine.scan import ScanResult
+from ..languages import BY_CODE
 
 def _scoped(result: ScanResult, rows: list[int] | None):
     """A cursor whose view `scoped_findings` holds the findings of `rows` (all findings,

@@ -2,7 +2,7 @@
 
 Release fields, file names, URL parameters, policy keys and Label Studio exports only ever
 reach a page through this module. No Streamlit here: it returns strings, and
-`pages/__init__.py` is the only caller of `st.markdown(..., unsafe_allow_html=True)`.
+`workbench/shell.py` is the only caller of `st.markdown(..., unsafe_allow_html=True)`.
 
 Two kinds of output:
 
@@ -29,8 +29,8 @@ import re
 import sys
 import unicodedata
 
-from . import controls
-from .languages import RTL_CODES
+from .. import controls
+from ..languages import RTL_CODES
 
 # The look of dataset text, markers, evidence and tables: the app's pages and every HTML
 # view outside it (the post-edit task in Label Studio, audit.review.configs) share it.
@@ -233,7 +233,7 @@ def missing(label: object) -> str:
 
 def link(label: object, href: str) -> str:
     """A same-tab link to a page of the workbench. `href` must be one of our relative
-    page links (audit.viewstate.View.href): nothing outside can become a target."""
+    page links (workbench.viewstate.View.href): nothing outside can become a target."""
     if not re.fullmatch(r"\./[A-Za-z0-9_]+(\?[A-Za-z0-9_.~%&=+\-]*)?", href):
         raise ValueError("not a workbench page link")
     return f'<a href="{html.escape(href, quote=True)}" target="_self">{text(label)}</a>'

@@ -43,10 +43,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import export, readers, scan, stats
-from .errors import InputError
-from .outputs import staged_directory, write_json
-from .policy import DEFAULT, Policy
+from ..engine import scan, store
+from .. import paths
+from ..io import release
+from ..analysis import stats
+from ..errors import InputError
+from ..io.files import staged_directory, write_json
+from ..engine.policy import DEFAULT, Policy
 
 Progress = Callable[[str], None]
 N_BOOT = 2000
@@ -150,7 +153,7 @@ def version_of(result: scan.ScanResult) -> Version:
 def load_version(spec: str | Path, sources: list[str] | None = None,
                  policy: Policy = DEFAULT, progress: Progress | None = None) -> Version:
     """Scan a release (or read its saved scan) and reduce it; its connection is closed."""
-    result, _ = export.saved_or_scanned(readers.open_release(spec, sources), policy, progress)
+    result, _ = store.saved_or_scanned(release.open_release(spec, sources), policy, progress)
     try:
         return version_of(result)
     finally:
@@ -471,8 +474,8 @@ def release_versions(old: str, new: str, *, old_sources: list[str] | None = None
                      progress: Progress | None = None) -> tuple[Version, Version]:
     """Scan (or reuse the saved scans of) both releases, one after the other. Both are
     located first, so a missing NEW fails before OLD is scanned."""
-    readers.resolve_paths(old)
-    readers.resolve_paths(new)
+    paths.resolve_paths(old)
+    paths.resolve_paths(new)
     return (load_version(old, old_sources, policy, progress),
             load_version(new, new_sources, policy, progress))
 

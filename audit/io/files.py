@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-from .errors import InputError
+from ..errors import InputError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 # AUDIT_SCANS moves saved scans (benchmarks, a second workbench on one machine).
 SCANS = Path(os.environ.get("AUDIT_SCANS") or REPO / "data" / "scans")
 
@@ -125,7 +125,7 @@ def cached_parquet(con, path: Path) -> bool:
     """Whether a cache entry `path` is a Parquet file DuckDB reads (its metadata); one it
     cannot read is deleted, so the caller computes it again."""
     import duckdb
-    from .sqlsafe import literal
+    from ..sqlsafe import literal
     if not path.is_file():
         return False
     try:

@@ -1,38 +1,30 @@
-"""Write a scan to disk, export quarantine lists, build manifests."""
+"""Saved scans: a scan written to disk with its manifest, the newest saved scan of the same
+identity found and read back, a release's scan history."""
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 import platform
 import shutil
-import unicodedata
 from importlib import metadata
 from pathlib import Path
-from typing import BinaryIO, Callable
+from typing import Callable
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from .language import descriptors
-from .checks import registry
-from .errors import InputError
-from .outputs import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
-                      staged_directory, staged_file, write_json)
+from ..checks import registry
+from ..errors import InputError
+from ..io.files import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
+                        staged_directory, write_json)
+from ..language import descriptors
 from .policy import Policy
-from .readers import Release
+from ..io.model import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
-from .sqlsafe import identifier, literal, strings
+from ..sqlsafe import identifier, literal
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
-QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
-# A spreadsheet evaluates a cell whose first character, after any blanks it skips and under
-# compatibility folding (full-width ＝), is one of these, or that starts with tab or CR: such
-# CSV cells get a leading apostrophe.
-_FORMULA_START = frozenset("=+-@")
 
 
 def _tool_versions() -> dict[str, str]:
@@ -108,76 +100,6 @@ def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
     return (read_parquet(scan_dir / "findings.parquet"),
             read_parquet(scan_dir / "status.parquet"),
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
-
-
-def quarantine(findings: pa.Table, status: pa.Table,
-               statuses: tuple[str, ...] = ("quarantined", "review_required"),
-               rows: list[int] | None = None) -> pa.Table:
-    """One row per (release row, reason): id, split, status and each blocking/review finding
-    with its location; optionally only the given release rows (a filtered view)."""
-    con = duckdb.connect()
-    con.register("findings", findings)
-    con.register("status", status)
-    con.register("wanted", pa.table({"row": pa.array(rows or [], pa.int64())}))
-    wanted_statuses = strings(statuses)
-    row_filter = 'AND s."row" IN (SELECT "row" FROM wanted)' if rows is not None else ""
-    return con.sql(f"""
-        SELECT s.id, s.source_split, s.status, f."check" AS reason, f.severity, f.origin,
-               f.paragraph_id, f.sentence_index, f.detail, s."row"
-        FROM status s JOIN findings f ON f."row" = s."row"
-        WHERE list_contains({wanted_statuses}, s.status) AND f.severity <> 'info' {row_filter}
-        ORDER BY s."row", f."check", f.paragraph_id NULLS FIRST, f.sentence_index NULLS FIRST
-    """).to_arrow_table()
-
-
-def neutralise(value: object) -> object:
-    """A CSV cell a spreadsheet will show, never evaluate."""
-    if not isinstance(value, str):
-        return value
-    first = value.lstrip()[:1]
-    if value[:1] in ("\t", "\r") or unicodedata.normalize("NFKC", first)[:1] in _FORMULA_START:
-        return "'" + value
-    return value
-
-
-def _cell(value: object) -> object:
-    if isinstance(value, (list, dict)):
-        value = json.dumps(value, ensure_ascii=False)
-    return neutralise(value)
-
-
-def serialize(table: pa.Table, fmt: str, stream: BinaryIO) -> None:
-    """Write a table as CSV (list cells as JSON, formula cells neutralised), JSONL or
-    Parquet. The one CSV writer: every CSV the tool produces goes through it."""
-    if fmt == "parquet":
-        pq.write_table(table, stream)
-        return
-    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")
-    if fmt == "jsonl":
-        for row in table.to_pylist():
-            text.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    else:
-        writer = csv.writer(text)
-        writer.writerow([neutralise(name) for name in table.column_names])
-        for row in table.to_pylist():
-            writer.writerow([_cell(row[name]) for name in table.column_names])
-    text.flush()
-    text.detach()
-
-
-def to_bytes(table: pa.Table, fmt: str) -> bytes:
-    buffer = io.BytesIO()
-    serialize(table, fmt, buffer)
-    return buffer.getvalue()
-
-
-def write_table(table: pa.Table, out: Path, fmt: str) -> Path:
-    """Write a table (a quarantine list, a report) atomically in one of the formats."""
-    if fmt not in QUARANTINE_FORMATS:
-        raise InputError(out, f"unknown format '{fmt}'", expected=" / ".join(QUARANTINE_FORMATS))
-    with staged_file(Path(out)) as staging, staging.open("wb") as stream:
-        serialize(table, fmt, stream)
-    return Path(out)
 
 
 def saved_scan(release: Release, identity: str) -> Path | None:

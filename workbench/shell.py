@@ -1,12 +1,12 @@
 """Shared set-up called at the top of every page: page config, navigation that carries the
 view, the release / source / policy pickers, the cached scan and the scope line.
 
-The view (release, HotpotQA sources, policy and Browse filter; `audit.viewstate.View`) lives
+The view (release, HotpotQA sources, policy and Browse filter; `workbench.viewstate.View`) lives
 in the URL. Widgets follow the URL and write it back; every navigation link and "open"
 action carries it, so any URL reproduces what was shown.
 
 Outside text (release fields, paths, URL parameters, exports) is untrusted: pages show it only
-through `html` (fragments from `audit.render`), `say` (Streamlit's boxes with each value
+through `html` (fragments from `audit.reports.render`), `say` (Streamlit's boxes with each value
 verbatim), or as data in tables and charts; never as Markdown of their own.
 """
 
@@ -18,21 +18,25 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit import browse, export, policy, readers, render
+from audit import paths
+from audit.analysis import browse
 from audit.checks import registry
+from audit.engine import policy, store
+from audit.engine.scan import ScanResult
 from audit.errors import InputError
-from audit.outputs import staged_file
-from audit.scan import ScanResult
-from audit.viewstate import SPLITS, View
-from audit.workspace import (DEMO_RELEASE, UPLOADS, ScanCache, demo_sources, served_file,
-                             served_files, stamp, upload_name)
+from audit.io import release as readers
+from audit.io.files import staged_file
+from audit.reports import render
+from workbench.viewstate import SPLITS, View
+from audit.workspace import DEMO_RELEASE, demo_sources
+from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
 from workbench import auth
 
 SCANS = ScanCache()
 
 
 def html(*fragments: str, css: str = "xb") -> None:
-    """Show fragments built by `audit.render` (the only HTML a page may show)."""
+    """Show fragments built by `audit.reports.render` (the only HTML a page may show)."""
     st.markdown(render.block(*fragments, css=css), unsafe_allow_html=True)
 
 
@@ -78,7 +82,7 @@ def show_view(view: View, **extra: object) -> None:
 
 def pages() -> list[tuple[str, str]]:
     """(script, label) of every page, in menu order: Overview, then pages/N_Name.py."""
-    found = sorted(Path(__file__).parent.glob("[0-9]*_*.py"),
+    found = sorted((Path(__file__).resolve().parent.parent / "pages").glob("[0-9]*_*.py"),
                    key=lambda p: int(p.name.split("_", 1)[0]))
     return [("app.py", "Overview")] + [
         (f"pages/{p.name}", p.stem.split("_", 1)[1].replace("_", " ")) for p in found]
@@ -171,7 +175,7 @@ def _served(what: str, serve, spec: str):
 def _request(view: View) -> tuple[tuple, list[Path], list[str], Path | None]:
     """What to scan, resolved under the data roots (the demo and its sources by default),
     and the key that names it: every input file's path, time and size."""
-    files = readers.resolve_paths(DEMO_RELEASE) if view.release is None \
+    files = paths.resolve_paths(DEMO_RELEASE) if view.release is None \
         else _served("release", served_files, view.release)
     if view.sources:
         specs = [f"{split}={_served(f'HotpotQA {split} source', served_file, path)}"
@@ -198,7 +202,7 @@ def _build(release: str | None, files: list[Path], specs: list[str],
         stage("opening the files")
         opened = readers.open_release(release or DEMO_RELEASE, specs, files)
         stage(f"{opened.layout} layout, {opened.rows:,} rows")
-        result, language = export.saved_or_scanned(opened, rules, stage)
+        result, language = store.saved_or_scanned(opened, rules, stage)
         stage("building the browse index (language vector per row)")
         browse.build_index(result, language)
         box.update(label=f"Scanned {opened.rows:,} rows in "

@@ -1,0 +1,1 @@
+"""Questions asked of a scan: browsing, instance and findings queries, mixing, statistics."""

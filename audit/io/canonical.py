@@ -1,0 +1,148 @@
+"""One canonical layout in DuckDB for every release layout: contexts grouped once per
+content, the `views`, `contexts` and `release` views per layout, and the flat views."""
+
+from __future__ import annotations
+
+import shutil
+
+import duckdb
+
+from .files import cache_dir, staged_directory
+
+
+# Names the way contexts are numbered: caches that store context numbers key on it.
+CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
+
+
+def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> None:
+    """`_group_contexts`, remembered per content (`key`: the files' SHA-256s): reopening a
+    release reads its contexts and views instead of grouping its rows again."""
+    folder = cache_dir("contexts") / key if key else None
+    if folder is not None and (folder / "views.parquet").is_file():
+        try:
+            con.read_parquet(str(folder / "contexts.parquet")).create("raw_contexts")
+            con.read_parquet(str(folder / "views.parquet")).create("raw_views")
+            return
+        except duckdb.Error:   # unreadable: group again and replace it
+            con.execute("DROP TABLE IF EXISTS raw_contexts; DROP TABLE IF EXISTS raw_views")
+            shutil.rmtree(folder, ignore_errors=True)
+    _group_contexts(con)
+    if folder is None:
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with staged_directory(folder, replace=True) as staging:
+        con.table("raw_contexts").write_parquet(str(staging / "contexts.parquet"),
+                                                compression="zstd")
+        con.table("raw_views").write_parquet(str(staging / "views.parquet"),
+                                             compression="zstd")
+
+
+def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:
+    """XHotpotQA+ gives the 24 views of a source one context (its candidates and supporting
+    facts). Each distinct (source, candidates, facts) becomes one row of `raw_contexts`,
+    grouped by the values themselves, so no hash collision can merge two contexts, and
+    numbered in order of its first row, so the numbers are reproducible. `raw_views` holds
+    every row's other columns with its context's number, read in a second pass that never
+    decodes the nested columns. Context checks then run once per context and fan out to the
+    views by join."""
+    con.execute("""
+        CREATE TABLE raw_contexts AS
+        SELECT (row_number() OVER (ORDER BY first_rid) - 1)::INTEGER AS ctx,
+               * EXCLUDE (first_rid)
+        FROM (SELECT source_id, source_split, candidates, supporting_facts,
+                     list(rid) AS rids, min(rid) AS first_rid
+              FROM raw_release GROUP BY ALL);
+        CREATE TEMP TABLE context_of AS SELECT unnest(rids) AS rid, ctx FROM raw_contexts;
+        ALTER TABLE raw_contexts DROP COLUMN rids;
+        CREATE TABLE raw_views AS
+        SELECT c.ctx, r.* EXCLUDE (candidates, supporting_facts)
+        FROM raw_release r JOIN context_of c USING (rid) ORDER BY rid;
+        DROP TABLE context_of;
+    """)
+
+
+# The canonical layout (V1.1 field names) per release layout: `views` (every row but its
+# context), `contexts` (candidates with `language` the name and `language_code` the code,
+# facts with `sentence_index`), and `release`, the two joined back into one row per rid.
+_V11_VIEWS = """
+SELECT rid, ctx, 'v1.1' AS layout, id, source_id, source_split, source_position,
+       release_position, question, answer, question_language, question_language_name,
+       answer_language, answer_language_name, source_question, source_answer, question_type,
+       difficulty, status, structural_flags, []::VARCHAR[] AS quality_flags,
+       record_sha256 AS shipped_hash
+FROM raw_views
+"""
+
+
+_V2_VIEWS = """
+SELECT rid, ctx, 'v2' AS layout, id, source_id, source_split, source_position,
+       NULL::INTEGER AS release_position, question, answer, question_language,
+       question_language_name, answer_language, answer_language_name, source_question,
+       source_answer, question_type, difficulty, status, structural_flags, quality_flags,
+       release_record_sha256 AS shipped_hash, input_checksum_valid, assignment_manifest_sha256
+FROM raw_views
+"""
+
+
+_JSONL_VIEWS = """
+SELECT rid, ctx, 'jsonl' AS layout, id, source_id, source_split,
+       NULL::INTEGER AS source_position, NULL::INTEGER AS release_position, question, answer,
+       question_language, question_language_name, answer_language, answer_language_name,
+       source_question, source_answer, question_type, difficulty, NULL::VARCHAR AS status,
+       []::VARCHAR[] AS structural_flags, []::VARCHAR[] AS quality_flags,
+       NULL::VARCHAR AS shipped_hash
+FROM raw_views
+"""
+
+
+_SAME_CONTEXTS = ("SELECT ctx, source_id, source_split, candidates, supporting_facts "
+                  "FROM raw_contexts")
+
+
+_V2_CONTEXTS = """
+SELECT ctx, source_id, source_split,
+       list_transform(candidates, lambda c: struct_pack(
+           paragraph_id := c.paragraph_id, candidate_index := c.candidate_index,
+           source_title := c.source_title, source_sentences := c.source_sentences,
+           title := c.title, sentences := c.sentences, language := c.language_name,
+           language_code := c.language)) AS candidates,
+       list_transform(supporting_facts, lambda f: struct_pack(
+           source_title := f.source_title, paragraph_id := f.paragraph_id,
+           candidate_index := list_position(list_transform(candidates, lambda c: c.paragraph_id),
+                                            f.paragraph_id)::SMALLINT - 1,
+           sentence_index := f.sentence_id, in_bounds := f.in_bounds)) AS supporting_facts
+FROM raw_contexts
+"""
+
+
+_CANONICAL = {"v1.1": (_V11_VIEWS, _SAME_CONTEXTS), "v2": (_V2_VIEWS, _V2_CONTEXTS),
+              "jsonl": (_JSONL_VIEWS, _SAME_CONTEXTS)}
+
+
+_RELEASE = """
+SELECT v.* EXCLUDE (ctx, status, structural_flags, quality_flags, shipped_hash),
+       c.candidates, c.supporting_facts, v.status, v.structural_flags, v.quality_flags,
+       v.shipped_hash, v.ctx
+FROM views v JOIN contexts c USING (ctx)
+"""
+
+
+def _create_flat_views(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("""
+    CREATE VIEW candidates AS
+      SELECT rid, id, source_split, c.paragraph_id, c.candidate_index, c.language_code,
+             c.language, c.title, c.source_title, len(c.sentences) AS n_sentences,
+             len(c.source_sentences) AS n_source_sentences
+      FROM (SELECT rid, id, source_split, unnest(candidates) AS c FROM release);
+    CREATE VIEW sentences AS
+      SELECT rid, id, source_split, paragraph_id, language_code, k - 1 AS sentence_index,
+             sentences[k] AS sentence, source_sentences[k] AS source_sentence
+      FROM (SELECT rid, id, source_split, c.paragraph_id, c.language_code, c.sentences,
+                   c.source_sentences,
+                   unnest(range(1, greatest(len(c.sentences), len(c.source_sentences)) + 1)) AS k
+            FROM (SELECT rid, id, source_split, unnest(candidates) AS c FROM release));
+    CREATE VIEW facts AS
+      SELECT rid, id, source_split, f.paragraph_id, f.candidate_index, f.sentence_index,
+             f.source_title, f.in_bounds
+      FROM (SELECT rid, id, source_split, unnest(supporting_facts) AS f FROM release);
+    """)
