@@ -17,6 +17,7 @@ from . import results
 from .errors import InputError
 from .io.files import progress_printer, read_parquet, refuse_existing
 from .paths import resolve_paths
+from .settings import Settings, configure
 from .sqlsafe import literal
 
 
@@ -201,6 +202,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    configure(Settings.from_env())
     plain_scan = argv[:1] == ["scan"] and not {"-h", "--help"} & set(argv)
     args = scan_parser().parse_args(argv[1:]) if plain_scan else parser().parse_args(argv)
     try:

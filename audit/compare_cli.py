@@ -12,6 +12,7 @@ from .engine import policy
 from .errors import InputError
 from .io.files import progress_printer, refuse_existing, staged_directory, write_json
 from .analysis.stats import SEED
+from .settings import current
 
 
 def versions(args: argparse.Namespace, rules: policy.Policy, say
@@ -41,11 +42,10 @@ def cmd_accept(args: argparse.Namespace) -> int:
     # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
     from .reports import acceptance, acceptance_html
     from .review import paired
-    from .review.workspace import REVIEWS
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "gate")
     rules = policy.load(args.policy)
-    workspace = Path(args.workspace) if args.workspace else REVIEWS
+    workspace = Path(args.workspace) if args.workspace else current().reviews
     if args.reviews:
         paired.read_pairs(args.reviews, workspace)   # a missing batch fails before scanning
     old, new = versions(args, rules, say)

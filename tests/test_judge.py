@@ -19,7 +19,7 @@ from audit.io import release as readers
 from audit.engine import scan
 from audit.errors import InputError
 from audit.evaluation import judge
-from audit.evaluation_cli import DEMO_EVALUATION
+from audit.settings import DEMO_EVALUATION
 from audit.workspace import DEMO_RELEASE, demo_sources
 from devkit.evaluation import demo_reviews, judge_synth
 from devkit.evaluation.demo import SMALL_DESIGN, make_demo

@@ -88,8 +88,8 @@ def add_parser(subparsers) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> Path:
-    from .workspace import REVIEWS
-    return Path(args.workspace) if args.workspace else REVIEWS
+    from ..settings import current
+    return Path(args.workspace) if args.workspace else current().reviews
 
 
 class Bars:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from ..reports import render
 from ..errors import InputError
 from ..languages import RTL_CODES
-from ..io.files import REPO
+from ..settings import REPO
 
 if TYPE_CHECKING:
     from .maple import RealismItem, RelevancePair
