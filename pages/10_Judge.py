@@ -15,7 +15,8 @@ import streamlit as st
 
 from audit.errors import InputError
 from audit.evaluation import judge
-from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
+from audit.evaluation.judge_report import judge_reports
+from audit.settings import DEMO_EVALUATION
 from audit.languages import BY_CODE
 from audit.reports.render import chart_label, plural
 from audit.settings import current

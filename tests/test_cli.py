@@ -198,7 +198,7 @@ def test_a_warm_scan_never_imports_pandas(tmp_path):
             "--source", f"train={DEMO / 'hotpot_source_train.json'}",
             "--source", f"validation={DEMO / 'hotpot_source_validation.json'}"]
     assert cli(*scan, "--out", str(tmp_path / "cold")).returncode == 0
-    probe = ("import sys\nfrom audit.__main__ import main\n"
+    probe = ("import sys\nfrom audit.cli.main import main\n"
              f"code = main({[*scan, '--out', str(tmp_path / 'warm'), '--fresh']!r})\n"
              "print(code, 'pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
@@ -223,7 +223,7 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     """`review evidence BATCH` and `accept --reviews BATCH` read the same ΔH interval: one
     default seed, declared once (review's commands defaulted to 0, accept to 20260810)."""
     import inspect
-    from audit import __main__ as main
+    from audit.cli import main
     from audit.reports import compare
     from audit.analysis import stats
     from audit.evaluation import judge, report, retrieval
@@ -280,7 +280,7 @@ def test_a_remembered_scan_imports_no_library(tmp_path, settings_env):
     settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     release = make_release(tmp_path)
     assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
-    probe = ("import sys\nfrom audit.__main__ import main\n"
+    probe = ("import sys\nfrom audit.cli.main import main\n"
              f"code = main(['scan', {str(release)!r}, '--out', {str(tmp_path / 'again')!r}])\n"
              "print(code, *sorted(m for m in ('duckdb', 'pyarrow', 'numpy',"
              " 'audit.checks.registry') if m in sys.modules))")

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONSULTERS = ["audit/review/push.py", "audit/review/pull.py", "audit/review/status.py",
               "audit/review/intrusions.py", "audit/review/workspace.py",
               "audit/review/batches.py", "audit/review/spec.py", "audit/review/paired.py",
-              "audit/review/postedit.py", "audit/review/cli.py", "pages/7_Review.py",
+              "audit/review/postedit.py", "audit/cli/review.py", "pages/7_Review.py",
               "pages/8_Annotations.py"]
 
 
