@@ -3,6 +3,8 @@ show a message instead of a traceback."""
 
 from __future__ import annotations
 
+from enum import IntEnum
+
 
 class InputError(Exception):
     """Bad input: says which file, where in it, and what was expected."""
@@ -20,3 +22,12 @@ class InputError(Exception):
         if expected:
             message += f" (expected {expected})"
         super().__init__(message)
+
+
+class ExitCode(IntEnum):
+    """Every exit code of the CLI, and the acceptance gate's verdict as one."""
+
+    OK = 0
+    FAILED = 1          # a gate failed; `judge --strict` found an error
+    BAD_INPUT = 2       # an InputError: one line on stderr, nothing written
+    INSUFFICIENT = 3    # the gate lacks evidence

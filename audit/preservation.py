@@ -73,13 +73,13 @@ from .language import descriptors
 from .translation import signals as textsignals
 from .translation.layer import Prepared
 from .languages import BY_CODE, CODES
-from .io.files import REPO, cached_parquet, staged_file
+from . import settings
+from .io.files import cached_parquet, staged_file
 from .sqlsafe import literal
 
 if TYPE_CHECKING:
     from .io.model import Release
 
-CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "preservation"
 TRANSLITERATION = "Any-Latin; Latin-ASCII"
 TARGETS = tuple(code for code in CODES if code != "en")
 UNSPACED = frozenset({"zh", "ja", "th"})
@@ -448,7 +448,7 @@ def prepare(release: "Release", cache_dir: Path | None = None,
         return _PREPARED[con]
     descriptors.register(con)       # answer_norm_en
     done = Prepared()
-    root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    root = Path(cache_dir) if cache_dir is not None else settings.cache_dir("preservation")
     clock = time.perf_counter()
     _units(release, root)
     done.seconds["units"] = time.perf_counter() - clock

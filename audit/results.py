@@ -23,8 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from .io.files import (SCANS, cache_dir, file_sha256, manifest_inputs, scan_target,
-                       staged_directory, write_json)
+from .io.files import file_sha256, manifest_inputs, scan_target, staged_directory, write_json
+from .settings import cache_dir, current
 from .paths import release_name, split_of
 
 RESULTS_KEPT = 4
@@ -109,7 +109,7 @@ def restore(result_key: str, paths: list[Path], single_file: bool, sources: list
         "are copied, nothing is recomputed (--fresh scans again)")
     source_paths = [split_of(spec)[1] for spec in sources]
     name = release_name(paths, single_file)
-    scan_id, target = scan_target(name, manifest["fingerprint"], out, SCANS)
+    scan_id, target = scan_target(name, manifest["fingerprint"], out, current().scans)
     with staged_directory(target) as staging:
         for file in FILES[:3]:
             shutil.copyfile(entry / file, staging / file)

@@ -49,7 +49,7 @@ def identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def case(expression: str, mapping: dict, default: object = None) -> str:
+def case(expression: str, mapping: dict[object, object], default: object = None) -> str:
     """`CASE expression WHEN k THEN v … ELSE default END` with every key and value a
     literal (the language → script lookups, say)."""
     whens = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in mapping.items())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .engine import scan
 from .io import release
-from .io.files import REPO
+from .settings import REPO
 
 DEMO = REPO / "data" / "demo"
 DEMO_RELEASE = DEMO / "release"

@@ -64,7 +64,7 @@ def predictions_figure(n_boot: int) -> None:
 
 
 def judge_figure() -> None:
-    from audit.evaluation_cli import judge_reports
+    from audit.evaluation.judge_report import judge_reports
     work = Path(tempfile.mkdtemp(prefix="bench-judge-"))
     paths = [judge_synth.write(judge_synth.generate(profile), work / f"{profile}.parquet")
              for profile in ("v1", "v2")]

@@ -40,12 +40,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
+import cache_kind  # noqa: E402
 import heuristics_release  # noqa: E402
 import realtext  # noqa: E402
 from audit.checks import registry, translation as heuristic_checks  # noqa: E402
 from audit.engine import policy as policies, scan  # noqa: E402
 from audit.io import release as readers  # noqa: E402
-from audit.translation import layer as heuristics  # noqa: E402
 
 ANCHORS_PYTHON = REPO / "bench" / ".anchors-venv" / "bin" / "python"
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"
@@ -91,7 +91,8 @@ def accuracy(per_kind: int) -> None:
     release of their own beside the clean pairs, as a real release holds a few defects among
     many clean pairs: the length calibration is not skewed by the other kinds' plants."""
     started = time.perf_counter()
-    heuristics.CACHE_DIR = Path(tempfile.mkdtemp(prefix="heuristics-cache-"))
+    fresh = Path(tempfile.mkdtemp(prefix="heuristics-cache-"))
+    cache_kind.isolate("heuristics", fresh)
     try:
         clean_units, clean_found = _scanned(WORK / "heuristics_eval_clean", (), per_kind)
         units = {("clean",) + k: u for k, u in clean_units.items()}
@@ -106,7 +107,7 @@ def accuracy(per_kind: int) -> None:
                 found[check].update({(kind,) + k: v for k, v in where.items()
                                      if kind_units[k]["kind"]})
     finally:
-        shutil.rmtree(heuristics.CACHE_DIR, ignore_errors=True)
+        shutil.rmtree(fresh, ignore_errors=True)
     print(f"evaluation: {len(units):,} pairs ({len(clean_units):,} clean), built and scanned "
           f"in {time.perf_counter() - started:.0f} s", flush=True)
     report(units, found, run_anchors(units))
@@ -210,7 +211,8 @@ def small() -> None:
     print("\n== truncation on small releases (117 rows: 16 lines cut to their first 40 % "
           "among 404 clean sentences); target ≥ 14 of 16, review false alarms ≤ 1 %")
     others = frozenset(c.name for c in registry.REGISTRY) - {"length_ratio_outlier"}
-    heuristics.CACHE_DIR = Path(tempfile.mkdtemp(prefix="heuristics-cache-"))
+    fresh = Path(tempfile.mkdtemp(prefix="heuristics-cache-"))
+    cache_kind.isolate("heuristics", fresh)
     try:
         for name, languages in heuristics_release.SMALL_RELEASES.items():
             out = WORK / f"heuristics_small_{len(languages)}"
@@ -231,7 +233,7 @@ def small() -> None:
                          f"alarms of {len(clean)} ({alarms / len(clean):.2%})")
             print(line)
     finally:
-        shutil.rmtree(heuristics.CACHE_DIR, ignore_errors=True)
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 # Why an anchor rule can look better on one measure (printed only when it does).
@@ -303,8 +305,11 @@ import json, resource, sys, time
 from pathlib import Path
 from audit.io import release as readers
 from audit.engine import scan
+from audit.checks import translation as heuristic_checks
 from audit.translation import layer as heuristics
-heuristics.CACHE_DIR = Path(sys.argv[2])
+sys.path.insert(0, "bench")
+import cache_kind
+cache_kind.isolate("heuristics", Path(sys.argv[2]))
 started = time.perf_counter()
 result = scan.run(readers.open_release(sys.argv[1]), skip=frozenset(sys.argv[3].split(",")))
 seconds = time.perf_counter() - started
@@ -327,8 +332,11 @@ import json, resource, sys, time
 from pathlib import Path
 from audit.engine import policy
 from audit.io import release as readers
+from audit.checks import translation as heuristic_checks
 from audit.translation import layer as heuristics
-heuristics.CACHE_DIR = Path(sys.argv[2])
+sys.path.insert(0, "bench")
+import cache_kind
+cache_kind.isolate("heuristics", Path(sys.argv[2]))
 release = readers.open_release(sys.argv[1])
 started = time.perf_counter()
 prepared = heuristics.prepare(release)

@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
 import realdata_release  # noqa: E402
+import cache_kind  # noqa: E402
 import xquad_release  # noqa: E402
 from audit import preservation  # noqa: E402
 from audit.checks import registry  # noqa: E402
@@ -114,7 +115,8 @@ def report(setting: str, units: dict, found: dict) -> None:
 
 
 def accuracy() -> None:
-    preservation.CACHE_DIR = Path(tempfile.mkdtemp(prefix="preservation-cache-"))
+    fresh = Path(tempfile.mkdtemp(prefix="preservation-cache-"))
+    cache_kind.isolate("preservation", fresh)
     try:
         for setting in xquad_release.SETTINGS:
             started = time.perf_counter()
@@ -123,7 +125,7 @@ def accuracy() -> None:
                   f"{time.perf_counter() - started:.0f} s", flush=True)
             report(setting, units, found)
     finally:
-        shutil.rmtree(preservation.CACHE_DIR, ignore_errors=True)
+        shutil.rmtree(fresh, ignore_errors=True)
     print("\nWhere the check is honest about not knowing: with no rendering in the "
           "paragraph's language ('english'), a name that is not verbatim and not matched "
           "romanised may have been translated ('Océano Pacífico', 'Верховный суд') or lost;"
@@ -189,7 +191,9 @@ from pathlib import Path
 from audit import preservation
 from audit.engine import policy
 from audit.io import release as readers
-preservation.CACHE_DIR = Path(sys.argv[2])
+sys.path.insert(0, "bench")
+import cache_kind
+cache_kind.isolate("preservation", Path(sys.argv[2]))
 release = readers.open_release(sys.argv[1])
 started = time.perf_counter()
 prepared = preservation.prepare(release)

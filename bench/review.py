@@ -51,6 +51,7 @@ from audit.languages import CODES  # noqa: E402
 from audit.review import agreement as ag  # noqa: E402
 from audit.review import reports  # noqa: E402
 from audit.review import configs  # noqa: E402
+from audit.settings import current  # noqa: E402
 
 SEED = 20261130
 SOURCES = 460
@@ -167,7 +168,7 @@ def _server():
     from devkit.labelstudio_local import LocalServer, free_port
     if os.environ.get("LABEL_STUDIO_URL"):
         return ls.connect(), None
-    local = LocalServer(ls.DATA_ROOT / f"bench-{uuid.uuid4().hex[:8]}", free_port())
+    local = LocalServer(current().labelstudio_data / f"bench-{uuid.uuid4().hex[:8]}", free_port())
     local.start()
     return ls.connect(local.url), local
 

@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
-from audit.errors import InputError
-from audit.evaluation_cli import DEMO_EVALUATION
+from audit.errors import ExitCode, InputError
+from audit.settings import DEMO_EVALUATION
 from audit.analysis.stats import SEED
 
 from devkit import REPO
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return int(ExitCode.BAD_INPUT)
 
 
 if __name__ == "__main__":

@@ -15,10 +15,11 @@ import streamlit as st
 
 from audit.errors import InputError
 from audit.evaluation import judge
-from audit.evaluation_cli import DEMO_EVALUATION, judge_reports
+from audit.evaluation.judge_report import judge_reports
+from audit.settings import DEMO_EVALUATION
 from audit.languages import BY_CODE
 from audit.reports.render import chart_label, plural
-from audit.review import workspace
+from audit.settings import current
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import save_upload, say, scope_line, setup
 from workbench import auth
@@ -49,7 +50,7 @@ sources = {}
 demo_human = DEMO_EVALUATION / "human-adequacy.parquet"
 if on_demo and demo_human.is_file():
     sources["demo: synthetic ratings"] = demo_human
-for ledger in sorted(workspace.REVIEWS.glob("*/annotations.parquet")):
+for ledger in sorted(current().reviews.glob("*/annotations.parquet")):
     sources[f"review batch {ledger.parent.name}"] = ledger
 human_source = st.selectbox("Human adequacy scores from", ["none"] + list(sources),
                             index=1 if sources else 0, key="judge_human")

@@ -9,7 +9,8 @@ import streamlit as st
 
 from audit.errors import InputError
 from audit.evaluation import retrieval
-from audit.evaluation_cli import DEMO_EVALUATION, parse_ks
+from audit.evaluation.retrieval import parse_ks
+from audit.settings import DEMO_EVALUATION
 from audit.reports.render import chart_label
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import page_setup, say

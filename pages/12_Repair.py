@@ -18,7 +18,8 @@ from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
-from audit.review import postedit, workspace
+from audit.review import postedit
+from audit.settings import current
 from audit.workspace import DEMO_RELEASE, demo_sources
 from workbench.serving import repairs_root, served_file
 from workbench.shell import current_view, html, save_upload, say, scope_line, setup
@@ -159,12 +160,12 @@ def from_file() -> None:
 
 def from_batch() -> None:
     """The corrections a post-edit batch's pulls recorded (the Review page's workspace)."""
-    pulled = postedit.batches_of(release, workspace.REVIEWS)
+    pulled = postedit.batches_of(release, current().reviews)
     if not pulled:
         say(st.caption, "No post-edit batch of this release in the review workspace "
             "{workspace}: push one (`python -m audit review push SPEC` with kind = "
             "\"post-edit\") and pull its editors' work (`review pull BATCH`).",
-            workspace=workspace.REVIEWS)
+            workspace=current().reviews)
         return
     names = [b["batch"] for b in pulled]
     shown = st.selectbox("Post-edit batch", names, key="repair_batch", format_func=lambda n: (

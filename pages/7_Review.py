@@ -15,6 +15,7 @@ from audit.review import batches, kinds, push, routing, sampling, workspace
 from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
 from audit.review.status import status as batch_status
+from audit.settings import current
 from workbench.serving import served_file, shown_path
 from workbench.shell import current_view, say, scope_line, setup
 from workbench import auth
@@ -159,7 +160,7 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
     try:
         sites = connect_sites(targets)
         try:
-            report = push.push(sites, review, annotators, workspace=workspace.REVIEWS,
+            report = push.push(sites, review, annotators, workspace=current().reviews,
                                progress=lambda title, sent, total: bar.progress(
                                    sent / max(total, 1), text=f"{sent}/{total}"))
         finally:
@@ -188,7 +189,7 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
 # ------------------------------------------------------------------------- progress
 
 st.subheader("Progress")
-pushed = workspace.batches(workspace.REVIEWS)
+pushed = workspace.batches(current().reviews)
 if not pushed:
     st.caption("No batch pushed yet.")
     st.stop()
@@ -201,9 +202,9 @@ chosen = st.selectbox("Batch", pushed, key="review_progress_batch",
 def progress(batch_id: str) -> None:
     """Each project's own annotator's work, polled every few seconds (status.status)."""
     try:
-        sites = ledger_sites(batch_id, workspace.REVIEWS)
+        sites = ledger_sites(batch_id, current().reviews)
         try:
-            status = batch_status(sites, batch_id, workspace=workspace.REVIEWS)
+            status = batch_status(sites, batch_id, workspace=current().reviews)
         finally:
             sites.close()
     except InputError as error:
@@ -233,7 +234,7 @@ def progress(batch_id: str) -> None:
 
 
 progress(chosen)
-if workspace.read_ledger(chosen, workspace.REVIEWS).get("config") == \
+if workspace.read_ledger(chosen, current().reviews).get("config") == \
         kinds.KINDS["post-edit"].config:
     say(st.caption, "A post-edit batch: one editor per language. {pull} turns each "
         "submission into a correction record; the Repair page of the release it was pushed "

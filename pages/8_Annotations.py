@@ -14,12 +14,13 @@ from audit.reports.render import plural
 from audit.review import (agreement, charts, check_agreement, pull, push, reports, routing,
                           workspace)
 from audit.review.sites import ledger_sites
+from audit.settings import current
 from workbench.shell import say, setup
 from workbench import auth
 
 result = setup("Annotations")
 
-batches = workspace.batches(workspace.REVIEWS)
+batches = workspace.batches(current().reviews)
 if not batches:
     st.info("No batch pushed yet: build and push one on the Review page.")
     st.stop()
@@ -29,9 +30,9 @@ if auth.gate("Pulling annotations from Label Studio") and \
         st.button("Pull annotations from Label Studio"):
     try:
         with st.spinner("Pulling…"):
-            sites = ledger_sites(batch_id, workspace.REVIEWS)
+            sites = ledger_sites(batch_id, current().reviews)
             try:
-                report = pull.pull(sites, batch_id, workspace=workspace.REVIEWS)
+                report = pull.pull(sites, batch_id, workspace=current().reviews)
             finally:
                 sites.close()
     except InputError as error:
@@ -46,13 +47,13 @@ if auth.gate("Pulling annotations from Label Studio") and \
         if report.rejected:
             st.dataframe(report.rejected, hide_index=True)
 
-refusals = workspace.read_refusals(batch_id, workspace.REVIEWS)
+refusals = workspace.read_refusals(batch_id, current().reviews)
 if refusals:
     with st.expander(f"Refusals log: {plural(len(refusals), 'entry')} "
                      "(appended, never rewritten)"):
         st.dataframe(refusals, hide_index=True)
 
-table = workspace.read_annotations(batch_id, workspace.REVIEWS)
+table = workspace.read_annotations(batch_id, current().reviews)
 if table is None or table.num_rows == 0:
     st.caption("Nothing pulled yet.")
     st.stop()
@@ -121,7 +122,7 @@ st.caption("answer_not_in_evidence against answer_preserved, bridge_entity_lost 
            "release in the sidebar (left out: units this release lacks or whose text differs "
            "from what the annotators read), resolved labels only; precision and recall with "
            "Wilson 95% intervals, for review findings and for review and info findings.")
-versus = check_agreement.against_humans(final, result, batch_id, workspace.REVIEWS)
+versus = check_agreement.against_humans(final, result, batch_id, current().reviews)
 st.dataframe(versus.to_pandas(), hide_index=True)
 st.download_button("Checks vs humans CSV", export.to_bytes(versus, "csv"),
                    file_name=f"{batch_id}-checks-vs-humans.csv", mime="text/csv")
@@ -134,7 +135,7 @@ st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
                    file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
 
 st.subheader("Adjudication queue")
-queue = push.queue_with_skips(queue, workspace.read_skips(batch_id, workspace.REVIEWS), batch_id)
+queue = push.queue_with_skips(queue, workspace.read_skips(batch_id, current().reviews), batch_id)
 states = queue.column("state").to_pylist()
 open_n, resolved_n = states.count("open"), states.count("resolved")
 skipped_n = states.count("skipped")
@@ -159,10 +160,10 @@ reoffer = writer and bool(skipped_n) and st.checkbox(
 if writer and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
     try:
         routing.parse_annotators(adjudicators, where="adjudicators")
-        sites = ledger_sites(batch_id, workspace.REVIEWS)
+        sites = ledger_sites(batch_id, current().reviews)
         try:
             pushed = push.push_adjudication(sites, batch_id, adjudicators,
-                                             workspace=workspace.REVIEWS, reoffer=bool(reoffer))
+                                             workspace=current().reviews, reoffer=bool(reoffer))
         finally:
             sites.close()
     except InputError as error:

@@ -14,7 +14,7 @@ from audit.io import tables
 from audit.analysis import browse
 from audit.errors import InputError
 from audit.evaluation import predictions, report
-from audit.evaluation_cli import DEMO_EVALUATION
+from audit.settings import DEMO_EVALUATION
 from audit.reports.render import chart_label
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import save_upload, say, scope_line, setup

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Set up, start a fresh local Label Studio (unless LABEL_STUDIO_URL names one), run the whole
-# test suite (extra arguments go to pytest), then stop and remove that server.
+# Set up, lint (ruff) and type-check (mypy; both configured in pyproject.toml, either failing
+# fails the run), start a fresh local Label Studio (unless LABEL_STUDIO_URL names one), run
+# the whole test suite (extra arguments go to pytest), then stop and remove that server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+.venv/bin/ruff check .
+.venv/bin/mypy
 if [ -z "${LABEL_STUDIO_URL:-}" ]; then
   ls_dir=data/labelstudio/test-$$
   trap 'scripts/labelstudio.sh stop --data-dir "$ls_dir" 2>/dev/null || true; rm -rf "$ls_dir"' EXIT

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from audit import settings
 from audit.io import release
 from audit.engine import scan
 from devkit import synth
@@ -30,8 +31,8 @@ def label_studio(name: str):
     if not os.environ.get("LABEL_STUDIO_URL"):
         if importlib.util.find_spec("label_studio") is None:
             pytest.skip("label-studio is not installed (pip install -r requirements.txt)")
-        local = LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
-                            free_port()).start()
+        folder = f"pytest-{name}-{uuid.uuid4().hex[:8]}"
+        local = LocalServer(settings.current().labelstudio_data / folder, free_port()).start()
     try:
         with ls.connect(local.url if local else None) as connected:
             yield connected
@@ -110,23 +111,33 @@ def located(result: scan.ScanResult, check: str) -> list[tuple]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _language_cache(tmp_path_factory):
-    """The signal caches of a test session live in a temporary directory, not in the
-    workspace (data/cache): in this process and in every CLI or app it starts."""
-    from audit import preservation
-    from audit.translation import layer as heuristics
-    from audit.io import signal_cache
-    saved = signal_cache.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR
+    """The tests' edge: the settings from the environment, with the signal caches of the
+    session in a temporary directory, not in the workspace (data/cache): in this process
+    and in every CLI or app it starts."""
     saved_env = os.environ.get("AUDIT_CACHE_DIR")
     root = tmp_path_factory.mktemp("cache")
     os.environ["AUDIT_CACHE_DIR"] = str(root)
-    signal_cache.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = (
-        root / "langid", root / "heuristics", root / "preservation")
-    yield signal_cache.CACHE_DIR
-    signal_cache.CACHE_DIR, heuristics.CACHE_DIR, preservation.CACHE_DIR = saved
+    settings.configure(settings.Settings.from_env())
+    yield root / "langid"
     if saved_env is None:
         os.environ.pop("AUDIT_CACHE_DIR", None)
     else:
         os.environ["AUDIT_CACHE_DIR"] = saved_env
+
+
+@pytest.fixture
+def settings_env(monkeypatch):
+    """Set environment variables and configure the library's settings from them, as an edge
+    does, so this process, the CLIs and the app pages it runs read the same
+    (`settings_env(AUDIT_REVIEWS=path)`); undone after the test."""
+    saved = settings.current()
+
+    def use(**env: object) -> settings.Settings:
+        for name, value in env.items():
+            monkeypatch.setenv(name, str(value))
+        return settings.configure(settings.Settings.from_env())
+    yield use
+    settings.configure(saved)
 
 
 def require_realdata() -> Path:

@@ -38,7 +38,7 @@ def test_a_meter_is_log_scaled_and_escapes_its_kind():
     assert 'meter-"' in render.meter(3, 5, '"><script>')    # an unknown kind is dropped
 
 
-def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
+def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, settings_env):
     at = AppTest.from_file(APP, default_timeout=60).run()
     panel = [i.value for i in at.info if i.value.startswith("You are looking at")]
     assert len(panel) == 1
@@ -49,7 +49,7 @@ def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
     assert scope and scope[0].startswith('<div class="scope"><b>the bundled demo release</b>')
     # One's own release: no panel, the release by its name.
     from test_trust import one_row_release
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    settings_env(AUDIT_DATA_ROOTS=str(tmp_path))
     mine = one_row_release(tmp_path, "mine.parquet", blank=False)
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["release"] = str(mine)
@@ -61,8 +61,8 @@ def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, monkeypatch):
     assert " · 1 row · " in html.unescape(scope)      # one helper agrees: never "1 rows"
 
 
-def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+def test_unreadable_release_is_an_error_box(tmp_path, settings_env):
+    settings_env(AUDIT_DATA_ROOTS=str(tmp_path))
     bad = tmp_path / "bad.parquet"
     bad.write_text("not parquet")
     at = AppTest.from_file(APP, default_timeout=60).run()
@@ -71,9 +71,9 @@ def test_unreadable_release_is_an_error_box(tmp_path, monkeypatch):
     assert "not a readable Parquet file" in at.error[0].value
 
 
-def test_a_bad_source_or_policy_is_named_as_such(tmp_path, monkeypatch):
+def test_a_bad_source_or_policy_is_named_as_such(tmp_path, settings_env):
     """Each input says which one could not be opened: not "this release" for a policy."""
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    settings_env(AUDIT_DATA_ROOTS=str(tmp_path))
     (tmp_path / "rules.toml").write_text("[colours]\n")
     (tmp_path / "hotpot.json").write_text("{not json")
     from test_trust import one_row_release

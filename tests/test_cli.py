@@ -53,8 +53,8 @@ def test_scan_writes_the_three_outputs(tmp_path):
                                        "terminal_punctuation_mismatch": 1}
 
 
-def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
+def test_default_scans_are_versioned_never_overwritten(tmp_path, settings_env):
+    settings_env(AUDIT_SCANS=tmp_path / "scans")
     release = make_release(tmp_path)
     from audit.io import release as readers
     from audit.engine import scan
@@ -68,12 +68,12 @@ def test_default_scans_are_versioned_never_overwritten(tmp_path, monkeypatch):
     assert done.returncode == 2 and "never overwrites" in done.stderr
 
 
-def test_scan_history_lists_only_scans_of_the_same_files(tmp_path, monkeypatch):
+def test_scan_history_lists_only_scans_of_the_same_files(tmp_path, settings_env):
     """Two releases under one name (shards are all validation-00000.parquet): each one's
     history holds its own saved scans, whatever the sources, not the other's."""
     from audit.io import release as readers
     from audit.engine import scan
-    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
+    settings_env(AUDIT_SCANS=tmp_path / "scans")
     ours = readers.open_release(make_release(tmp_path / "a"))
     other = make_release(tmp_path / "b")
     (other / "validation-00000.parquet").unlink()
@@ -171,10 +171,10 @@ def test_skip_leaves_a_check_out_and_says_so(tmp_path):
     assert done.returncode == 2 and "unknown check(s) no_such_check" in done.stderr
 
 
-def test_a_saved_scan_of_the_same_inputs_is_read_not_recomputed(tmp_path, monkeypatch):
+def test_a_saved_scan_of_the_same_inputs_is_read_not_recomputed(tmp_path, settings_env):
     from audit.engine import policy, scan
     from audit.io import release as readers
-    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
+    settings_env(AUDIT_SCANS=tmp_path / "scans")
     release = make_release(tmp_path)
     first = scan.run(readers.open_release(release))
     saved = store.write_scan(first)
@@ -198,7 +198,7 @@ def test_a_warm_scan_never_imports_pandas(tmp_path):
             "--source", f"train={DEMO / 'hotpot_source_train.json'}",
             "--source", f"validation={DEMO / 'hotpot_source_validation.json'}"]
     assert cli(*scan, "--out", str(tmp_path / "cold")).returncode == 0
-    probe = ("import sys\nfrom audit.__main__ import main\n"
+    probe = ("import sys\nfrom audit.cli.main import main\n"
              f"code = main({[*scan, '--out', str(tmp_path / 'warm'), '--fresh']!r})\n"
              "print(code, 'pandas' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
@@ -223,7 +223,7 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     """`review evidence BATCH` and `accept --reviews BATCH` read the same ΔH interval: one
     default seed, declared once (review's commands defaulted to 0, accept to 20260810)."""
     import inspect
-    from audit import __main__ as main
+    from audit.cli import main
     from audit.reports import compare
     from audit.analysis import stats
     from audit.evaluation import judge, report, retrieval
@@ -238,11 +238,11 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     assert {inspect.signature(f).parameters["seed"].default for f in functions} == {stats.SEED}
     assert report.SEED == retrieval.SEED == judge.SAMPLING_SEED == stats.SEED
 
-def test_a_rescan_of_the_same_inputs_copies_the_remembered_results(tmp_path, monkeypatch):
+def test_a_rescan_of_the_same_inputs_copies_the_remembered_results(tmp_path, settings_env):
     """Same files, policy, checks and code: the second scan copies the first one's outputs
     (its own id, date and paths); another policy, a skipped check, --fresh or a damaged
     entry scan again."""
-    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     release = make_release(tmp_path)
     assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
     done = cli("scan", str(release), "--out", str(tmp_path / "again"))
@@ -274,13 +274,13 @@ def test_a_rescan_of_the_same_inputs_copies_the_remembered_results(tmp_path, mon
     assert done.returncode == 0 and "nothing is recomputed" in done.stderr
 
 
-def test_a_remembered_scan_imports_no_library(tmp_path, monkeypatch):
+def test_a_remembered_scan_imports_no_library(tmp_path, settings_env):
     """A rescan answered from remembered outputs reads paths and bytes only: neither DuckDB,
     Arrow, numpy nor a check module is imported."""
-    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     release = make_release(tmp_path)
     assert cli("scan", str(release), "--out", str(tmp_path / "first")).returncode == 0
-    probe = ("import sys\nfrom audit.__main__ import main\n"
+    probe = ("import sys\nfrom audit.cli.main import main\n"
              f"code = main(['scan', {str(release)!r}, '--out', {str(tmp_path / 'again')!r}])\n"
              "print(code, *sorted(m for m in ('duckdb', 'pyarrow', 'numpy',"
              " 'audit.checks.registry') if m in sys.modules))")

@@ -411,8 +411,8 @@ def test_descriptors_twice_on_one_connection(tmp_path):
     assert descriptors.descriptors(release) == descriptors.descriptors(release)
 
 
-def test_descriptors_are_remembered_per_content(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+def test_descriptors_are_remembered_per_content(tmp_path, settings_env):
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     demo = readers.open_release("data/demo/release")
     first = descriptors.descriptors(demo)
     [cached] = (tmp_path / "cache" / "descriptors").glob("*.parquet")

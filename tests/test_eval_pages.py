@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit.review import workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,8 +39,8 @@ def test_evaluate_page_shows_metrics_slices_contrasts_and_links():
     assert [t["name"] for t in chart["data"]] == ["file A", "file B"]
 
 
-def test_evaluate_page_names_a_bad_prediction_file(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", f"{tmp_path}:{ROOT / 'data'}")
+def test_evaluate_page_names_a_bad_prediction_file(tmp_path, settings_env):
+    settings_env(AUDIT_DATA_ROOTS=f"{tmp_path}:{ROOT / 'data'}")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": 1}\n', encoding="utf-8")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
@@ -71,15 +70,15 @@ def test_judge_page_validates_reports_and_calibrates():
     assert len(worst) == 20 and worst["open"].str.match(r"^/Instance\?row=\d+$").all()
 
 
-def test_judge_page_reads_a_pulled_review_batch(tmp_path, monkeypatch):
+def test_judge_page_reads_a_pulled_review_batch(tmp_path, settings_env):
     from devkit.evaluation import demo_reviews
     import pyarrow.parquet as pq
-    from audit.evaluation_cli import DEMO_EVALUATION
+    from audit.settings import DEMO_EVALUATION
     batch = tmp_path / "batch-x"
     batch.mkdir()
     pq.write_table(demo_reviews.annotations(pq.read_table(DEMO_EVALUATION / "judge-v1.parquet")),
                    batch / "annotations.parquet")
-    monkeypatch.setattr(workspace, "REVIEWS", tmp_path)
+    settings_env(AUDIT_REVIEWS=tmp_path)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.switch_page("pages/10_Judge.py").run()
     box = at.selectbox(key="judge_human")

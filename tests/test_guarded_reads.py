@@ -4,6 +4,7 @@ a review batch whose items were never recorded."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit import workspace
+from audit import settings, workspace
 from audit.engine import store
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
@@ -30,22 +31,22 @@ def demo_scans(tmp_path_factory):
     """Three saved scans of the demo release; the newest with a manifest that is not JSON,
     the next with a truncated summary (its manifest still matches the demo's scan)."""
     scans = tmp_path_factory.mktemp("scans")
-    saved = store.SCANS
-    store.SCANS = scans
+    saved = settings.current()
+    settings.configure(dataclasses.replace(saved, scans=scans))
     try:
         result = workspace.scan_release()
         good, broken_summary, broken_manifest = (store.write_scan(result) for _ in range(3))
     finally:
-        store.SCANS = saved
+        settings.configure(saved)
     (broken_manifest / "manifest.json").write_text("{not json", encoding="utf-8")
     summary = (broken_summary / "summary.json").read_text(encoding="utf-8")
     (broken_summary / "summary.json").write_text(summary[:40], encoding="utf-8")
     return scans, result, good, broken_summary, broken_manifest
 
 
-def test_a_damaged_saved_scan_is_listed_as_such_and_hides_nothing(demo_scans, monkeypatch):
+def test_a_damaged_saved_scan_is_listed_as_such_and_hides_nothing(demo_scans, settings_env):
     scans, result, good, broken_summary, broken_manifest = demo_scans
-    monkeypatch.setattr(store, "SCANS", scans)
+    settings_env(AUDIT_SCANS=scans)
     history = store.scan_history(result.release)
     assert [(h["directory"], h.get("problem")) for h in history] == [
         (str(broken_manifest), "unreadable (JSONDecodeError): not used"),
@@ -55,9 +56,9 @@ def test_a_damaged_saved_scan_is_listed_as_such_and_hides_nothing(demo_scans, mo
 
 
 @pytest.mark.parametrize("page", ["app", "6_Export"])
-def test_overview_and_export_render_beside_a_damaged_scan(demo_scans, monkeypatch, page):
+def test_overview_and_export_render_beside_a_damaged_scan(demo_scans, settings_env, page):
     scans, _, good, *_ = demo_scans
-    monkeypatch.setattr(store, "SCANS", scans)
+    settings_env(AUDIT_SCANS=scans)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     if page != "app":
         at.switch_page(f"pages/{page}.py")

@@ -379,16 +379,16 @@ def test_the_cli_lists_each_checks_thresholds():
     assert sum("thresholds:" in line for line in lines) == 9
 
 
-def test_a_cold_scan_computes_in_batches(tmp_path, monkeypatch):
+def test_a_cold_scan_computes_in_batches(tmp_path, monkeypatch, settings_env):
     monkeypatch.setattr(heuristics, "BATCH", 2)
-    monkeypatch.setattr(heuristics, "CACHE_DIR", tmp_path / "cache")
+    settings_env(AUDIT_CACHE_DIR=tmp_path / "cache")
     rows = [pair_record(n, f"The batch lake {n} is 1,642 metres deep.",
                         f"Der Stapelsee {n} ist 1.624 Meter tief.") for n in range(3)]
     result = scan_pairs(tmp_path, rows)
     # Distinct pairs: two titles, three lake sentences, the river sentence, the question
     # and the answer, computed two at a time and cached batch by batch.
     assert result.summary["signals"]["heuristics"]["computed"] == 8
-    assert len(list((tmp_path / "cache" / "signals").rglob("part-*.parquet"))) == 4
+    assert len(list((tmp_path / "cache" / "heuristics" / "signals").rglob("part-*.parquet"))) == 4
     assert [f["check"] for f in result.findings.to_pylist()] == ["number_mismatch"] * 3
 
 
@@ -454,20 +454,20 @@ def test_the_committed_prior_is_what_ntrex_gives():
     assert length_prior.PRIOR["de"][2] == (0.1723, 0.1178, 572)
 
 
-def test_signals_started_in_the_background_are_the_same(tmp_path, monkeypatch):
+def test_signals_started_in_the_background_are_the_same(tmp_path, monkeypatch, settings_env):
     """From PARALLEL_FROM missing pairs on, two child processes compute them while the scan
     goes on (`heuristics.start`); the findings and the cache are those computed here."""
     rows = [pair_record(n, f"The background lake {n} is 1,642 metres deep.",
                         f"Der Hintergrundsee {n} ist 1.624 Meter tief.") for n in range(3)]
-    monkeypatch.setattr(heuristics, "CACHE_DIR", tmp_path / "here")
+    settings_env(AUDIT_CACHE_DIR=tmp_path / "here")
     here = scan_pairs(tmp_path / "a", rows)
-    monkeypatch.setattr(heuristics, "CACHE_DIR", tmp_path / "background")
+    settings_env(AUDIT_CACHE_DIR=tmp_path / "background")
     monkeypatch.setattr(heuristics, "PARALLEL_FROM", 1)
     background = scan_pairs(tmp_path / "b", rows)
     assert background.summary["signals"]["heuristics"]["computed"] == 8
     assert background.findings.to_pylist() == here.findings.to_pylist()
     cached = [pq.read_table(p).sort_by("key") for name in ("here", "background")
-              for p in (tmp_path / name).rglob("part-*.parquet")]
+              for p in (tmp_path / name / "heuristics").rglob("part-*.parquet")]
     assert len(cached) == 2 and cached[0].equals(cached[1])
     assert not list((tmp_path / "background").glob(".background-*"))   # the files went
 

@@ -135,11 +135,11 @@ def test_file_directory_of_shards_and_glob_read_the_same_rows(tmp_path):
         readers.open_release(str(shards / "train-*.parquet"))
 
 
-def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, monkeypatch):
+def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, settings_env):
     """The grouped contexts and the parsed source are cached per content; what comes back
     equals a fresh computation, and an unreadable cache entry is rebuilt."""
-    from audit.io import files
-    monkeypatch.setenv("AUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    from audit import settings
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     rows = [record(), record(source(_id="5a0000000000000000000002"), position=1)]
     synth.write_release(rows, tmp_path / "release")
     source_file = tmp_path / "source.json"
@@ -152,12 +152,12 @@ def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, monkeypatc
                 for t in ("raw_contexts", "raw_views", "sources")]
 
     fresh = tables(readers.open_release(tmp_path / "release", spec))
-    (cached_dir,) = (files.cache_dir("contexts")).iterdir()
+    (cached_dir,) = (settings.cache_dir("contexts")).iterdir()
     assert sorted(p.name for p in cached_dir.iterdir()) == ["contexts.parquet",
                                                               "views.parquet"]
     assert tables(readers.open_release(tmp_path / "release", spec)) == fresh
     (cached_dir / "views.parquet").write_bytes(b"not parquet")
-    (source_cache,) = files.cache_dir("sources").iterdir()
+    (source_cache,) = settings.cache_dir("sources").iterdir()
     source_cache.write_bytes(b"not parquet")
     assert tables(readers.open_release(tmp_path / "release", spec)) == fresh
     assert pq.read_table(cached_dir / "views.parquet").num_rows == 2      # rebuilt

@@ -19,7 +19,7 @@ from audit.io import release as readers
 from audit.engine import scan
 from audit.errors import InputError
 from audit.evaluation import judge
-from audit.evaluation_cli import DEMO_EVALUATION
+from audit.settings import DEMO_EVALUATION
 from audit.workspace import DEMO_RELEASE, demo_sources
 from devkit.evaluation import demo_reviews, judge_synth
 from devkit.evaluation.demo import SMALL_DESIGN, make_demo
@@ -253,7 +253,7 @@ def test_one_prompt_version_with_a_hash_per_unit_is_the_contract(full, tmp_path)
 
 
 def test_an_unknown_unit_with_a_release_is_reported_and_left_out(demo, tmp_path):
-    from audit.evaluation_cli import judge_reports
+    from audit.evaluation.judge_report import judge_reports
     release, result, table = demo
     units = table.column("unit").to_pylist()
     first_answer = units.index("answer")

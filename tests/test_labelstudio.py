@@ -45,6 +45,7 @@ from audit.review.workspace import (batch_dir, project_title, read_annotations,
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio import forms
 from audit.review.labelstudio.errors import ServerError
+from audit.settings import current
 from devkit.labelstudio_local import LocalServer, free_port
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
@@ -75,7 +76,7 @@ def session():
     local = None
     if not EXTERNAL:
         _need_local_server()
-        local = LocalServer(ls.DATA_ROOT / f"pytest-{uuid.uuid4().hex[:8]}",
+        local = LocalServer(current().labelstudio_data / f"pytest-{uuid.uuid4().hex[:8]}",
                             free_port()).start()
     try:
         server = ls.connect(local.url if local else None)
@@ -99,7 +100,7 @@ def own_server(request):
     """A server of this test's own on a fresh data dir (it may be killed)."""
     _need_local_server()
     postgres = getattr(request, "param", False)
-    local = LocalServer(ls.DATA_ROOT / f"pytest-own-{uuid.uuid4().hex[:8]}",
+    local = LocalServer(current().labelstudio_data / f"pytest-own-{uuid.uuid4().hex[:8]}",
                         free_port(), postgres=postgres)
     try:
         yield local.start()
@@ -768,7 +769,7 @@ def _poll_past_dead_receivers(server: ls.Server, silent: str, tmp_path: Path) ->
 def own_server_with_local_webhooks(monkeypatch):
     _need_local_server()
     monkeypatch.setenv("USE_DEFAULT_BANNED_SUBNETS", "false")
-    local = LocalServer(ls.DATA_ROOT / f"pytest-hooks-{uuid.uuid4().hex[:8]}",
+    local = LocalServer(current().labelstudio_data / f"pytest-hooks-{uuid.uuid4().hex[:8]}",
                         free_port())
     try:
         yield local.start()

@@ -193,9 +193,8 @@ def info_text(at: AppTest) -> str:
     return "\n".join(i.value for i in at.info)
 
 
-def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
-    from audit.engine import store
-    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
+def test_export_page_filters_downloads_and_compares(tmp_path, settings_env):
+    settings_env(AUDIT_SCANS=tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
     scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
@@ -228,12 +227,12 @@ def test_export_page_filters_downloads_and_compares(tmp_path, monkeypatch):
                f"is at ` {saved[0].parent} `" for i in at.info)
 
 
-def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
+def test_compare_page_matches_units_and_gives_the_gate(tmp_path, settings_env):
     from test_compare import new_rows, old_rows, write_jsonl
     served, outside = tmp_path / "served", tmp_path / "outside"
     served.mkdir(), outside.mkdir()
     new = write_jsonl(served / "new.jsonl", new_rows())
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(served))
+    settings_env(AUDIT_DATA_ROOTS=str(served))
     at = page("5_Compare", release=str(new))
     assert [i.value for i in at.info] == [
         "Name the earlier release (OLD) to compare this one with it."]
@@ -259,12 +258,12 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, monkeypatch):
         "compare.json", "units CSV", "acceptance.json", "report.html"]
 
 
-def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, monkeypatch):
+def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, settings_env):
     """A release against the demo (no source_id in common): one line naming both inputs,
     no traceback."""
     from test_compare import new_rows, write_jsonl
     new = write_jsonl(tmp_path / "new.jsonl", new_rows())
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", os.pathsep.join([str(tmp_path), str(ROOT / "data")]))
+    settings_env(AUDIT_DATA_ROOTS=os.pathsep.join([str(tmp_path), str(ROOT / "data")]))
     at = page("5_Compare", release=str(new), old="data/demo/release")
     assert not at.exception
     assert [e.value for e in at.error] == [
@@ -285,9 +284,9 @@ def test_a_slow_browse_query_is_stopped_and_says_so():
             cur.execute("SELECT count(*) FROM range(1000000000000) a").fetchall()
 
 
-def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monkeypatch):
-    from audit.review import sampling, workspace
-    monkeypatch.setattr(workspace, "REVIEWS", tmp_path)
+def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, settings_env):
+    from audit.review import sampling
+    settings_env(AUDIT_REVIEWS=tmp_path)
     at = page("7_Review")
     assert not at.exception
     strata = at.dataframe[0].value
@@ -314,10 +313,9 @@ def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, monke
     assert "30 units" in markdown_text(at)
 
 
-def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
-    from audit.review import workspace
+def test_annotations_page_reports_agreement(tmp_path, settings_env):
     from test_roles import plant_batch                      # hand-planted review
-    monkeypatch.setattr(workspace, "REVIEWS", plant_batch(tmp_path))
+    settings_env(AUDIT_REVIEWS=plant_batch(tmp_path))
     at = page("8_Annotations")
     assert not at.exception
     scores = at.dataframe[0].value
@@ -354,8 +352,8 @@ def test_annotations_page_reports_agreement(tmp_path, monkeypatch):
     assert set(queue["state"]) == {"open"}
 
 
-def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, monkeypatch):
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, settings_env):
+    settings_env(AUDIT_DATA_ROOTS=str(tmp_path))
     from devkit import synth
     from conftest import record, source
     src = source(context=[["Lake", ["The lake is 1,642 metres deep."]]],
@@ -369,12 +367,11 @@ def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, monke
     assert "number_mismatch: sentence: source 1,642 → translation 1.624" in line
 
 
-def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_path,
-                                                                            monkeypatch):
+def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_path, settings_env):
     """Without a source the Overview says which checks fall back; with the source in the
     view they run, and the scope line names it."""
     import shutil
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(tmp_path))
+    settings_env(AUDIT_DATA_ROOTS=str(tmp_path))
     release = tmp_path / "other"
     shutil.copytree(ROOT / "data" / "demo" / "release", release)
     for split in ("train", "validation"):

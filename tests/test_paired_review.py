@@ -586,6 +586,12 @@ def test_the_gate_reads_the_pulled_batch(round_trip, batch, releases, tmp_path):
     assert "ΔH (Eq. 37) +0.625 [" in shown.stdout
     written = json.loads((tmp_path / "evidence.json").read_text())
     assert written["delta_h"]["estimate"] == pytest.approx(DELTA_H)
+    # One default seed (audit/cli/options.py): the interval `review evidence` prints is
+    # the one the gate read (they differed: seed 0 against 20260810).
+    gated = json.loads((tmp_path / "strict" / "acceptance.json").read_text())["evidence"]
+    assert written["delta_h"]["ci"] == gated["delta_h"]["ci"]
+    low, high = gated["delta_h"]["ci"]
+    assert f"ΔH (Eq. 37) +0.625 [{low:+.3f}, {high:+.3f}]" in shown.stdout
     # Reviews of other releases are refused, nothing written.
     done = gate(releases, work, batch.batch_id, tmp_path / "swapped", KEYS_AS_BUILT, "swap")
     assert done.returncode == 2

@@ -36,7 +36,7 @@ BOXES = [
 
 
 @pytest.fixture
-def world(tmp_path, monkeypatch):
+def world(tmp_path, settings_env):
     inside, outside = tmp_path / "data", tmp_path / "elsewhere"
     (inside / "rel").mkdir(parents=True)
     outside.mkdir()
@@ -44,7 +44,7 @@ def world(tmp_path, monkeypatch):
     one_row_release(outside, "secret.parquet", blank=False)
     for name in ("secret.json", "secret.jsonl", "secret.toml", "secret.txt"):
         (outside / name).write_text("{}\n")
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(inside))
+    settings_env(AUDIT_DATA_ROOTS=str(inside))
     return hostile(inside, outside)
 
 

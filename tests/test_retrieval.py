@@ -150,7 +150,7 @@ def _cli(*args) -> tuple[int, str, str]:
     import contextlib
     import io
 
-    from audit.__main__ import main
+    from audit.cli.main import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(list(map(str, args)))
@@ -182,7 +182,7 @@ CACHE_RUN = "".join(
 
 _CHILD = """
 import json, sys
-from audit.__main__ import main
+from audit.cli.main import main
 code = main(sys.argv[1:])
 print(json.dumps({"code": code, "imported": sorted(m for m in ("ranx", "numba")
                                                    if m in sys.modules)}))

@@ -41,6 +41,7 @@ from audit.review.routing import ROLES
 from audit.review.sites import Sites
 from audit.review.status import status as batch_status
 from audit.review.workspace import read_annotations, read_refusals
+from audit.settings import current
 from devkit.labelstudio_local import LocalServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,7 +61,7 @@ if importlib.util.find_spec("label_studio") is None:
 
 
 def local_server(name: str) -> LocalServer:
-    return LocalServer(ls.DATA_ROOT / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
+    return LocalServer(current().labelstudio_data / f"pytest-{name}-{uuid.uuid4().hex[:8]}",
                        free_port()).start()
 
 

@@ -1,4 +1,4 @@
-"""`python -m audit review …` (audit/review/cli.py) as a release manager scripts it: bad input
+"""`python -m audit review …` (audit/cli/review.py) as a release manager scripts it: bad input
 is one line and exit 2; push / status / pull / adjudicate / report against a real Label
 Studio, with the logins printed once and the reports written as CSV and Plotly HTML."""
 

@@ -1,4 +1,4 @@
-"""Label Studio labeling configs (annotation_configs/*.xml) and their task payloads
+"""Label Studio labeling configs (audit/review/label_configs/*.xml) and their task payloads
 (audit/review/configs.py): the controls are there, the XML is static, and hostile dataset text
 travels as JSON data without touching it."""
 

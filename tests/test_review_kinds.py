@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CONSULTERS = ["audit/review/push.py", "audit/review/pull.py", "audit/review/status.py",
               "audit/review/intrusions.py", "audit/review/workspace.py",
               "audit/review/batches.py", "audit/review/spec.py", "audit/review/paired.py",
-              "audit/review/postedit.py", "audit/review/cli.py", "pages/7_Review.py",
+              "audit/review/postedit.py", "audit/cli/review.py", "pages/7_Review.py",
               "pages/8_Annotations.py"]
 
 
@@ -54,7 +54,7 @@ def test_every_kind_s_config_files_exist_and_validate(name):
         assert configs.config_path(config).is_file()
         text = configs.load_config(config)          # parses and validates, or raises
         assert configs.data_fields(text) == set(configs.FIELDS[config])
-    assert kind.config_path == ROOT / "annotation_configs" / f"{kind.config}.xml"
+    assert kind.config_path == ROOT / "audit" / "review" / "label_configs" / f"{kind.config}.xml"
 
 
 def test_every_config_and_annotation_kind_belongs_to_a_registered_kind():

@@ -106,9 +106,8 @@ def plant_batch(workspace: Path) -> Path:
 
 
 @pytest.fixture
-def workspace(tmp_path, monkeypatch):
-    from audit.review import workspace as review_workspace
-    monkeypatch.setattr(review_workspace, "REVIEWS", plant_batch(tmp_path))
+def workspace(tmp_path, settings_env):
+    settings_env(AUDIT_REVIEWS=plant_batch(tmp_path))
     return tmp_path
 
 

@@ -47,8 +47,8 @@ def test_a_change_in_signal_code_changes_the_identity(tmp_path):
 
 
 def test_a_new_detector_release_changes_the_identity_and_hides_the_saved_scan(
-        tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "SCANS", tmp_path / "scans")
+        tmp_path, monkeypatch, settings_env):
+    settings_env(AUDIT_SCANS=tmp_path / "scans")
     release = readers.open_release(DEMO)
     first = scan.run(release, skip=frozenset({"language_mismatch"}))
     saved = store.write_scan(first)

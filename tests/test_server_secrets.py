@@ -21,7 +21,8 @@ from streamlit.testing.v1 import AppTest
 from audit.errors import InputError
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
-from audit.review import routing, sites, workspace
+from audit.review import routing, sites
+from audit.settings import current
 from devkit.labelstudio_local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,16 +74,15 @@ def dead_url() -> str:
 
 
 @pytest.fixture
-def configured(tmp_path, monkeypatch):
+def configured(tmp_path, settings_env):
     """A workbench configured for three servers that are not running (the default and two
     of the settings file), all with the admin token; no local server to discover."""
-    monkeypatch.setenv("LABEL_STUDIO_URL", dead_url())
-    monkeypatch.setenv("LABEL_STUDIO_API_KEY", SECRET)
     settings = tmp_path / "servers.toml"
     settings.write_text(f'[side2]\nurl = "{dead_url()}"\n\n[side3]\nurl = "{dead_url()}"\n')
-    monkeypatch.setenv("AUDIT_LABEL_STUDIO_SERVERS", str(settings))
-    monkeypatch.setattr(ls, "DATA_ROOT", tmp_path / "labelstudio")
-    monkeypatch.setattr(workspace, "REVIEWS", tmp_path / "reviews")
+    # data/labelstudio of an empty data dir: no local server to discover.
+    settings_env(LABEL_STUDIO_URL=dead_url(), LABEL_STUDIO_API_KEY=SECRET,
+                 AUDIT_LABEL_STUDIO_SERVERS=settings, AUDIT_DATA_DIR=tmp_path,
+                 AUDIT_DATA_ROOTS=ROOT / "data", AUDIT_REVIEWS=tmp_path / "reviews")
     saved = st_config.get_option("server.address")
     st_config.set_option("server.address", "127.0.0.1")   # the operator may push
     yield settings
@@ -147,9 +147,11 @@ def ledger_naming(workspace: Path, url: str) -> str:
     return "linked-batch"
 
 
-def test_a_server_a_ledger_names_receives_no_secret_unless_configured(configured, listener):
+def test_a_server_a_ledger_names_receives_no_secret_unless_configured(configured, listener,
+                                                                     settings_env):
     url, seen = listener
-    batch = ledger_naming(workspace.REVIEWS, url)
+    reviews = current().reviews
+    batch = ledger_naming(reviews, url)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.switch_page("pages/8_Annotations.py").run()
     next(b for b in at.button if b.label == "Pull annotations from Label Studio").click().run()
@@ -165,22 +167,21 @@ def test_a_server_a_ledger_names_receives_no_secret_unless_configured(configured
                for e in review.error)
     for command in ("status", "pull"):
         done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace",
-                               str(workspace.REVIEWS), command, batch], cwd=ROOT,
+                               str(reviews), command, batch], cwd=ROOT,
                               capture_output=True, text=True)
         assert done.returncode == 2 and "not a configured server" in done.stderr, done.stderr
     assert seen == []
     # Configured in the settings file with a token of its own, it gets that token only.
     configured.write_text(configured.read_text() + f'\n[listener]\nurl = "{url}"\n'
                           'token_env = "LISTENER_TOKEN"\n')
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("LISTENER_TOKEN", OWN)
-        sites.ledger_sites(batch, workspace.REVIEWS).close()
+    settings_env(LISTENER_TOKEN=OWN)
+    sites.ledger_sites(batch, reviews).close()
     tokens = {value for r in seen for key, value in r["headers"].items()
               if key.lower() == "authorization"}
     assert tokens == {f"Token {OWN}"} and SECRET not in json.dumps(seen)
 
 
-def test_configured_servers_and_their_tokens(configured, listener, monkeypatch):
+def test_configured_servers_and_their_tokens(configured, listener, settings_env):
     url, seen = listener
     known = ls.configured()
     assert list(known) == ["default", "side2", "side3"]
@@ -203,6 +204,6 @@ def test_configured_servers_and_their_tokens(configured, listener, monkeypatch):
             ls.configured()
     configured.write_text('[far]\nurl = "https://review.example.org/"\n'
                           'token_env = "FAR_TOKEN"\n')
-    monkeypatch.setenv("FAR_TOKEN", OWN)
+    settings_env(FAR_TOKEN=OWN)
     assert ls.configured()["far"].token == OWN
     assert ls.configured()["far"].url == "https://review.example.org"

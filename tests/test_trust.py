@@ -327,14 +327,14 @@ def test_the_registry_fingerprint_follows_the_declarations():
 # ----------------------------------------------------------------------- data roots
 
 @pytest.fixture
-def roots(tmp_path, monkeypatch):
+def roots(tmp_path, settings_env):
     inside = tmp_path / "data"
     (inside / "rel").mkdir(parents=True)
     one_row_release(inside / "rel", "r-00000.parquet", blank=False)
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     one_row_release(outside, "secret.parquet", blank=False)
-    monkeypatch.setenv("AUDIT_DATA_ROOTS", str(inside))
+    settings_env(AUDIT_DATA_ROOTS=str(inside))
     return inside, outside
 
 

@@ -24,7 +24,8 @@ from pathlib import Path
 from audit import paths
 from audit.engine import scan
 from audit.errors import InputError
-from audit.io.files import REPO, safe_name
+from audit.io.files import safe_name
+from audit.settings import REPO, current
 
 UPLOADS = REPO / "data" / "uploads"
 
@@ -51,9 +52,7 @@ class NotServed(InputError):
 
 def data_roots() -> list[Path]:
     """AUDIT_DATA_ROOTS, else data/; the upload area is always one."""
-    configured = os.environ.get("AUDIT_DATA_ROOTS", "")
-    roots = [Path(p) for p in configured.split(os.pathsep) if p.strip()] or [REPO / "data"]
-    return [root.resolve() for root in (*roots, UPLOADS)]
+    return [root.resolve() for root in (*current().data_roots, UPLOADS)]
 
 
 def repairs_root() -> Path:

@@ -27,6 +27,7 @@ from audit.errors import InputError
 from audit.io import release as readers
 from audit.io.files import staged_file
 from audit.reports import render
+from audit.settings import Settings, configure
 from workbench.viewstate import SPLITS, View
 from audit.workspace import DEMO_RELEASE, demo_sources
 from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
@@ -226,7 +227,9 @@ def scan_of(view: View) -> ScanResult:
 
 def page_setup(title: str, heading: str | None = None) -> View:
     """Page config, navigation (carrying the view) and the page heading: all a page that
-    does not read the release needs (no release picker, no scan)."""
+    does not read the release needs (no release picker, no scan). The workbench's edge:
+    each run reads its settings from the environment."""
+    configure(Settings.from_env())
     st.set_page_config(page_title=f"{title} · XHotpotQA audit", layout="wide")
     st.markdown(render.CSS, unsafe_allow_html=True)
     view = current_view()

@@ -18,7 +18,8 @@ import duckdb
 import pyarrow as pa
 
 from ..io import canonical
-from ..io.files import cache_dir, staged_file
+from ..io.files import staged_file
+from ..settings import cache_dir
 from ..sqlsafe import identifier, literal
 from ..sqltext import create_table
 

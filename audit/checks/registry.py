@@ -34,7 +34,7 @@ def for_layout(layout: str) -> tuple[Check, ...]:
     return tuple(check for check in REGISTRY if layout in check.layouts)
 
 
-def declaration(check: Check) -> dict:
+def declaration(check: Check) -> dict[str, object]:
     """Everything that decides what a check finds and how it counts, as plain data."""
     return {"name": check.name, "unit": check.unit, "severity": check.severity,
             "origin": check.origin, "layouts": sorted(check.layouts), "sql": check.sql,

@@ -16,8 +16,9 @@ import pyarrow as pa
 
 from ..checks import registry
 from ..errors import InputError
-from ..io.files import (SCANS, manifest_inputs, read_parquet, safe_name, scan_target,
+from ..io.files import (manifest_inputs, read_parquet, safe_name, scan_target,
                         staged_directory, write_json)
+from ..settings import current
 from ..language import descriptors
 from .policy import Policy
 from ..io.model import Release
@@ -69,7 +70,7 @@ def write_scan(result: ScanResult, out: Path | None = None) -> Path:
     """Write findings, status, language descriptors, summary and manifest into a new
     directory, atomically."""
     draft = manifest(result, scan_id="")
-    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out, SCANS)
+    scan_id, target = scan_target(result.release.name, draft["fingerprint"], out, current().scans)
     with staged_directory(target) as staging:
         # Straight from DuckDB: millions of findings never become Python-side Arrow.
         cursor = result.cursor()
@@ -105,7 +106,7 @@ def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
 def saved_scan(release: Release, identity: str) -> Path | None:
     """The newest saved scan of these very inputs, policy and registry (the same
     fingerprint), if any."""
-    for manifest_path in sorted((SCANS / safe_name(release.name)).glob("*/manifest.json"),
+    for manifest_path in sorted((current().scans / safe_name(release.name)).glob("*/manifest.json"),
                                 reverse=True):
         try:
             if json.loads(manifest_path.read_text(encoding="utf-8")).get(
@@ -156,7 +157,7 @@ def scan_history(release: Release) -> list[dict]:
     manifest's input digests decide."""
     content = set(release.content)
     scans = []
-    for summary_path in sorted((SCANS / safe_name(release.name)).glob("*/summary.json"),
+    for summary_path in sorted((current().scans / safe_name(release.name)).glob("*/summary.json"),
                                reverse=True):
         folder = summary_path.parent
         try:

@@ -1,3 +1,3 @@
 """Evaluation by language vector: model predictions (metrics, slices, contrasts), LLM-judge
 samples and MAPLE retrieval runs (issue 14). No Streamlit; the pages and the CLI
-(`audit/evaluation_cli.py`) call these modules."""
+(`audit/cli/evaluation.py`) call these modules."""

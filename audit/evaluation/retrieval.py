@@ -333,3 +333,18 @@ def _randomisation_p(diff: np.ndarray, n_permutations: int, rng) -> float:
                                   n_resamples=n_permutations, alternative="two-sided",
                                   vectorized=True, random_state=rng)
     return float(result.pvalue)
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(k) for k in text.split(","))
+    except ValueError:
+        raise InputError("--k", f"{text!r} is not a comma-separated list of integers",
+                         expected="e.g. 5,10,20") from None
+    if not ks or min(ks) < 1:
+        raise InputError("--k", f"{text!r}", expected="positive cut-offs, e.g. 5,10,20")
+    repeated = sorted({k for k in ks if ks.count(k) > 1})
+    if repeated:
+        raise InputError("--k", f"{text!r} repeats {', '.join(map(str, repeated))}",
+                         expected="each cut-off once, e.g. 5,10,20")
+    return ks

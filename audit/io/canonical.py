@@ -7,7 +7,8 @@ import shutil
 
 import duckdb
 
-from .files import cache_dir, staged_directory
+from ..settings import cache_dir
+from .files import staged_directory
 
 
 # Names the way contexts are numbered: caches that store context numbers key on it.

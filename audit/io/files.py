@@ -18,17 +18,6 @@ from typing import Callable, Iterator
 
 from ..errors import InputError
 
-REPO = Path(__file__).resolve().parents[2]
-# AUDIT_SCANS moves saved scans (benchmarks, a second workbench on one machine).
-SCANS = Path(os.environ.get("AUDIT_SCANS") or REPO / "data" / "scans")
-
-
-def cache_dir(kind: str) -> Path:
-    """Where one kind of cached signal lives: `AUDIT_CACHE_DIR` (read at call time) or
-    data/cache, then `kind`."""
-    return Path(os.environ.get("AUDIT_CACHE_DIR") or REPO / "data" / "cache") / kind
-
-
 def safe_name(name: str) -> str:
     """A release's name as one harmless path component (it comes from file names)."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")

@@ -16,7 +16,8 @@ from .. import arrays, sqltext
 from ..errors import InputError
 from ..paths import split_of
 from ..sqlsafe import literal
-from .files import cache_dir, cached_parquet, file_sha256, staged_file
+from ..settings import cache_dir
+from .files import cached_parquet, file_sha256, staged_file
 from .model import Release
 
 _SOURCE_SCHEMA = pa.schema([

@@ -75,9 +75,9 @@ def _same(actual: pa.DataType, expected: pa.DataType) -> bool:
         return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) and _same(
             actual.value_type, expected.value_type)
     if pa.types.is_string(expected):
-        return pa.types.is_string(actual) or pa.types.is_large_string(actual) or (
-            pa.types.is_string_view(actual))
-    return actual.equals(expected)
+        return bool(pa.types.is_string(actual) or pa.types.is_large_string(actual) or (
+            pa.types.is_string_view(actual)))
+    return bool(actual.equals(expected))
 
 
 def detect(schema: pa.Schema) -> str | None:

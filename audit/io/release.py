@@ -10,7 +10,6 @@ Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import duckdb
@@ -24,7 +23,8 @@ from ..sqlsafe import literal
 from . import layouts
 from .canonical import (_CANONICAL, _RELEASE, CONTEXT_NUMBERING, _create_flat_views,
                         _grouped_contexts)
-from .files import cache_dir, file_sha256
+from .. import settings
+from .files import file_sha256
 from .hotpot import attach_sources
 from .jsonl import _read_jsonl
 from .model import Release
@@ -41,8 +41,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     con = duckdb.connect()
     # A whole XHotpotQA+ release is ~8 GB of text: DuckDB spills past its share of memory.
     con.execute("SET enable_progress_bar=false")
-    con.execute("SET memory_limit = ?", [os.environ.get("AUDIT_MEMORY_LIMIT", "2.5GB")])
-    spill = cache_dir("duckdb-spill")
+    con.execute("SET memory_limit = ?", [settings.current().memory_limit])
+    spill = settings.cache_dir("duckdb-spill")
     spill.mkdir(parents=True, exist_ok=True)
     con.execute("SET temp_directory = ?", [str(spill)])
     sqltext.register(con)

@@ -22,11 +22,10 @@ from typing import Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .files import REPO, read_parquet, staged_file
+from .files import read_parquet, staged_file
 from ..sqlsafe import literal
 from ..sqltext import create_table
 
-CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "langid"
 COMPACT_AFTER = 16   # part files
 
 

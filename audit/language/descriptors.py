@@ -54,7 +54,8 @@ import pyarrow as pa
 
 from .. import arrays, languages as languages_module, sqltext
 from ..io import canonical, hotpot, jsonl, release as readers
-from ..io.files import cache_dir, cached_parquet, read_parquet, staged_file
+from ..io.files import cached_parquet, read_parquet, staged_file
+from ..settings import cache_dir
 from ..io.model import Release
 from ..languages import LANGUAGES
 from ..sqlsafe import literal

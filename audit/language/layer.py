@@ -72,9 +72,8 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .. import arrays
+from .. import arrays, settings
 from ..io import release as readers
-from ..io import signal_cache
 from ..io.signal_cache import SignalAppender, SignalCache, cache_lock, cached_signals
 from ..languages import CODES
 from ..io.files import staged_file
@@ -274,7 +273,7 @@ def prepare(release, cache_dir: Path | None = None,
     if con in _PREPARED and not force:
         return _PREPARED[con]
     identifier = identifier or detector()
-    root = Path(cache_dir) if cache_dir is not None else signal_cache.CACHE_DIR
+    root = Path(cache_dir) if cache_dir is not None else settings.cache_dir("langid")
     done = Prepared(identifier.name, identifier.min_confidence)
     clock = time.perf_counter()
     _units(release, root)

@@ -8,7 +8,7 @@
     record       the append-only correction record and its workspace
     writers      a corrected release in its own Parquet layout; jsonl: the same for JSONL
     apply        the whole apply, staged and atomic; changelog: its CHANGELOG.md
-    cli          `python -m audit repair plan|apply` (parse and print only)
+    (its commands, `python -m audit repair plan|apply`, are audit/cli/repair.py)
 
 A library: no Streamlit, no repository paths, no environment reads.
 """

@@ -22,9 +22,11 @@ The verdict is fail when any criterion fails, else insufficient when any is, els
 from __future__ import annotations
 
 from . import render
+from ..errors import ExitCode
 
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
-EXIT_CODES = {PASS: 0, FAIL: 1, INSUFFICIENT: 3}
+EXIT_CODES = {PASS: int(ExitCode.OK), FAIL: int(ExitCode.FAILED),
+              INSUFFICIENT: int(ExitCode.INSUFFICIENT)}
 FLAGS = ("answer", "entities", "language")
 DESCRIPTIVE_NOTE = ("Unpaired comparisons (e.g. V2 − V1 judge scores on independently drawn "
                     "samples, Figure 6 panel B) are descriptive only: they are not evidence "

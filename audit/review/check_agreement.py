@@ -31,7 +31,7 @@ import pyarrow as pa
 from ..analysis import stats
 from ..engine.scan import ScanResult
 from . import sampling
-from .workspace import REVIEWS, batch_dir
+from .workspace import batch_dir
 
 CRITERIA = {"answer_preserved": "answer_not_in_evidence",
             "entities_preserved": "bridge_entity_lost"}
@@ -48,7 +48,7 @@ SCHEMA = pa.schema([
 
 
 def against_humans(final: pa.Table | pl.DataFrame, result: ScanResult, batch_id: str,
-                   workspace: Path = REVIEWS) -> pa.Table:
+                   workspace: Path | None = None) -> pa.Table:
     """The table above (SCHEMA) for one batch's final labels and a scan of its release."""
     labels = (pl.from_arrow(final) if isinstance(final, pa.Table) else final).filter(
         (pl.col("kind") == "translation") & pl.col("criterion").is_in(list(CRITERIA))

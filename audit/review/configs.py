@@ -1,4 +1,4 @@
-"""The Label Studio labeling configs (annotation_configs/*.xml) and the task data they read.
+"""The Label Studio labeling configs (label_configs/*.xml, package data) and the task data they read.
 
 A config is static XML. Dataset text never goes into it: it reaches the page only through
 `<Text name=… value="$field">`, which Label Studio renders as plain text, from the task's
@@ -46,12 +46,11 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from ..reports import render
 from ..errors import InputError
 from ..languages import RTL_CODES
-from ..io.files import REPO
 
 if TYPE_CHECKING:
     from .maple import RealismItem, RelevancePair
 
-CONFIG_DIR = REPO / "annotation_configs"
+CONFIG_DIR = Path(__file__).resolve().parent / "label_configs"
 REVIEW_KINDS = ("translation_review", "maple_realism", "maple_relevance")
 ADJUDICATION_CONFIGS = {kind: kind.replace("_review", "") + "_adjudication"
                         for kind in REVIEW_KINDS}

@@ -25,7 +25,7 @@ from typing import Mapping
 from .labelstudio.client import Server
 from .pull import _append_refusals, _email, _parse_export
 from .sites import Sites, _server_for, _sites
-from .workspace import REVIEWS, batch_dir, read_items, read_ledger
+from .workspace import batch_dir, read_items, read_ledger
 
 
 def _intruder(refusal: dict, assigned: str) -> str | None:
@@ -58,7 +58,7 @@ class ProjectRelease:
     recreated: int       # tasks deleted and imported again with the data they held
 
 
-def release(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS
+def release(servers: Server | Sites, batch_id: str, *, workspace: Path | None = None
             ) -> list[ProjectRelease]:
     """Give each annotator's (and adjudicator's) queue back what another member took
     (module docstring): in every project with another member's annotation or draft, log

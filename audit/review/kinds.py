@@ -2,7 +2,7 @@
 
 Three vocabularies meet here. A kind's `name` is what a spec (`kind = "…"`), the CLI and the
 pages call it (translation | paired | realism | relevance | post-edit); its `config` is its
-Label Studio labeling config (annotation_configs/<config>.xml, validated by configs.py, with
+Label Studio labeling config (label_configs/<config>.xml, validated by configs.py, with
 its adjudication twin configs.ADJUDICATION_CONFIGS when it is adjudicated); its `annotation`
 is the `kind` column of its items and pulled annotations (agreement.CRITERIA, reports.py).
 A paired batch is a translation batch of OLD and NEW versions: same config, same

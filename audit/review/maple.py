@@ -39,7 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..io.files import REPO, staged_file
+from ..io.files import staged_file
+from ..settings import REPO
 from ..io.jsonl import iter_jsonl_objects
 
 SOURCES = ("MAPLE", "human-written", "LLM+human-edited", "LLM")

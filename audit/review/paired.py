@@ -69,7 +69,7 @@ from ..io.jsonl import iter_jsonl_objects
 from . import agreement, configs, kinds, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA
-from .workspace import REVIEWS, batch_dir, batches, read_annotations
+from .workspace import batch_dir, batches, read_annotations
 
 KIND = kinds.KINDS["paired"]      # a translation batch of OLD and NEW versions
 PAIRED_UNITS = ("question", "answer", "paragraph")
@@ -213,13 +213,13 @@ def _release_note(result: ScanResult) -> dict:
 
 # ------------------------------------------------------------------------- the key
 
-def paired_batches(workspace: Path = REVIEWS) -> list[str]:
+def paired_batches(workspace: Path | None = None) -> list[str]:
     """The paired batches of a workspace (those with a version key)."""
     return [b for b in batches(workspace)
             if (batch_dir(b, workspace) / "pairs.jsonl").is_file()]
 
 
-def read_pairs(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+def read_pairs(batch_id: str, workspace: Path | None = None) -> list[dict]:
     """The version key of a paired batch (pairs.jsonl), validated: every pair has one OLD
     and one NEW item."""
     path = batch_dir(batch_id, workspace) / "pairs.jsonl"
@@ -400,7 +400,7 @@ def _number(value: float) -> float | None:
 
 # ------------------------------------------------------------------------- evidence
 
-def evidence(batch_id: str, workspace: Path = REVIEWS, n_boot: int = 2000,
+def evidence(batch_id: str, workspace: Path | None = None, n_boot: int = 2000,
              seed: int = stats.SEED) -> dict:
     """Everything the acceptance gate reads about a pulled paired batch, JSON-able.
     `sufficient` is False, with `insufficient` saying why, when no pair was rated on both

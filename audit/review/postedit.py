@@ -50,7 +50,7 @@ from ..repair.record import Origin, Workspace
 from . import configs, kinds, routing
 from .batches import ReviewBatch, _content_id
 from .schemas import ITEM_SCHEMA
-from .workspace import REVIEWS, _read_tasks, batch_dir, batches
+from .workspace import _read_tasks, batch_dir, batches
 
 PLAN_FILE, RELEASE_FILE = "plan.parquet", "release.json"
 KIND = kinds.KINDS["post-edit"]
@@ -177,7 +177,7 @@ class Recorded:
     workspace: Path
 
 
-def repair_workspace(batch_id: str, workspace: Path = REVIEWS) -> Workspace:
+def repair_workspace(batch_id: str, workspace: Path | None = None) -> Workspace:
     """The batch's repair workspace: its folder (the record under record/)."""
     return Workspace(batch_dir(batch_id, workspace))
 
@@ -318,7 +318,7 @@ def batch_corrections(folder: Path, release: Release) -> list[Correction]:
     return [from_record(r) for r in mine]
 
 
-def batches_of(release: Release, workspace: Path = REVIEWS) -> list[dict]:
+def batches_of(release: Release, workspace: Path | None = None) -> list[dict]:
     """The post-edit batches in a review workspace pushed from this release (its files'
     content), each {"batch", "folder", "corrections"}: how many open corrections its pulls
     recorded (0 before the first pull)."""

@@ -37,7 +37,7 @@ from .labelstudio.client import Server
 from .routing import ADJUDICATION, ROLES
 from .schemas import ANNOTATION_SCHEMA, Progress
 from .sites import Sites, _server_for, _sites
-from .workspace import (REVIEWS, _now, _read_jsonl, _write_json_atomic, append_private,
+from .workspace import (_now, _read_jsonl, _write_json_atomic, append_private,
                         batch_dir, read_items, read_ledger, read_skips)
 
 
@@ -71,7 +71,7 @@ class PullReport:
         return [p.title for p in self.projects if p.missing]
 
 
-def pull(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS,
+def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = None,
          progress: Progress | None = None) -> PullReport:
     """Export every project of the batch, keep the annotations its annotator made and last
     changed, append new versions to annotations.parquet, log refusals (module docstring)."""

@@ -51,7 +51,7 @@ from .labelstudio.client import CHUNK_SIZE, Server, Task
 from .routing import ADJUDICATION, ROLES, SLOTS, Annotator
 from .schemas import Progress
 from .sites import Sites, _server_for, _sites
-from .workspace import (REVIEWS, _now, _read_tasks, _record_batch, _write_json_atomic,
+from .workspace import (_now, _read_tasks, _record_batch, _write_json_atomic,
                         append_private, batch_dir, project_description, project_key,
                         project_title, read_annotations, read_items, read_ledger,
                         read_skips)
@@ -108,7 +108,7 @@ def _annotators(annotators: Sequence[Annotator | str] | Mapping[str, Sequence[st
 
 def push(servers: Server | Sites, batch: ReviewBatch,
          annotators: Sequence[Annotator | str] | Mapping[str, Sequence[str]], *,
-         workspace: Path = REVIEWS, chunk_size: int = CHUNK_SIZE,
+         workspace: Path | None = None, chunk_size: int = CHUNK_SIZE,
          progress: Progress | None = None) -> PushReport:
     """Route the batch, make sure every routed annotator has a working account, and push
     each group's items to its two projects (module docstring). Idempotent and resumable.
@@ -183,7 +183,7 @@ def push(servers: Server | Sites, batch: ReviewBatch,
 
 def push_adjudication(servers: Server | Sites, batch_id: str,
                       adjudicators: Sequence[Annotator | str], *,
-                      workspace: Path = REVIEWS, chunk_size: int = CHUNK_SIZE,
+                      workspace: Path | None = None, chunk_size: int = CHUNK_SIZE,
                       progress: Progress | None = None, reoffer: bool = False) -> PushReport:
     """Push the open items of the adjudication queue (from the pulled table) to each
     group's adjudication project, assigned to an adjudicator who reads the group and is

@@ -17,7 +17,7 @@ from typing import Mapping
 from ..errors import InputError
 from .labelstudio.client import Server
 from .routing import ROLES, SLOTS
-from .workspace import REVIEWS, read_ledger
+from .workspace import read_ledger
 
 
 class Sites:
@@ -82,7 +82,7 @@ def connect_sites(servers: Mapping[str, str] | str | None = None) -> Sites:
     return Sites({role: opened[server.name] for role, server in chosen.items()})
 
 
-def ledger_sites(batch_id: str, workspace: Path = REVIEWS) -> Sites:
+def ledger_sites(batch_id: str, workspace: Path | None = None) -> Sites:
     """Connections to the servers a batch's ledger names, each with the token configured
     for it (a URL no longer configured is refused); close() them."""
     ledger = read_ledger(batch_id, workspace)

@@ -24,7 +24,7 @@ from .labelstudio.client import Server, Size
 from .pull import _parse_export
 from .routing import ROLES
 from .sites import Sites, _server_for, _sites
-from .workspace import (REVIEWS, _write_json_atomic, batch_dir, read_items, read_ledger,
+from .workspace import (_write_json_atomic, batch_dir, read_items, read_ledger,
                         read_routing)
 
 
@@ -76,7 +76,7 @@ class Status:
                  "annotations": n} for p in self.projects for who, n in p.intrusions]
 
 
-def status(servers: Server | Sites, batch_id: str, *, workspace: Path = REVIEWS) -> Status:
+def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = None) -> Status:
     """Progress per project: the project sizes (one request per server), then, where a
     project holds an annotation, its latest change; a project whose counters and latest
     change are those of the last reading keeps that reading (status.json), any other is

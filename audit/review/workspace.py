@@ -34,24 +34,22 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..io.files import REPO, staged_file, write_json
+from ..io.files import staged_file, write_json
+from ..settings import current
 from . import maple, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA
 
-# AUDIT_REVIEWS moves the workspace (tests and a second workbench on one machine).
-REVIEWS = Path(os.environ.get("AUDIT_REVIEWS") or REPO / "data" / "reviews")
-
-
-def batch_dir(batch_id: str, workspace: Path = REVIEWS) -> Path:
+def batch_dir(batch_id: str, workspace: Path | None = None) -> Path:
     if not batch_id or "/" in batch_id or "\\" in batch_id or batch_id.startswith("."):
         raise InputError("batch id", repr(batch_id),
                          expected="a name without slashes that does not start with '.'")
-    return Path(workspace) / batch_id
+    return Path(workspace or current().reviews) / batch_id
 
 
-def batches(workspace: Path = REVIEWS) -> list[str]:
-    return sorted(path.parent.name for path in Path(workspace).glob("*/ledger.json"))
+def batches(workspace: Path | None = None) -> list[str]:
+    return sorted(path.parent.name
+                  for path in Path(workspace or current().reviews).glob("*/ledger.json"))
 
 
 def project_key(group: str, role: str) -> str:
@@ -71,7 +69,7 @@ def project_description(batch_id: str, kind: str, role: str, email: str,
             f"anyone else of {email}'s annotations, are refused when pulled.")
 
 
-def read_ledger(batch_id: str, workspace: Path = REVIEWS) -> dict:
+def read_ledger(batch_id: str, workspace: Path | None = None) -> dict:
     path = batch_dir(batch_id, workspace) / "ledger.json"
     try:
         return json.loads(path.read_text(encoding="utf-8"))
@@ -80,7 +78,7 @@ def read_ledger(batch_id: str, workspace: Path = REVIEWS) -> dict:
                          expected="a batch pushed with `python -m audit review push`") from None
 
 
-def read_items(batch_id: str, workspace: Path = REVIEWS) -> pa.Table:
+def read_items(batch_id: str, workspace: Path | None = None) -> pa.Table:
     path = batch_dir(batch_id, workspace) / "items.parquet"
     if not path.is_file():
         raise InputError(path, "the batch's items are missing (its push never recorded them)",
@@ -88,7 +86,7 @@ def read_items(batch_id: str, workspace: Path = REVIEWS) -> pa.Table:
     return pq.read_table(path)
 
 
-def read_routing(batch_id: str, workspace: Path = REVIEWS) -> dict:
+def read_routing(batch_id: str, workspace: Path | None = None) -> dict:
     path = batch_dir(batch_id, workspace) / "routing.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
@@ -183,22 +181,22 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def read_skips(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+def read_skips(batch_id: str, workspace: Path | None = None) -> list[dict]:
     path = batch_dir(batch_id, workspace) / "skips.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
 
 
-def read_annotations(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | None:
+def read_annotations(batch_id: str, workspace: Path | None = None) -> pa.Table | None:
     path = batch_dir(batch_id, workspace) / "annotations.parquet"
     return pq.read_table(path) if path.exists() else None
 
 
-def read_final_labels(batch_id: str, workspace: Path = REVIEWS) -> pa.Table | None:
+def read_final_labels(batch_id: str, workspace: Path | None = None) -> pa.Table | None:
     path = batch_dir(batch_id, workspace) / "final_labels.parquet"
     return pq.read_table(path) if path.exists() else None
 
 
-def read_refusals(batch_id: str, workspace: Path = REVIEWS) -> list[dict]:
+def read_refusals(batch_id: str, workspace: Path | None = None) -> list[dict]:
     return _read_jsonl(batch_dir(batch_id, workspace) / "refusals.jsonl")
 
 

@@ -47,7 +47,8 @@ import pyarrow as pa
 
 from .. import arrays
 from ..io import canonical, signal_cache
-from ..io.files import REPO, staged_file
+from .. import settings
+from ..io.files import staged_file
 from ..language import scripts
 from ..languages import CODES
 from ..sqlsafe import literal
@@ -56,7 +57,6 @@ from . import signals as textsignals
 if TYPE_CHECKING:
     from ..io.model import Release
 
-CACHE_DIR = Path(os.environ.get("AUDIT_CACHE_DIR", REPO / "data" / "cache")) / "heuristics"
 TARGETS = tuple(code for code in CODES if code != "en")
 UNITS = ("sentence", "title", "question", "answer")
 # Similarities below this are not kept (a near copy threshold must be at least this).
@@ -328,7 +328,7 @@ def start(release: "Release", cache_dir: Path | None = None) -> None:
     con = release.con
     if con in _PREPARED or con in _STARTED:
         return
-    root = Path(cache_dir) if cache_dir is not None else CACHE_DIR
+    root = Path(cache_dir) if cache_dir is not None else settings.cache_dir("heuristics")
     done, cache = _lookup(release, root)
     if done.computed < PARALLEL_FROM:
         _finish(con, done, cache, root, None)

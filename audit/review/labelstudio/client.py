@@ -62,15 +62,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ...errors import InputError
-from ...io.files import REPO
+from ...settings import DEFAULT_URL, current
 from .errors import ServerError, _reason
 from .forms import _form_errors, _post_form, _session, _sign_up
 
-ENV_FILE = REPO / ".labelstudio.env"
-SERVERS_FILE = REPO / ".labelstudio-servers.toml"   # AUDIT_LABEL_STUDIO_SERVERS moves it
-DATA_ROOT = REPO / "data" / "labelstudio"
-DEFAULT_DATA_DIR = DATA_ROOT / "default"
-DEFAULT_URL = "http://127.0.0.1:8080"
 CHUNK_SIZE = 100
 PAGE_SIZE = 1000
 PARALLEL_READS = 4      # requests in flight at once for per-project reads
@@ -122,10 +117,10 @@ class Account:
 
 # ------------------------------------------------------------------------- settings
 
-def read_env_file(path: Path = ENV_FILE) -> dict[str, str]:
+def read_env_file(path: Path | None = None) -> dict[str, str]:
     """KEY=value lines of .labelstudio.env (comments and blank lines skipped)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = (path or current().labelstudio_env_file).read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     values = {}
@@ -138,10 +133,12 @@ def read_env_file(path: Path = ENV_FILE) -> dict[str, str]:
 
 
 def default_url() -> str:
-    if os.environ.get("LABEL_STUDIO_URL"):
-        return os.environ["LABEL_STUDIO_URL"].rstrip("/")
+    settings = current()
+    if settings.labelstudio_url:
+        return settings.labelstudio_url
     try:
-        recorded = (DEFAULT_DATA_DIR / "server.url").read_text(encoding="utf-8").strip()
+        recorded = (settings.labelstudio_data / "default" / "server.url").read_text(
+            encoding="utf-8").strip()
     except FileNotFoundError:
         recorded = ""
     return recorded or DEFAULT_URL
@@ -150,8 +147,7 @@ def default_url() -> str:
 def default_token() -> str | None:
     """The local admin token: LABEL_STUDIO_API_KEY, else .labelstudio.env (what
     scripts/labelstudio.sh gives every server it starts)."""
-    return os.environ.get("LABEL_STUDIO_API_KEY") or \
-        read_env_file().get("LABEL_STUDIO_API_KEY") or None
+    return current().labelstudio_token or read_env_file().get("LABEL_STUDIO_API_KEY") or None
 
 
 @dataclass(frozen=True)
@@ -170,7 +166,7 @@ class Configured:
 
 
 def servers_file() -> Path:
-    return Path(os.environ.get("AUDIT_LABEL_STUDIO_SERVERS") or SERVERS_FILE)
+    return current().labelstudio_servers
 
 
 def configured() -> dict[str, Configured]:
@@ -180,7 +176,7 @@ def configured() -> dict[str, Configured]:
     (its own process on 127.0.0.1, holding the local admin token). A URL is configured
     once, under its first name."""
     found: dict[str, Configured] = {}
-    origin = "LABEL_STUDIO_URL" if os.environ.get("LABEL_STUDIO_URL") else \
+    origin = "LABEL_STUDIO_URL" if current().labelstudio_url else \
         "the local server (scripts/labelstudio.sh)"
     for server in (Configured("default", default_url(), origin, default_token()),
                    *_settings(servers_file()), *_running_local()):
@@ -237,7 +233,7 @@ def _settings(path: Path) -> list[Configured]:
             raise InputError(path, f"server {name!r} at {url} names no token_env",
                              expected="token_env for a server off this machine (the local "
                                       "admin token goes to loopback servers only)")
-        token = os.environ.get(env) if env else default_token()
+        token = current().variables.get(env) if env else default_token()
         out.append(Configured(name, url.strip().rstrip("/"), f"{path.name} [{name}]"
                               + (f", token from ${env}" if env else ""), token or None))
     return out
@@ -247,7 +243,7 @@ def _running_local() -> list[Configured]:
     """The servers scripts/labelstudio.sh runs now under data/labelstudio/: a recorded
     URL http://127.0.0.1:P whose pid is that label-studio start --port P on that dir."""
     out = []
-    for url_file in sorted(DATA_ROOT.glob("*/server.url")):
+    for url_file in sorted(current().labelstudio_data.glob("*/server.url")):
         folder = url_file.parent
         try:
             url = url_file.read_text(encoding="utf-8").strip()

@@ -32,9 +32,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import InputError
-from ..io.files import refuse_existing
-from ..analysis.stats import SEED
+from audit.cli import options
+from audit.errors import ExitCode, InputError
+from audit.io.files import refuse_existing
+from audit.settings import current
 
 
 def add_parser(subparsers) -> None:
@@ -69,14 +70,12 @@ def add_parser(subparsers) -> None:
                                              "flags, as the acceptance gate reads them")
     p.add_argument("batch")
     p.add_argument("--out", help="write the JSON to this file (replaced atomically)")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    options.resampling(p, help="bootstrap replicates")
     p.set_defaults(func=cmd_evidence)
     p = commands.add_parser("report", help="write every report as CSV and Plotly HTML")
     p.add_argument("batch")
     p.add_argument("--out", required=True, help="a new directory")
-    p.add_argument("--n-boot", type=int, default=2000, help="bootstrap replicates")
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    options.resampling(p, help="bootstrap replicates")
     p.add_argument("--kappa-floor", type=float, default=None, metavar="K",
                    help="flag language groups and pairs whose κ is below K (default 0.6)")
     p.add_argument("--release", help="the release the batch was drawn from: adds "
@@ -88,8 +87,7 @@ def add_parser(subparsers) -> None:
 
 
 def _workspace(args: argparse.Namespace) -> Path:
-    from .workspace import REVIEWS
-    return Path(args.workspace) if args.workspace else REVIEWS
+    return Path(args.workspace) if args.workspace else current().reviews
 
 
 class Bars:
@@ -135,10 +133,10 @@ def _table(rows: list[dict], columns: list[str] | None = None) -> str:
 # ------------------------------------------------------------------------- push
 
 def cmd_push(args: argparse.Namespace) -> int:
-    from . import spec as specs
-    from .push import push
-    from .sites import connect_sites
-    from .workspace import batch_dir
+    from audit.review import spec as specs
+    from audit.review.push import push
+    from audit.review.sites import connect_sites
+    from audit.review.workspace import batch_dir
     spec = specs.load(args.spec)
     workspace = _workspace(args)
     print(f"building the {spec.kind} batch…", file=sys.stderr)
@@ -151,7 +149,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         bars.close()
         sites.close()
     folder = batch_dir(batch.batch_id, workspace)
-    from ..io.files import staged_file, write_json
+    from audit.io.files import staged_file, write_json
     with staged_file(folder / "spec.json") as staging:
         write_json(staging, spec.as_json())
     routed = len(batch.tasks) - len(report.routing["left_out"])
@@ -166,7 +164,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         print(_table(short, ["language", "units", "routed", "left_out", "readers", "reason"]),
               end="")
     _print_accounts(report, folder)
-    return 0
+    return ExitCode.OK
 
 
 def _print_accounts(report, folder: Path) -> None:
@@ -183,8 +181,8 @@ def _print_accounts(report, folder: Path) -> None:
 # ------------------------------------------------------------------------- status
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from .sites import ledger_sites
-    from .status import status as poll
+    from audit.review.sites import ledger_sites
+    from audit.review.status import status as poll
     workspace = _workspace(args)
     sites = ledger_sites(args.batch, workspace)
     try:
@@ -193,10 +191,10 @@ def cmd_status(args: argparse.Namespace) -> int:
             status = poll(sites, args.batch, workspace=workspace)
             _print_status(status, args.json, time.perf_counter() - started)
             if not args.watch:
-                return 0
+                return ExitCode.OK
             time.sleep(args.watch)
     except KeyboardInterrupt:
-        return 0
+        return ExitCode.OK
     finally:
         sites.close()
 
@@ -226,9 +224,9 @@ def _print_status(status, as_json: bool, seconds: float) -> None:
 # ------------------------------------------------------------------------- pull
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    from .pull import pull
-    from .sites import ledger_sites
-    from .workspace import batch_dir
+    from audit.review.pull import pull
+    from audit.review.sites import ledger_sites
+    from audit.review.workspace import batch_dir
     workspace = _workspace(args)
     sites = ledger_sites(args.batch, workspace)
     bars = Bars()
@@ -253,15 +251,15 @@ def cmd_pull(args: argparse.Namespace) -> int:
               f"{made.appended:,} new record row(s) in {made.workspace / 'record'}\n"
               f"apply them: python -m audit repair apply RELEASE --from-batch "
               f"{made.workspace} --out DIR")
-    return 0
+    return ExitCode.OK
 
 
 # ------------------------------------------------------------------------- release
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from .intrusions import release
-    from .sites import ledger_sites
-    from .workspace import batch_dir
+    from audit.review.intrusions import release
+    from audit.review.sites import ledger_sites
+    from audit.review.workspace import batch_dir
     workspace = _workspace(args)
     sites = ledger_sites(args.batch, workspace)
     try:
@@ -276,15 +274,15 @@ def cmd_release(args: argparse.Namespace) -> int:
               f"{p.deleted} annotation{'s' * (p.deleted != 1)} deleted, {p.recreated} "
               f"task{'s' * (p.recreated != 1)} re-imported")
     print(f"refusals in {batch_dir(args.batch, workspace) / 'refusals.jsonl'}")
-    return 0
+    return ExitCode.OK
 
 
 # ------------------------------------------------------------------------- adjudicate
 
 def cmd_adjudicate(args: argparse.Namespace) -> int:
-    from .push import push_adjudication, reoffer_hint
-    from .sites import ledger_sites
-    from .workspace import batch_dir
+    from audit.review.push import push_adjudication, reoffer_hint
+    from audit.review.sites import ledger_sites
+    from audit.review.workspace import batch_dir
     workspace = _workspace(args)
     folder = batch_dir(args.batch, workspace)
     recorded = {}
@@ -318,14 +316,14 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
             print(f"  skipped: {skip['item_id']} (task {skip['task_id']}, by "
                   f"{skip['annotator']})")
     _print_accounts(report, folder)
-    return 0
+    return ExitCode.OK
 
 
 # ------------------------------------------------------------------------- report
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from ..io.files import staged_file, write_json
-    from . import paired
+    from audit.io.files import staged_file, write_json
+    from audit.review import paired
     found = paired.evidence(args.batch, _workspace(args), n_boot=args.n_boot, seed=args.seed)
     if args.out:
         with staged_file(Path(args.out)) as staging:
@@ -335,13 +333,13 @@ def cmd_evidence(args: argparse.Namespace) -> int:
           f"rated on both versions, {found['sources']:,} sources")
     if not found["sufficient"]:
         print("insufficient: " + "; ".join(found["insufficient"]))
-        return 0
+        return ExitCode.OK
     print(f"ΔH (Eq. 37) {h['estimate']:+.3f} [{h['ci'][0]:+.3f}, {h['ci'][1]:+.3f}]")
     print(_table([{"flag": flag, "units": row["units"], "old": _rate(row["old_rate"]),
                    "new": _rate(row["new_rate"]), "new - old": _rate(row["difference"]),
                    "b": row["b"], "c": row["c"], "McNemar p": _rate(row["p_value"])}
                   for flag, row in found["preservation"].items()]), end="")
-    return 0
+    return ExitCode.OK
 
 
 def _rate(value: float | None) -> str:
@@ -349,8 +347,8 @@ def _rate(value: float | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .reports import write_reports
-    from .workspace import batch_dir, read_annotations, read_skips
+    from audit.review.reports import write_reports
+    from audit.review.workspace import batch_dir, read_annotations, read_skips
     out = Path(args.out)
     refuse_existing(out, "report")
     if args.n_boot < 1:
@@ -362,8 +360,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                          "nothing pulled yet", expected="`review pull` first")
     extra = {}
     if args.release:
-        from ..workspace import scan_release
-        from . import agreement, check_agreement
+        from audit.workspace import scan_release
+        from audit.review import agreement, check_agreement
         final = agreement.final_frame(agreement.prepare(table))
         extra["checks_vs_humans"] = check_agreement.against_humans(
             final, scan_release(args.release, args.source or None), args.batch,
@@ -375,11 +373,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     for name in written:
         print(f"  {name}")
     _print_agreement(out, floor)
-    return 0
+    return ExitCode.OK
 
 
 def agreement_floor(value: float | None) -> float:
-    from .agreement import KAPPA_FLOOR
+    from audit.review.agreement import KAPPA_FLOOR
     if value is None:
         return KAPPA_FLOOR
     if not -1 <= value <= 1:

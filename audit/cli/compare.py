@@ -7,11 +7,12 @@ import json
 import time
 from pathlib import Path
 
-from .reports import compare
-from .engine import policy
-from .errors import InputError
-from .io.files import progress_printer, refuse_existing, staged_directory, write_json
-from .analysis.stats import SEED
+from audit.reports import compare
+from audit.engine import policy
+from audit.errors import ExitCode, InputError
+from audit.io.files import progress_printer, refuse_existing, staged_directory, write_json
+from audit.cli import options
+from audit.settings import current
 
 
 def versions(args: argparse.Namespace, rules: policy.Policy, say
@@ -34,18 +35,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                             "delta_r", "delta_r_ci", "changes", "findings")
                    if k in summary}
     print(json.dumps(summary, indent=2, ensure_ascii=False))
-    return 0
+    return ExitCode.OK
 
 
 def cmd_accept(args: argparse.Namespace) -> int:
     # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
-    from .reports import acceptance, acceptance_html
-    from .review import paired
-    from .review.workspace import REVIEWS
+    from audit.reports import acceptance, acceptance_html
+    from audit.review import paired
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "gate")
     rules = policy.load(args.policy)
-    workspace = Path(args.workspace) if args.workspace else REVIEWS
+    workspace = Path(args.workspace) if args.workspace else current().reviews
     if args.reviews:
         paired.read_pairs(args.reviews, workspace)   # a missing batch fails before scanning
     old, new = versions(args, rules, say)
@@ -88,10 +88,7 @@ def _release_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--new-source", action="append", default=[], metavar="SOURCE",
                    help="HotpotQA source JSON for NEW; repeatable")
     p.add_argument("--policy", help="policy file (severities, thresholds, acceptance)")
-    p.add_argument("--n-boot", type=int, default=compare.N_BOOT,
-                   help=f"bootstrap replicates (default {compare.N_BOOT})")
-    p.add_argument("--seed", type=int, default=SEED,
-                   help=f"bootstrap seed (default {SEED})")
+    options.resampling(p, compare.N_BOOT, f"bootstrap replicates (default {compare.N_BOOT})")
 
 
 def add_parsers(sub) -> None:

@@ -1,12 +1,10 @@
-"""CLI subcommands of the evaluation reports (issue 14), registered by audit/__main__.py:
+"""CLI subcommands of the evaluation reports (issue 14), registered by audit/cli/main.py:
 
     evaluate RELEASE PRED.jsonl [PRED2.jsonl] [--out DIR]     predictions by language vector
     judge JUDGE.parquet [JUDGE2.parquet] [--release RELEASE]   LLM-judge sample reports
     retrieval QRELS RUN [RUN2] --queries MAP [--k 5,10,20]     MAPLE retrieval runs
 
-The demo files under DEMO_EVALUATION are written by `python -m devkit eval-demo`.
-
-Heavy imports stay inside the commands. Bad input raises InputError (exit 2 via __main__).
+Heavy imports stay inside the commands. Bad input raises InputError (exit 2 via main).
 """
 
 from __future__ import annotations
@@ -16,11 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from .errors import InputError
-from .io.files import refuse_existing
-from .analysis.stats import SEED
-
-DEMO_EVALUATION = Path(__file__).resolve().parent.parent / "data" / "evaluation_demo"
+from audit.cli import options
+from audit.errors import ExitCode, InputError
+from audit.io.files import refuse_existing
 
 
 def _say(message: str) -> None:
@@ -29,9 +25,9 @@ def _say(message: str) -> None:
 
 def _scan(release_spec: str, sources: list[str], skip: list[str]):
     """Open and scan a release (status per row, findings) with the default policy."""
-    from .checks import registry
-    from .engine import scan
-    from .io import release as readers
+    from audit.checks import registry
+    from audit.engine import scan
+    from audit.io import release as readers
     unknown = sorted(set(skip) - set(registry.BY_NAME))
     if unknown:
         raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
@@ -42,7 +38,7 @@ def _scan(release_spec: str, sources: list[str], skip: list[str]):
 
 
 def _scan_status(scan_dir: str, rows: int):
-    from .engine import store
+    from audit.engine import store
     _, status, _ = store.load_scan(Path(scan_dir))
     if status.num_rows != rows:
         raise InputError(scan_dir, f"its status covers {status.num_rows:,} rows, the release "
@@ -53,9 +49,9 @@ def _scan_status(scan_dir: str, rows: int):
 # ------------------------------------------------------------------------------ evaluate
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from .io import release as readers
-    from .language import descriptors
-    from .evaluation import predictions, report
+    from audit.io import release as readers
+    from audit.language import descriptors
+    from audit.evaluation import predictions, report
     refuse_existing(args.out, "report")
     files = [predictions.read_predictions(p) for p in args.predictions]
     if args.scan:
@@ -72,40 +68,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         _say(f"wrote {args.out}")
     print(json.dumps({**evaluation.metrics_json(), "runs": evaluation.summary["runs"]},
                      indent=2, ensure_ascii=False))
-    return 0
+    return ExitCode.OK
 
 
 # --------------------------------------------------------------------------------- judge
 
-def judge_reports(paths: list[str], release=None, findings=None, human=None,
-                  n_boot: int | None = None, seed: int | None = None) -> dict:
-    """Every judge report for one or two files (the page calls this too)."""
-    from .evaluation import judge
-    n_boot = n_boot or judge.N_BOOT
-    seed = judge.SAMPLING_SEED if seed is None else seed
-    files = [judge.read_judge(p) for p in paths]
-    out: dict = {"files": [str(f.path) for f in files]}
-    for i, f in enumerate(files):
-        boot = judge.bootstrap(f.table, n_boot, seed, f"file-{i}")
-        out[f"validation_{i}"] = judge.validate(f, release)
-        out[f"statistics_{i}"] = judge.statistics(f.table, boot)
-        if release is not None and findings is not None:
-            units = judge.copy_units(f.table, release, findings)
-            out[f"units_{i}"] = units
-            out[f"copies_{i}"] = judge.copy_split(units)
-        if human is not None:
-            out[f"calibration_{i}"], out[f"pairs_{i}"] = judge.calibration(
-                f.table, human, min(n_boot, 2000), seed)
-    if len(files) == 2:
-        out["difference"] = judge.difference(files[0].table, files[1].table, n_boot, seed)
-    return out
-
-
 def _human_scores(batch: str | None):
     if not batch:
         return None
-    from .evaluation import judge
-    from .review import workspace
+    from audit.evaluation import judge
+    from audit.review import workspace
     table = workspace.read_annotations(batch)
     if table is None:
         raise InputError(workspace.batch_dir(batch), "no pulled annotations",
@@ -120,10 +92,11 @@ def cmd_judge(args: argparse.Namespace) -> int:
     if args.release:
         release, result = _scan(args.release, args.source, args.skip)
         findings = result.findings
+    from audit.evaluation.judge_report import judge_reports
     reports = judge_reports(args.judge, release, findings, _human_scores(args.reviews),
                             args.n_boot, args.seed)
     if args.out:
-        from .io.files import staged_directory, write_json
+        from audit.io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="report") as staging:
             for name, table in reports.items():
                 if name != "files":
@@ -148,35 +121,21 @@ def cmd_judge(args: argparse.Namespace) -> int:
     strict_errors = sum(1 for i in range(len(reports["files"]))
                         for r in reports[f"validation_{i}"].to_pylist()
                         if r["severity"] == "error")
-    return 1 if args.strict and strict_errors else 0
+    return ExitCode.FAILED if args.strict and strict_errors else ExitCode.OK
 
 
 # ----------------------------------------------------------------------------- retrieval
 
-def parse_ks(text: str) -> tuple[int, ...]:
-    try:
-        ks = tuple(int(k) for k in text.split(","))
-    except ValueError:
-        raise InputError("--k", f"{text!r} is not a comma-separated list of integers",
-                         expected="e.g. 5,10,20") from None
-    if not ks or min(ks) < 1:
-        raise InputError("--k", f"{text!r}", expected="positive cut-offs, e.g. 5,10,20")
-    repeated = sorted({k for k in ks if ks.count(k) > 1})
-    if repeated:
-        raise InputError("--k", f"{text!r} repeats {', '.join(map(str, repeated))}",
-                         expected="each cut-off once, e.g. 5,10,20")
-    return ks
-
-
 def cmd_retrieval(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
-    from .evaluation import retrieval
+    from audit.evaluation import retrieval
     refuse_existing(args.out, "report")
-    report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries, parse_ks(args.k),
+    report = retrieval.evaluate_runs(args.qrels, args.runs, args.queries,
+                                     retrieval.parse_ks(args.k),
                                      n_boot=args.n_boot, seed=args.seed)
     if args.out:
-        from .io.files import staged_directory, write_json
+        from audit.io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="report") as staging:
             pq.write_table(report.metrics, staging / "metrics.parquet")
             pq.write_table(report.per_query, staging / "per_query.parquet")
@@ -191,7 +150,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
             print(f"B − A @{row['k']:<3} {row['metric']:26} {100 * row['difference']:+6.1f} "
                   f"[{100 * row['ci_low']:+.1f}, {100 * row['ci_high']:+.1f}]  "
                   f"p={row['p_value']:.4f} Holm {row['p_holm']:.4f}")
-    return 0
+    return ExitCode.OK
 
 
 # ------------------------------------------------------------------------------- parsers
@@ -210,8 +169,7 @@ def add_parsers(sub) -> None:
                    help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
     p.add_argument("--skip", action="append", default=[], metavar="CHECK",
                    help="leave a check out of the scan (repeatable)")
-    p.add_argument("--n-boot", type=int, default=2000)
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    options.resampling(p)
     p.set_defaults(func=_two_at_most(cmd_evaluate, "predictions"))
 
     p = sub.add_parser("judge", help="validate and report LLM-judge sample files")
@@ -222,8 +180,7 @@ def add_parsers(sub) -> None:
     p.add_argument("--reviews", metavar="BATCH",
                    help="a review batch whose adequacy ratings calibrate the judge")
     p.add_argument("--out", help="new directory for the report tables")
-    p.add_argument("--n-boot", type=int, default=10_000)
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    options.resampling(p, 10_000)
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a departure of severity 'error' is found")
     p.set_defaults(func=_two_at_most(cmd_judge, "judge"))
@@ -235,8 +192,7 @@ def add_parsers(sub) -> None:
                    help="query mapping: qid paper aspect (or JSONL query_id, paper_id, aspect)")
     p.add_argument("--k", default="5,10,20", help="cut-offs (default 5,10,20)")
     p.add_argument("--out", help="new directory for the report tables")
-    p.add_argument("--n-boot", type=int, default=2000)
-    p.add_argument("--seed", type=int, default=SEED, help=f"bootstrap seed (default {SEED})")
+    options.resampling(p)
     p.set_defaults(func=_two_at_most(cmd_retrieval, "runs"))
 
 

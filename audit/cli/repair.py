@@ -25,8 +25,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from ..errors import InputError
-from ..io.files import progress_printer, refuse_existing
+from audit.errors import ExitCode, InputError
+from audit.io.files import progress_printer, refuse_existing
 
 _DECISIONS = (("accept", "accepted"), ("reject", "rejected"), ("choose", "chosen"))
 
@@ -74,7 +74,7 @@ def add_parser(subparsers) -> None:
 
 
 def _names(values: list[str], flag: str) -> tuple[str, ...]:
-    from ..checks import registry
+    from audit.checks import registry
     names = tuple(n.strip() for v in values for n in v.split(",") if n.strip())
     unknown = sorted(set(names) - set(registry.BY_NAME))
     if unknown:
@@ -85,9 +85,9 @@ def _names(values: list[str], flag: str) -> tuple[str, ...]:
 
 def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
     """A release's scan: a scan directory's, or a (saved) scan."""
-    from ..engine import policy, store
-    from ..io import release as readers
-    from ..io.files import file_sha256
+    from audit.engine import policy, store
+    from audit.io import release as readers
+    from audit.io.files import file_sha256
     path = Path(spec)
     rules = policy.load(policy_file)
     if path.is_dir() and (path / "summary.json").is_file() and (
@@ -109,7 +109,7 @@ def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from . import plan
+    from audit.repair import plan
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "work list")
     checks = _names(args.checks, "--checks")
@@ -119,8 +119,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
                           tuple(args.language))
     counts = plan.summary(work)
     if args.out:
-        from ..io import tables
-        from ..io.files import staged_directory, write_json
+        from audit.io import tables
+        from audit.io.files import staged_directory, write_json
         with staged_directory(Path(args.out), what="work list") as staging:
             tables.write_table(work, staging / "plan.parquet", "parquet")
             tables.write_table(work, staging / "plan.csv", "csv")
@@ -129,23 +129,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
             write_json(staging / "summary.json", {"release": [str(p) for p in release.paths],
                                                   **counts})
         print(json.dumps({"out": args.out, **counts}, indent=2, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     print("unit\tid\tparagraph_id\tsentence_index\tlanguage\tviews\trequired_for")
     for r in work.select(["unit", "id", "paragraph_id", "sentence_index", "language", "views",
                           "required_for"]).to_pylist():
         print("\t".join("" if r[k] is None else ",".join(r[k]) if k == "required_for"
                         else str(r[k]) for k in r))
     print(f"{counts['units']:,} unit(s) on {counts['views']:,} view(s)", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
-    from ..engine import policy
-    from ..io import release as readers
-    from ..review.postedit import batch_corrections
-    from . import apply as repair
-    from .corrections import read_file
-    from .record import Workspace
+    from audit.engine import policy
+    from audit.io import release as readers
+    from audit.review.postedit import batch_corrections
+    from audit.repair import apply as repair
+    from audit.repair.corrections import read_file
+    from audit.repair.record import Workspace
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "repair")
     decisions = [repair.Decision(action, cid, args.reviewer or "")
@@ -184,4 +184,4 @@ def cmd_apply(args: argparse.Namespace) -> int:
                  for e in manifest["held"]],
         "refused": dict(Counter(e["note"] for e in manifest["refused"])),
     }, indent=2, ensure_ascii=False))
-    return 0
+    return ExitCode.OK
