@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import arrays, sqltext
+from .sql import arrays, macros
 from .checks.model import ALL, Check
 from .io import canonical, signal_cache
 from .language import descriptors
@@ -75,7 +75,7 @@ from .translation.layer import Prepared
 from .languages import BY_CODE, CODES
 from . import settings
 from .io.files import cached_parquet, staged_file
-from .sqlsafe import literal
+from .sql.safe import literal
 
 if TYPE_CHECKING:
     from .io.model import Release
@@ -491,7 +491,7 @@ def _units(release: "Release", root: Path) -> None:
     views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
                     "('views', 'contexts') ORDER BY 1").fetchall()
     digest = hashlib.sha256("\n".join(
-        [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), sqltext.MACROS,
+        [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), macros.MACROS,
          canonical.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
     digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
     for path in release.paths:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from audit.languages import BY_NAME, UNKNOWN_CODE
-from audit.sqltext import normalize_title
+from audit.sql.macros import normalize_title
 
 S, I16, I32, B = pa.string(), pa.int16(), pa.int32(), pa.bool_()
 

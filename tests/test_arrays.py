@@ -1,4 +1,4 @@
-"""Arrow arrays built from buffers (audit/arrays.py) hold exactly the values given."""
+"""Arrow arrays built from buffers (audit/sql/arrays.py) hold exactly the values given."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from audit import arrays
+from audit.sql import arrays
 
 
 def test_strings_hold_the_values_nulls_and_multibyte_text():
@@ -51,7 +51,7 @@ def test_nested_lists_and_structs_hold_the_values_and_nulls():
 
 
 def test_building_arrays_never_imports_pandas():
-    probe = ("import sys, numpy as np, pyarrow as pa\nfrom audit import arrays\n"
+    probe = ("import sys, numpy as np, pyarrow as pa\nfrom audit.sql import arrays\n"
              "arrays.table({'a': ['x', None], 'b': [1, None]}, pa.schema([('a', pa.string()),"
              " ('b', pa.int64())]))\narrays.numbers(np.arange(3), pa.int8())\n"
              "arrays.nested([[{'a': 'x'}], None], pa.list_(pa.struct([('a', pa.string())])))\n"

@@ -7,11 +7,11 @@ import sys
 import duckdb
 import pyarrow as pa
 
-from audit import sqltext
+from audit.sql import macros
 
 
 def test_the_whitespace_class_is_exactly_str_isspace():
-    assert set(sqltext.PY_WHITESPACE) == {cp for cp in range(sys.maxunicode + 1)
+    assert set(macros.PY_WHITESPACE) == {cp for cp in range(sys.maxunicode + 1)
                                           if chr(cp).isspace()}
 
 
@@ -19,13 +19,13 @@ def test_create_table_takes_python_columns_without_arrow():
     con = duckdb.connect()
     schema = pa.schema([("rid", pa.int64()), ("name", pa.string()),
                         ("parts", pa.list_(pa.struct([("k", pa.int8()), ("ok", pa.bool_())])))])
-    sqltext.create_table(con, "t", schema, {"rid": [1, 2], "name": ["é", None],
+    macros.create_table(con, "t", schema, {"rid": [1, 2], "name": ["é", None],
                                             "parts": [[{"k": 3, "ok": True}], []]})
     assert con.sql("SELECT * FROM t ORDER BY rid").fetchall() == [
         (1, "é", [{"k": 3, "ok": True}]), (2, None, [])]
     assert [t for _, t, *_ in con.sql("DESCRIBE t").fetchall()] == [
         "BIGINT", "VARCHAR", "STRUCT(k TINYINT, ok BOOLEAN)[]"]
-    sqltext.create_table(con, "empty", schema, temp=True)
+    macros.create_table(con, "empty", schema, temp=True)
     assert con.sql("SELECT count(*) FROM empty").fetchall() == [(0,)]
     assert [t for _, t, *_ in con.sql("DESCRIBE empty").fetchall()] == [
         "BIGINT", "VARCHAR", "STRUCT(k TINYINT, ok BOOLEAN)[]"]

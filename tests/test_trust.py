@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from audit import sqlsafe
+from audit.sql import safe as sqlsafe
 from audit.checks import dsl, hiding, model, registry
 from audit.engine import policy, scan
 from audit.io import release as readers

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import duckdb
 
-from audit import sqltext
+from audit.sql import macros
 from audit.language.descriptors import normalize_answer
 from audit.languages import BY_CODE
 from devkit import synth
@@ -73,7 +73,7 @@ def _window(text: str, share: tuple[float, float], answer: tuple[int, int]) -> t
 def categories(texts: list[str]) -> dict[str, str]:
     """copy_category of each text, by the very SQL the checks use."""
     con = duckdb.connect()
-    sqltext.register(con)
+    macros.register(con)
     return dict(con.execute("SELECT s, copy_category(s) FROM unnest(?::VARCHAR[]) t(s)",
                             [sorted(set(texts))]).fetchall())
 

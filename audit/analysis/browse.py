@@ -22,7 +22,7 @@ from ..checks import registry
 from ..engine.scan import ScanResult
 from ..language.descriptors import descriptors
 from ..languages import CODES, UNKNOWN_CODE
-from ..sqlsafe import identifier, literal, strings
+from ..sql.safe import identifier, literal, strings
 
 PAGE_SIZE = 50
 LANGUAGE_VOCABULARY = (*CODES, UNKNOWN_CODE)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from .. import controls
-from ..sqltext import create_table
+from ..sql.macros import create_table
 from .model import ALL, Check
 
 if TYPE_CHECKING:

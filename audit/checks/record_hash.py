@@ -20,8 +20,8 @@ import pyarrow as pa
 from ..io import canonical
 from ..io.files import staged_file
 from ..settings import cache_dir
-from ..sqlsafe import identifier, literal
-from ..sqltext import create_table
+from ..sql.safe import identifier, literal
+from ..sql.macros import create_table
 
 NESTED = ("candidates", "supporting_facts")
 CHUNK = 65_536   # views per batch handed to a thread

@@ -6,7 +6,7 @@ import hashlib
 import inspect
 import json
 
-from .. import sqltext
+from ..sql import macros
 from ..preservation import PRESERVATION_CHECKS
 from .hiding import HIDING_CHECKS
 from .language import LANGUAGE_CHECKS
@@ -51,7 +51,7 @@ def fingerprint(checks: tuple[Check, ...]) -> str:
     """A digest of the declarations and the SQL macros they call, never hand-edited:
     adding or changing a check changes every manifest fingerprint."""
     return hashlib.sha256(json.dumps(
-        {"checks": [declaration(c) for c in checks], "macros": sqltext.MACROS},
+        {"checks": [declaration(c) for c in checks], "macros": macros.MACROS},
         sort_keys=True).encode("utf-8")).hexdigest()
 
 

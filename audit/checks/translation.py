@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import length_prior
-from ..sqlsafe import literal
+from ..sql.safe import literal
 from ..translation import layer as heuristics
 from ..translation.layer import LENGTH_BINS, UNITS, prepare
 from .model import ALL, COPY_CATEGORIES, Check
@@ -64,7 +64,7 @@ def _prior_sql() -> str:
 
 def _length_ratio_outlier(release: "Release", t: dict) -> str:
     prepare(release)
-    # Thresholds are validated numbers; as SQL they go through sqlsafe like any value.
+    # Thresholds are validated numbers; as SQL they go through sql/safe like any value.
     min_pairs, min_chars = literal(int(t["min_pairs"])), literal(int(t["min_source_chars"]))
     short_z, long_z = literal(float(t["short_z"])), literal(float(t["long_z"]))
     corroborated_z, prior_pairs = (literal(float(t["corroborated_z"])),

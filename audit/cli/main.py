@@ -18,7 +18,7 @@ from audit.errors import ExitCode, InputError
 from audit.io.files import progress_printer, read_parquet, refuse_existing
 from audit.paths import resolve_paths
 from audit.settings import Settings, configure
-from audit.sqlsafe import literal
+from audit.sql.safe import literal
 
 
 def cmd_scan(args: argparse.Namespace) -> int:

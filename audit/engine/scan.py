@@ -20,7 +20,7 @@ from ..checks.model import Check
 from .policy import DEFAULT, Policy
 from ..io.model import Release
 from ..results import code_fingerprint
-from ..sqlsafe import case, identifier, literal, strings
+from ..sql.safe import case, identifier, literal, strings
 
 Progress = Callable[[str], None]
 STATUS_ORDER = ("quarantined", "review_required", "accepted")

@@ -23,7 +23,7 @@ from ..language import descriptors
 from .policy import Policy
 from ..io.model import Release
 from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
-from ..sqlsafe import identifier, literal
+from ..sql.safe import identifier, literal
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 

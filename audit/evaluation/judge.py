@@ -49,7 +49,7 @@ import pyarrow.parquet as pq
 from ..analysis import stats
 from ..errors import InputError
 from ..languages import BY_CODE, LANGUAGES
-from ..sqlsafe import identifier
+from ..sql.safe import identifier
 
 UNITS = ("paragraph", "question", "answer")
 DESIGN = {"paragraph": 80, "question": 20, "answer": 20}

@@ -114,7 +114,7 @@ def cached_parquet(con, path: Path) -> bool:
     """Whether a cache entry `path` is a Parquet file DuckDB reads (its metadata); one it
     cannot read is deleted, so the caller computes it again."""
     import duckdb
-    from ..sqlsafe import literal
+    from ..sql.safe import literal
     if not path.is_file():
         return False
     try:

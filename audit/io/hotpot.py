@@ -12,10 +12,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import arrays, sqltext
+from ..sql import arrays, macros
 from ..errors import InputError
 from ..paths import split_of
-from ..sqlsafe import literal
+from ..sql.safe import literal
 from ..settings import cache_dir
 from .files import cached_parquet, file_sha256, staged_file
 from .model import Release
@@ -140,4 +140,4 @@ def attach_sources(release: Release, specs: list[str]) -> None:
         release.source_paths = [split_of(s)[1] for s in specs]
         release.capabilities = release.capabilities | {"source"}
     else:
-        sqltext.create_table(con, "sources", _SOURCE_SCHEMA)
+        macros.create_table(con, "sources", _SOURCE_SCHEMA)

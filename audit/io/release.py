@@ -16,10 +16,10 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import sqltext
+from ..sql import macros
 from ..errors import InputError
 from ..paths import JSONL_SUFFIXES, resolve_paths
-from ..sqlsafe import literal
+from ..sql.safe import literal
 from . import layouts
 from .canonical import (_CANONICAL, _RELEASE, CONTEXT_NUMBERING, _create_flat_views,
                         _grouped_contexts)
@@ -45,7 +45,7 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     spill = settings.cache_dir("duckdb-spill")
     spill.mkdir(parents=True, exist_ok=True)
     con.execute("SET temp_directory = ?", [str(spill)])
-    sqltext.register(con)
+    macros.register(con)
     if all(p.suffix in JSONL_SUFFIXES for p in paths):
         layout = "jsonl"
         table = _read_jsonl(paths)

@@ -23,8 +23,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .files import read_parquet, staged_file
-from ..sqlsafe import literal
-from ..sqltext import create_table
+from ..sql.safe import literal
+from ..sql.macros import create_table
 
 COMPACT_AFTER = 16   # part files
 

@@ -52,13 +52,14 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from .. import arrays, languages as languages_module, sqltext
+from .. import languages as languages_module
+from ..sql import arrays, macros as sqltext
 from ..io import canonical, hotpot, jsonl, release as readers
 from ..io.files import cached_parquet, read_parquet, staged_file
 from ..settings import cache_dir
 from ..io.model import Release
 from ..languages import LANGUAGES
-from ..sqlsafe import literal
+from ..sql.safe import literal
 
 STRATA = ("S0", "S1", "S2", "S3", "S4", "NA")
 SCRIPT_RELATIONS = ("same-script", "mixed-script", "different-script")

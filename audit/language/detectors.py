@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..languages import CODES
-from ..sqlsafe import literal
+from ..sql.safe import literal
 from .scripts import (AMBIGUOUS, CLASSES, GROUP_OF, GROUPS, SETTLED, _group_matrix, count_pieces,
                       is_name_like, without_names)
 

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from ..languages import BY_CODE, CODES
-from ..sqltext import NAME_CONNECTORS
+from ..sql.macros import NAME_CONNECTORS
 
 CLASSES = ("latin", "han", "kana", "hangul", "devanagari", "bengali", "arabic", "cyrillic",
            "greek", "thai", "other")

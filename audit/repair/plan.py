@@ -22,7 +22,7 @@ import json
 import pyarrow as pa
 
 from ..engine.scan import ScanResult
-from ..sqlsafe import strings
+from ..sql.safe import strings
 from . import units
 
 STATUSES = ("quarantined", "review_required")

@@ -31,7 +31,7 @@ from ..engine import scan
 from ..engine.policy import Policy
 from ..io import release as readers
 from ..io.model import Release
-from ..sqlsafe import identifier, literal, strings
+from ..sql.safe import identifier, literal, strings
 from . import jsonl, units
 from .edits import Edit, context_edits, patched_contexts, patched_rows
 

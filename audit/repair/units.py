@@ -18,7 +18,7 @@ import uuid
 import pyarrow as pa
 
 from ..checks import registry
-from ..sqlsafe import strings
+from ..sql.safe import strings
 
 UNITS = ("question", "answer", "title", "sentence", "paragraph")
 ROW_UNITS = ("question", "answer")

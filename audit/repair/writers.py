@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from ..checks import record_hash as hashing
 from ..io.model import Release
-from ..sqlsafe import identifier, literal
+from ..sql.safe import identifier, literal
 
 Progress = Callable[[str], None]
 PROVENANCE = {"v1.1": ("provenance", "build_version"), "v2": (None, "translation_revision"),

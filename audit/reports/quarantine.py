@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from ..sqlsafe import strings
+from ..sql.safe import strings
 
 
 def quarantine(findings: pa.Table, status: pa.Table,

@@ -72,7 +72,7 @@ from ..languages import BY_CODE, LANGUAGES
 from ..io.files import staged_file, write_json
 from ..io.model import Release
 from ..engine.scan import ScanResult
-from ..sqlsafe import identifier
+from ..sql.safe import identifier
 from ..analysis.stats import SEED
 
 UNITS = ("paragraph", "question", "answer", "instance")

@@ -45,13 +45,13 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from .. import arrays
+from ..sql import arrays
 from ..io import canonical, signal_cache
 from .. import settings
 from ..io.files import staged_file
 from ..language import scripts
 from ..languages import CODES
-from ..sqlsafe import literal
+from ..sql.safe import literal
 from . import signals as textsignals
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 
 from . import arrays
-from .sqlsafe import identifier
+from .safe import identifier
 
 
 # Exactly the characters `str.isspace()` accepts (tests compare it with the whole code
@@ -67,7 +67,7 @@ def create_table(con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema,
                  columns: dict[str, list] | None = None, temp: bool = False) -> None:
     """`CREATE OR REPLACE [TEMP] TABLE name` with an Arrow schema's columns, filled from
     Python lists of equal length (none: no rows). The lists reach DuckDB as list parameters,
-    unnested side by side: no Arrow array is built from Python values (see audit/arrays.py)."""
+    unnested side by side: no Arrow array is built from Python values (see audit/sql/arrays.py)."""
     columns = columns or {f.name: [] for f in schema}
     select = ", ".join(f"unnest(${i}::{duck_type(f.type)}[]) AS {identifier(f.name)}"
                        for i, f in enumerate(schema, start=1))
