@@ -29,6 +29,9 @@ CHECKOUT = REPO if (REPO / "pyproject.toml").is_file() else None
 # Shipped with the checkout, not configuration: the evaluation demo (`python -m devkit
 # eval-demo` writes it).
 DEMO_EVALUATION = REPO / "data" / "evaluation_demo"
+# The bundled demo release and its HotpotQA sources (what a scan of no path reads).
+DEMO = REPO / "data" / "demo"
+DEMO_RELEASE = DEMO / "release"
 DEFAULT_URL = "http://127.0.0.1:8080"
 MEMORY_LIMIT = "2.5GB"
 
@@ -111,3 +114,41 @@ def current() -> Settings:
 def cache_dir(kind: str) -> Path:
     """Where one kind of cached signal lives under the current settings."""
     return current().cache_dir(kind)
+
+
+def demo_sources() -> list[str]:
+    return [f"{split}={DEMO / f'hotpot_source_{split}.json'}"
+            for split in ("train", "validation")]
+
+
+def read_env_file(path: Path | None = None) -> dict[str, str]:
+    """KEY=value lines of .labelstudio.env (comments and blank lines skipped)."""
+    try:
+        text = (path or current().labelstudio_env_file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            values[key.strip()] = value.strip().strip("'\"")
+    return values
+
+
+def default_url() -> str:
+    settings = current()
+    if settings.labelstudio_url:
+        return settings.labelstudio_url
+    try:
+        recorded = (settings.labelstudio_data / "default" / "server.url").read_text(
+            encoding="utf-8").strip()
+    except FileNotFoundError:
+        recorded = ""
+    return recorded or DEFAULT_URL
+
+
+def default_token() -> str | None:
+    """The local admin token: LABEL_STUDIO_API_KEY, else .labelstudio.env (what
+    scripts/labelstudio.sh gives every server it starts)."""
+    return current().labelstudio_token or read_env_file().get("LABEL_STUDIO_API_KEY") or None

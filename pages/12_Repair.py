@@ -20,7 +20,7 @@ from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
 from audit.review import postedit
 from audit.settings import current
-from audit.workspace import DEMO_RELEASE, demo_sources
+from audit.settings import DEMO_RELEASE, demo_sources
 from workbench.serving import repairs_root, served_file
 from workbench.shell import current_view, html, save_upload, say, scope_line, setup
 from workbench.viewstate import View

@@ -14,7 +14,7 @@ from audit.engine import policy
 from audit.errors import InputError
 from audit.review import paired
 from workbench.viewstate import View
-from audit.workspace import demo_sources
+from audit.settings import demo_sources
 from workbench.serving import served_file
 from workbench.shell import (CannotOpen, current_view, follow_url, html, say, scan_of,
                              scope_line, setup)

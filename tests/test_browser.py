@@ -401,7 +401,7 @@ def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, br
     Export reached from the menu downloads the quarantine rows of the view's own filter."""
     from audit.reports import quarantine
     from audit.analysis import browse
-    from audit.workspace import scan_release
+    from workbench.serving import scan_release
     tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
                 "Where a check fired")
     box = tab.locator('[data-testid="stSelectbox"]').filter(has_text="Examples of")

@@ -14,7 +14,8 @@ import pytest
 from audit.review import agreement, check_agreement, sampling
 from audit.review.batches import translation_batch
 from audit.review.workspace import _record_batch, batch_dir
-from audit.workspace import DEMO_RELEASE, demo_sources, scan_release
+from audit.settings import DEMO_RELEASE, demo_sources
+from workbench.serving import scan_release
 from test_agreement import annotations
 
 # Demo paragraph units (row, paragraph): 142 p03 lost its answer (review), 1 p03 is

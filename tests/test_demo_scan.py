@@ -8,7 +8,8 @@ from collections import Counter
 
 import pytest
 
-from audit.workspace import DEMO, scan_release
+from audit.settings import DEMO
+from workbench.serving import scan_release
 
 # Language compliance has no independent oracle: its expected units are the planted ones,
 # in expected_findings.json "language_findings" (see devkit/demo/build.py).
@@ -99,7 +100,7 @@ def test_inconsistency_is_reported_only_on_rows_edited_after_the_build(result, e
 def test_skipping_a_consistency_check_reports_none_of_its_findings(result, skipped, reported):
     from audit.io import release
     from audit.engine import scan
-    from audit.workspace import DEMO_RELEASE, demo_sources
+    from audit.settings import DEMO_RELEASE, demo_sources
     assert result.summary["check_counts"]["structural_flags_mismatch"] == 2
     skipping = scan.run(release.open_release(DEMO_RELEASE, demo_sources()),
                         skip=frozenset(skipped))

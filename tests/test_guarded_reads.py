@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from audit import settings, workspace
+from audit import settings
+from workbench import serving
 from audit.engine import store
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
@@ -34,7 +35,7 @@ def demo_scans(tmp_path_factory):
     saved = settings.current()
     settings.configure(dataclasses.replace(saved, scans=scans))
     try:
-        result = workspace.scan_release()
+        result = serving.scan_release()
         good, broken_summary, broken_manifest = (store.write_scan(result) for _ in range(3))
     finally:
         settings.configure(saved)

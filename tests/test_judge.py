@@ -20,7 +20,7 @@ from audit.engine import scan
 from audit.errors import InputError
 from audit.evaluation import judge
 from audit.settings import DEMO_EVALUATION
-from audit.workspace import DEMO_RELEASE, demo_sources
+from audit.settings import DEMO_RELEASE, demo_sources
 from devkit.evaluation import demo_reviews, judge_synth
 from devkit.evaluation.demo import SMALL_DESIGN, make_demo
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from audit import workspace as audit_workspace
+from workbench import serving
 from audit.errors import InputError
 from audit.review import agreement, maple, reports, sampling
 from audit.review.batches import (ReviewBatch, realism_batch, relevance_batch,
@@ -204,7 +204,7 @@ def planted(slot: int, index: int) -> dict:
 def german_batch(session: Session, per_unit: dict, seed: int = SEED, tag: str = ""
                  ) -> ReviewBatch:
     """German paragraph / question / answer units: one routing group, "de"."""
-    result = audit_workspace.scan_release()
+    result = serving.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=seed, per_stratum=per_unit,
                              where={"language": "de"},
@@ -910,7 +910,7 @@ def test_nobody_to_route_to_is_a_clear_error(session, tmp_path):
 # ------------------------------------------------------------------------- crash, postgres
 
 def _small_batch(size: int, suffix: str = "") -> ReviewBatch:
-    result = audit_workspace.scan_release()
+    result = serving.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=SEED + 1, size=size,
                              where={"language": "de", "unit": "paragraph"},

@@ -1,6 +1,6 @@
 """Every path the workbench is given — `?release=`, `?old=`, the sources and the policy in
 the URL, every path box of every page — goes through the one serving rule
-(audit/workspace.py): outside the roots, `..`, symlinks out of a root, globs with `..`,
+(workbench/serving.py): outside the roots, `..`, symlinks out of a root, globs with `..`,
 targets that exist and targets that do not all get the same one-line refusal."""
 
 from __future__ import annotations

@@ -33,8 +33,7 @@ from audit.io import release as readers
 from audit.engine import scan
 from audit.repair import desk, plan
 from audit.repair.record import Workspace
-from audit.review.labelstudio import client as ls
-from audit.workspace import DEMO_RELEASE, demo_sources
+from audit.settings import DEMO_RELEASE, default_token, demo_sources
 from repair_helpers import cli
 from test_browser import settled
 from test_review_browser import (RUN, _cli, browser, log_in, open_queue,  # noqa: F401
@@ -61,7 +60,7 @@ def workbench(server, tmp_path_factory):  # noqa: F811
     its repairs under a data root of its own: (url, review workspace, data root)."""
     reviews, root = (tmp_path_factory.mktemp(name) for name in ("reviews", "root"))
     with running_app(AUDIT_REVIEWS=str(reviews), LABEL_STUDIO_URL=server.url,
-                     LABEL_STUDIO_API_KEY=ls.default_token() or "",
+                     LABEL_STUDIO_API_KEY=default_token() or "",
                      AUDIT_DATA_ROOTS=os.pathsep.join([str(root), str(ROOT / "data")])) as url:
         yield url, reviews, root
 

@@ -15,7 +15,7 @@ from audit.reports import render
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
-from audit.workspace import scan_release
+from workbench.serving import scan_release
 
 
 @pytest.fixture(scope="module")

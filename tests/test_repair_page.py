@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 
 import repair_demo
 from audit.repair import desk
-from audit.workspace import DEMO_RELEASE, scan_release
+from audit.settings import DEMO_RELEASE
+from workbench.serving import scan_release
 from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
 
 

@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 import pytest
 
 from app_server import running_app
-from audit import workspace as audit_workspace
+from workbench import serving
 from audit.errors import InputError
 from audit.review.labelstudio import client as ls
 from audit.review import maple, sampling
@@ -41,7 +41,7 @@ from audit.review.routing import ROLES
 from audit.review.sites import Sites
 from audit.review.status import status as batch_status
 from audit.review.workspace import read_annotations, read_refusals
-from audit.settings import current
+from audit.settings import current, default_token
 from devkit.labelstudio_local import LocalServer, free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,7 +139,7 @@ def submit(tab) -> None:
 @pytest.fixture(scope="module")
 def arabic(server, tmp_path_factory):
     """Two Arabic units pushed to ana and bo, who get new accounts."""
-    result = audit_workspace.scan_release()
+    result = serving.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=11,
                              per_stratum={"paragraph": 1, "question": 1},
@@ -277,7 +277,7 @@ def workbench(server, arabic):
     """The Streamlit app on the batch's workspace and the session's Label Studio."""
     _, work, _ = arabic
     with running_app(AUDIT_REVIEWS=str(work), LABEL_STUDIO_URL=server.url,
-                     LABEL_STUDIO_API_KEY=ls.default_token() or "") as url:
+                     LABEL_STUDIO_API_KEY=default_token() or "") as url:
         yield url
 
 
@@ -429,7 +429,7 @@ def _next_for(me: ls.Server, project_id: int) -> int | None:
 def _cli(server: ls.Server, work: Path, *args: str) -> str:
     """`python -m audit review --workspace WORK ARGS` against this server; its stdout."""
     env = dict(os.environ, LABEL_STUDIO_URL=server.url,
-               LABEL_STUDIO_API_KEY=ls.default_token() or "")
+               LABEL_STUDIO_API_KEY=default_token() or "")
     done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace", str(work),
                            *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)

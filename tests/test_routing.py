@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit import workspace
+from workbench import serving
 from audit.errors import InputError
 from audit.review import routing, sampling
 from audit.review.routing import Annotator, parse_annotator, parse_annotators, route
@@ -106,7 +106,7 @@ def test_adjudicators_read_the_group_and_are_neither_annotator():
 
 @pytest.fixture(scope="module")
 def scanned():
-    return workspace.scan_release()
+    return serving.scan_release()
 
 
 @pytest.fixture(scope="module")

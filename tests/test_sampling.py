@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from audit import workspace
+from workbench import serving
 from audit.language import descriptors
 from audit.review import configs, sampling
 from audit.review.sampling import PAPER_PRESET, build_units, sample, sample_design
@@ -21,7 +21,7 @@ CREATED = "2026-08-10T00:00:00+00:00"
 
 @pytest.fixture(scope="module")
 def scanned():
-    return workspace.scan_release()
+    return serving.scan_release()
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from audit.errors import InputError
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
 from audit.review import routing, sites
-from audit.settings import current
+from audit.settings import current, default_url
 from devkit.labelstudio_local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,7 @@ def test_no_url_typed_or_linked_on_the_review_page_receives_a_secret(configured,
     # The page pushed to the configured servers instead, and says they are down.
     assert any("cannot reach the server" in e.value for e in at.error)
     names = at.selectbox(key="review_server").options
-    assert names == [f"default · {ls.default_url()}"] + [
+    assert names == [f"default · {default_url()}"] + [
         ls.configured()[n].label for n in ("side2", "side3")]
 
 

@@ -51,7 +51,6 @@ def test_settings_follow_the_environment_read_at_the_edge(tmp_path, settings_env
     from audit import results  # noqa: F401 (imported before the variables change)
     from audit.engine import store  # noqa: F401
     from audit.review import workspace
-    from audit.review.labelstudio import client as labelstudio
     chosen = settings_env(AUDIT_CACHE_DIR=tmp_path / "cache", AUDIT_SCANS=tmp_path / "scans",
                           AUDIT_REVIEWS=tmp_path / "reviews", AUDIT_MEMORY_LIMIT="1GB",
                           AUDIT_DATA_ROOTS=os.pathsep.join([str(tmp_path / "a"), "",
@@ -61,8 +60,8 @@ def test_settings_follow_the_environment_read_at_the_edge(tmp_path, settings_env
     assert settings.cache_dir("langid") == tmp_path / "cache" / "langid"
     assert workspace.batch_dir("b1") == tmp_path / "reviews" / "b1"
     assert chosen.data_roots == (tmp_path / "a", tmp_path / "b")
-    assert labelstudio.default_url() == "http://127.0.0.1:9"
-    assert labelstudio.default_token() == "k1" and "k1" not in repr(chosen)
+    assert settings.default_url() == "http://127.0.0.1:9"
+    assert settings.default_token() == "k1" and "k1" not in repr(chosen)
 
 
 def test_the_cli_reads_its_settings_when_it_runs(tmp_path, settings_env):

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from audit import workspace
+from workbench import serving
 from audit.engine import scan
 from audit.language import descriptors
 from audit.review import sampling
@@ -20,7 +20,7 @@ ROUNDS = 6
 
 @pytest.fixture(scope="module")
 def scanned():
-    return workspace.scan_release()
+    return serving.scan_release()
 
 
 def test_sessions_on_one_connection_each_get_their_own_answer(scanned):

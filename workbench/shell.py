@@ -29,7 +29,7 @@ from audit.io.files import staged_file
 from audit.reports import render
 from audit.settings import Settings, configure
 from workbench.viewstate import SPLITS, View
-from audit.workspace import DEMO_RELEASE, demo_sources
+from audit.settings import DEMO_RELEASE, demo_sources
 from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
 from workbench import auth
 
@@ -113,7 +113,7 @@ def _set_param(name: str, key: str) -> None:
 
 def save_upload(upload, suffixes: tuple[str, ...]) -> str:
     """Keep an upload under the upload area, named by its content hash and its sanitised
-    name (`audit.workspace.upload_name`). Operators only."""
+    name (`serving.upload_name`). Operators only."""
     auth.require("Uploading a file")
     data = upload.getvalue()
     target = UPLOADS / upload_name(upload.name, data, suffixes)

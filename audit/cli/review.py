@@ -360,11 +360,13 @@ def cmd_report(args: argparse.Namespace) -> int:
                          "nothing pulled yet", expected="`review pull` first")
     extra = {}
     if args.release:
-        from audit.workspace import scan_release
+        from audit.engine import scan
+        from audit.io import release
         from audit.review import agreement, check_agreement
         final = agreement.final_frame(agreement.prepare(table))
+        scanned = scan.run(release.open_release(args.release, args.source or None))
         extra["checks_vs_humans"] = check_agreement.against_humans(
-            final, scan_release(args.release, args.source or None), args.batch,
+            final, scanned, args.batch,
             _workspace(args))
     written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra,
                             kappa_floor=floor, batch_id=args.batch,

@@ -70,10 +70,8 @@ class ReviewKind:
 # ------------------------------------------------------------------------- batch factories
 
 def _release(spec: Spec):
-    from .. import workspace
-    from .spec import relative
-    return workspace.scan_release(relative(spec, spec.release) if spec.release else None,
-                                  spec.sources or None)
+    from .spec import scanned
+    return scanned(spec, spec.release, spec.sources)
 
 
 def _translation(spec: Spec) -> ReviewBatch:
@@ -90,11 +88,10 @@ def _translation(spec: Spec) -> ReviewBatch:
 
 
 def _paired(spec: Spec) -> ReviewBatch:
-    from .. import workspace
     from . import paired, sampling
-    from .spec import design, relative
+    from .spec import design, scanned
     result = _release(spec)
-    new = workspace.scan_release(relative(spec, spec.new_release), spec.new_sources or None)
+    new = scanned(spec, spec.new_release, spec.new_sources)
     try:
         return paired.paired_batch(result, new, design(spec), spec.batch, where={
             "language": list(sampling.NON_ENGLISH)}, seed=spec.seed)

@@ -188,12 +188,11 @@ def post_edit_batch(spec: Spec):
     """The units of the spec's plan (else the release's whole work list) as a post-edit
     batch; a plan not made from this release is refused, naming its line and row."""
     from ..io import release as readers
-    from .. import workspace
     from ..repair import plan as repair
     from . import postedit
     release_path = relative(spec, spec.release)
     if spec.plan is None:
-        result = workspace.scan_release(release_path, spec.sources or None)
+        result = scanned(spec, spec.release, spec.sources)
         return postedit.post_edit_batch(repair.work_list(result), result.release,
                                         spec.batch)
     path = relative(spec, spec.plan)
@@ -201,6 +200,17 @@ def post_edit_batch(spec: Spec):
     units = postedit.read_plan(path)
     return postedit.post_edit_batch(units, readers.open_release(release_path, spec.sources
                                                                 or None), spec.batch, path)
+
+
+def scanned(spec: Spec, value: str | None, sources: list[str]):
+    """The release at a path in the spec scanned with its sources, or the demo release with
+    its sources when the spec names none."""
+    from ..engine import scan
+    from ..io import release
+    from ..settings import DEMO_RELEASE, demo_sources
+    if not value:
+        return scan.run(release.open_release(DEMO_RELEASE, demo_sources()))
+    return scan.run(release.open_release(relative(spec, value), sources or None))
 
 
 def relative(spec: Spec, value: str) -> Path:

@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from ...errors import InputError
-from ...settings import DEFAULT_URL, current
+from ...settings import current, default_token, default_url
 from .errors import ServerError, _reason
 from .forms import _form_errors, _post_form, _session, _sign_up
 
@@ -116,39 +116,6 @@ class Account:
 
 
 # ------------------------------------------------------------------------- settings
-
-def read_env_file(path: Path | None = None) -> dict[str, str]:
-    """KEY=value lines of .labelstudio.env (comments and blank lines skipped)."""
-    try:
-        text = (path or current().labelstudio_env_file).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    values = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and "=" in line:
-            key, value = line.split("=", 1)
-            values[key.strip()] = value.strip().strip("'\"")
-    return values
-
-
-def default_url() -> str:
-    settings = current()
-    if settings.labelstudio_url:
-        return settings.labelstudio_url
-    try:
-        recorded = (settings.labelstudio_data / "default" / "server.url").read_text(
-            encoding="utf-8").strip()
-    except FileNotFoundError:
-        recorded = ""
-    return recorded or DEFAULT_URL
-
-
-def default_token() -> str | None:
-    """The local admin token: LABEL_STUDIO_API_KEY, else .labelstudio.env (what
-    scripts/labelstudio.sh gives every server it starts)."""
-    return current().labelstudio_token or read_env_file().get("LABEL_STUDIO_API_KEY") or None
-
 
 @dataclass(frozen=True)
 class Configured:
