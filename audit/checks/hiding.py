@@ -3,7 +3,7 @@ byte-order mark inside a text): one whole-release check, `invisible_control`."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -58,7 +58,7 @@ def _invisible_control(release: "Release") -> str:
     worst one (bidi and BOM: review, zero-width: info), its detail names the first."""
     con = release.con
     units = con.sql(_HIDING_UNITS, params={"p": _HIDING_PATTERN}).to_arrow_table().to_pylist()
-    rows: dict[str, list] = {f.name: [] for f in _HIDING_SCHEMA}
+    rows: dict[str, list[Any]] = {f.name: [] for f in _HIDING_SCHEMA}
     for unit in units:
         found = hiding_characters(unit["text"] or "")
         if not found:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -22,6 +23,9 @@ from ..io.files import staged_file
 from ..settings import cache_dir
 from ..sql.safe import identifier, literal
 from ..sql.macros import create_table
+
+if TYPE_CHECKING:
+    from ..io.model import Release
 
 NESTED = ("candidates", "supporting_facts")
 CHUNK = 65_536   # views per batch handed to a thread
@@ -73,10 +77,10 @@ def _segment_sql(fields: list[pa.Field]) -> str:
         for f in fields) + "))"
 
 
-Piece = tuple[str, object]   # ("text", bytes) | ("context", column) | ("row", segment)
+Piece = tuple[str, Any]   # ("text", bytes) | ("context", column) | ("row", segment)
 
 
-def _pieces(segments: list) -> list[Piece]:
+def _pieces(segments: list[Any]) -> list[Piece]:
     """The canonical JSON as pieces in order: '{', each segment's fields or a nested
     value with its key, the commas between, '}'. A segment's text is stripped of its braces
     when fetched."""
@@ -92,7 +96,7 @@ def _pieces(segments: list) -> list[Piece]:
 
 def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
                contexts: dict[str, dict[int, bytes]], ctx: list[int]) -> list[str]:
-    out = []
+    out: list[str] = []
     for row, context in enumerate(ctx):
         digest = hashlib.sha256()
         for kind, value in pieces:
@@ -102,7 +106,7 @@ def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
     return out
 
 
-def mismatches(con, layout: str) -> None:
+def mismatches(con: duckdb.DuckDBPyConnection, layout: str) -> None:
     """Temp table hash_mismatches: (rid, shipped, computed) of every row whose shipped
     checksum does not reproduce."""
     schema = con.sql("SELECT * EXCLUDE (rid) FROM raw_release LIMIT 0").to_arrow_table().schema
@@ -116,7 +120,7 @@ def mismatches(con, layout: str) -> None:
         FROM raw_contexts WHERE list_contains(?::INTEGER[], ctx)"""
     side = con.cursor()       # the views' reader keeps the connection busy
 
-    def contexts_of(batch) -> dict[str, dict[int, bytes]]:
+    def contexts_of(batch: pa.RecordBatch) -> dict[str, dict[int, bytes]]:
         """The context JSON of the contexts one batch of views needs: no more is held at
         once (24 views of a source are neighbours, so a batch needs few)."""
         numbers = sorted(set(batch.column("ctx").to_pylist()))
@@ -133,9 +137,9 @@ def mismatches(con, layout: str) -> None:
         FROM (SELECT rid, ctx, {identifier(shipped)} AS shipped, {", ".join(
             f"{_segment_sql(seg)} AS {name}" for name, seg in row_segments.items())}
               FROM raw_views v)""").to_arrow_reader(CHUNK)
-    found: dict[str, list] = {"rid": [], "shipped": [], "computed": []}
+    found: dict[str, list[Any]] = {"rid": [], "shipped": [], "computed": []}
 
-    def collect(batch, job) -> None:
+    def collect(batch: pa.RecordBatch, job: Future[list[str]]) -> None:
         for rid, ship, computed in zip(batch.column("rid").to_pylist(),
                                        batch.column("shipped").to_pylist(), job.result()):
             if ship != computed:
@@ -145,7 +149,7 @@ def mismatches(con, layout: str) -> None:
 
     # At most two batches in flight, so a release's row texts are never all held at once.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        pending: deque = deque()
+        pending: deque[tuple[pa.RecordBatch, Future[list[str]]]] = deque()
         for batch in reader:
             rows = {name: [v.encode("utf-8") for v in batch.column(name).to_pylist()]
                     for name in row_segments}
@@ -163,7 +167,7 @@ VERSION = "pieces-1"
 _VERDICT = pa.schema([("rid", pa.int64()), ("shipped", pa.string()), ("computed", pa.string())])
 
 
-def cached_mismatches(release) -> None:
+def cached_mismatches(release: Release) -> None:
     """`mismatches`, remembered per content: the verdict depends only on the files' bytes
     (their SHA-256s, which the scan's identity computes anyway), so a rescan of the same
     files reads it instead of hashing every row again."""
@@ -184,7 +188,7 @@ def cached_mismatches(release) -> None:
         con.execute(f"COPY hash_mismatches TO {literal(str(staging))} (FORMAT parquet)")
 
 
-def verify_query(release) -> str:
+def verify_query(release: Release) -> str:
     """Findings for rows whose shipped checksum does not reproduce."""
     cached_mismatches(release)
     return """SELECT m.rid, v.id, v.source_split, 'record_hash_mismatch', NULL, NULL,

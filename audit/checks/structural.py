@@ -3,12 +3,14 @@ flags (SPEC §2) and the checks the reference lacks (SPEC §3)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .dsl import (_LANGS, FACT_LEN, FACT_SOURCE_LEN, HAS_SOURCE, PID, SOURCE_TITLE_MATCHES,
                   TITLE_MATCHES, _f, concat, per_candidate, per_fact, per_sentence, when)
 from .model import ALL, COPY_CATEGORIES, NONE, V1, Check
 
 
-def _v1(name: str, unit: str, description: str, severity: str = "blocking", **kw) -> Check:
+def _v1(name: str, unit: str, description: str, severity: str = "blocking", **kw: Any) -> Check:
     return Check(name, unit, severity, "translation", description, V1, reference=True, **kw)
 
 

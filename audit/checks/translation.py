@@ -4,7 +4,7 @@ with the thresholds in force applied in SQL."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 from .. import length_prior
 from ..sql.safe import literal
@@ -41,7 +41,7 @@ def _tuple(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(literal(v) for v in values) + ")"
 
 
-def _number_mismatch(release: "Release", t: dict) -> str:
+def _number_mismatch(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     return _query("number_mismatch", f"s.num_changed >= {literal(int(t['min_changed']))}",
                   "'source ' || num_missing || ' → translation ' || num_extra",
@@ -62,7 +62,7 @@ def _prior_sql() -> str:
     return "SELECT * FROM (VALUES " + ", ".join(rows) + ") p(lang, lo, hi, med, sd)"
 
 
-def _length_ratio_outlier(release: "Release", t: dict) -> str:
+def _length_ratio_outlier(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     # Thresholds are validated numbers; as SQL they go through sql/safe like any value.
     min_pairs, min_chars = literal(int(t["min_pairs"])), literal(int(t["min_source_chars"]))
@@ -135,7 +135,7 @@ def _length_ratio_outlier(release: "Release", t: dict) -> str:
                FROM ({located})"""
 
 
-def _repetition_loop(release: "Release", t: dict) -> str:
+def _repetition_loop(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     repeats, over = literal(int(t["min_repeats"])), literal(int(t["over_source"]))
     return _query("repetition_loop",
@@ -145,7 +145,7 @@ def _repetition_loop(release: "Release", t: dict) -> str:
                   "|| ')'", "'loop'", "loop_span")
 
 
-def _near_source_copy(release: "Release", t: dict) -> str:
+def _near_source_copy(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     return _query("near_source_copy",
                   f"s.similarity >= {literal(float(t['similarity']))} AND "
@@ -154,14 +154,14 @@ def _near_source_copy(release: "Release", t: dict) -> str:
                   "f.category")
 
 
-def _mojibake(release: "Release", t: dict) -> str:
+def _mojibake(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     return _query("mojibake", f"length(s.moji_bad) >= {literal(int(t['min_bad_chars']))}",
                   "moji_codec || ' mojibake: ''' || moji_bad || ''' reads ''' || moji_good || "
                   "'''; repaired: ' || moji_repaired", "'mojibake'", "moji_bad")
 
 
-def _unbalanced_brackets(release: "Release", t: dict) -> str:
+def _unbalanced_brackets(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     return _query("unbalanced_brackets", "s.br_kind IS NOT NULL" + (
         "" if t["quotes"] else " AND s.br_kind <> 'quote'"),
@@ -169,7 +169,7 @@ def _unbalanced_brackets(release: "Release", t: dict) -> str:
         "br_kind", "br_evidence")
 
 
-def _terminal_punctuation_mismatch(release: "Release", t: dict) -> str:
+def _terminal_punctuation_mismatch(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     return _query("terminal_punctuation_mismatch",
                   f"s.term_category IS NOT NULL AND s.len_s >= {literal(int(t['min_source_chars']))}",
@@ -178,8 +178,8 @@ def _terminal_punctuation_mismatch(release: "Release", t: dict) -> str:
                   "term_category", "term_tail", units=("sentence", "question"))
 
 
-def _check(name: str, description: str, query, thresholds: dict,
-           categories: tuple[str, ...], **kw) -> Check:
+def _check(name: str, description: str, query: Callable[..., str], thresholds: dict[str, Any],
+           categories: tuple[str, ...], **kw: Any) -> Check:
     return Check(name, "sentence", "review", "translation", description, ALL,
                  query=query, thresholds=tuple(thresholds.items()), categories=categories,
                  layers=(heuristics,), **kw)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .dsl import _LANGS, FACT_SOURCE_LEN, per_candidate, per_fact, per_sentence, when
 from .model import V2, Check
 
 
-def _v2(name: str, unit: str, description: str, quality: bool = False, origin="translation",
-        **kw) -> Check:
+def _v2(name: str, unit: str, description: str, quality: bool = False, origin: str = "translation",
+        **kw: Any) -> Check:
     return Check(name, unit, "review" if quality else "blocking", origin, description, V2,
                  reference=True, **kw)
 

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 import math
+import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ..checks.model import Check
 from ..checks.registry import BY_NAME, SEVERITIES
 from ..errors import InputError
 from ..translation.layer import MIN_KEPT_SIMILARITY
@@ -31,7 +34,7 @@ class Policy:
     overrides: dict[str, str]
     sha256: str | None = None
     # {check: {threshold: value}}: only what the file sets.
-    threshold_overrides: dict[str, dict] = field(default_factory=dict)
+    threshold_overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     # The acceptance gate's thresholds the file sets (ACCEPTANCE holds the defaults).
     acceptance_overrides: dict[str, float] = field(default_factory=dict)
 
@@ -42,7 +45,10 @@ class Policy:
             return self.overrides[f"{check}:{category}"]
         if check in self.overrides:
             return self.overrides[check]
-        return dict(BY_NAME[check].category_severity).get(category, BY_NAME[check].severity)
+        declared = BY_NAME[check]
+        if category is None:
+            return declared.severity
+        return dict(declared.category_severity).get(category, declared.severity)
 
     def category_rules(self, check: str) -> dict[str, str]:
         """Severities that differ by category for one check."""
@@ -50,11 +56,11 @@ class Policy:
             key.split(":", 1)[1] for key in self.overrides if key.startswith(check + ":")}
         return {c: self.severity(check, c) for c in sorted(categories)}
 
-    def thresholds(self, check: str) -> dict:
+    def thresholds(self, check: str) -> dict[str, Any]:
         """The thresholds in force for one check: its registry defaults, then the file's."""
         return {**dict(BY_NAME[check].thresholds), **self.threshold_overrides.get(check, {})}
 
-    def all_thresholds(self, checks) -> dict[str, dict]:
+    def all_thresholds(self, checks: Iterable[Check]) -> dict[str, dict[str, Any]]:
         """{check: thresholds in force} for the checks that have any."""
         return {c.name: self.thresholds(c.name) for c in checks if c.thresholds}
 
@@ -62,7 +68,7 @@ class Policy:
         """The acceptance gate's thresholds in force: the defaults, then the file's."""
         return {**ACCEPTANCE, **self.acceptance_overrides}
 
-    def as_record(self) -> dict:
+    def as_record(self) -> dict[str, Any]:
         return {"name": self.name, "sha256": self.sha256, "overrides": dict(self.overrides),
                 "thresholds": {k: dict(v) for k, v in self.threshold_overrides.items()}}
 
@@ -152,14 +158,14 @@ def _acceptance(path: Path, table: object) -> dict[str, float]:
     return dict(table)
 
 
-def _thresholds(path: Path, table: object) -> dict[str, dict]:
+def _thresholds(path: Path, table: object) -> dict[str, dict[str, Any]]:
     """Validate `thresholds.<check>.<name> = value`: a check that has thresholds, a name it
     lists, and a value of the default's type (an int where a float is expected is fine),
     finite, not negative and, for a similarity, at most 1."""
     if not isinstance(table, dict):
         raise InputError(path, "'thresholds' is not a table", where="thresholds",
                          expected=_FORM)
-    out: dict[str, dict] = {}
+    out: dict[str, dict[str, Any]] = {}
     for check, values in table.items():
         where = f"thresholds.{check}"
         if check not in BY_NAME:
@@ -193,7 +199,7 @@ def _check_value(path: Path, where: str, name: str, value: object, default: obje
     if not fits:
         raise InputError(path, f"{value!r} is not a {kind}", where=where,
                          expected=f"a {kind} like the default {default!r}")
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):   # fits: a number
         return
     low, high = _RANGES.get(name, (0, math.inf)) if not name.endswith("_score") else (0, 100)
     if not math.isfinite(value) or not low <= value <= high:

@@ -9,7 +9,7 @@ import platform
 import shutil
 from importlib import metadata
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import duckdb
 import pyarrow as pa
@@ -38,7 +38,7 @@ def _tool_versions() -> dict[str, str]:
     return versions
 
 
-def manifest(result: ScanResult, scan_id: str) -> dict:
+def manifest(result: ScanResult, scan_id: str) -> dict[str, Any]:
     release = result.release
     inputs = manifest_inputs(release.paths, release.source_paths, release.digests)
     summary = result.summary
@@ -96,7 +96,7 @@ def _scan_dir(scan_dir: Path) -> Path:
     return scan_dir
 
 
-def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict]:
+def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
     scan_dir = _scan_dir(scan_dir)
     return (read_parquet(scan_dir / "findings.parquet"),
             read_parquet(scan_dir / "status.parquet"),
@@ -149,7 +149,7 @@ def saved_or_scanned(release: Release, policy: Policy,
     return run_scan(release, policy, progress=progress), None
 
 
-def scan_history(release: Release) -> list[dict]:
+def scan_history(release: Release) -> list[dict[str, Any]]:
     """Saved scans of this release's very files (whatever their sources or policy), newest
     first: id, directory and their summary counts; a scan whose manifest or summary cannot
     be read is listed with its `problem` instead. Saved scans are filed under the release's

@@ -14,9 +14,14 @@ import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
 
 def safe_name(name: str) -> str:
     """A release's name as one harmless path component (it comes from file names)."""
@@ -33,7 +38,7 @@ def scan_target(name: str, fingerprint: str, out: Path | None,
 
 
 def manifest_inputs(paths: list[Path], source_paths: list[Path],
-                    digests: dict[str, str]) -> list[dict]:
+                    digests: dict[str, str]) -> list[dict[str, Any]]:
     """A manifest's `inputs`: each file's path, size, SHA-256 and role."""
     return [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
              "role": role} for role, files in (("release", paths), ("source", source_paths))
@@ -102,7 +107,7 @@ def staged_file(target: Path) -> Iterator[Path]:
         raise
 
 
-def read_parquet(path: Path, schema=None):
+def read_parquet(path: Path, schema: pa.Schema | None = None) -> pa.Table:
     """A whole Parquet file as an Arrow table, without pyarrow.dataset (whose import pulls
     in pandas: 0.2 s of every CLI start)."""
     import pyarrow.parquet as pq
@@ -110,7 +115,7 @@ def read_parquet(path: Path, schema=None):
     return table.cast(schema) if schema is not None else table
 
 
-def cached_parquet(con, path: Path) -> bool:
+def cached_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
     """Whether a cache entry `path` is a Parquet file DuckDB reads (its metadata); one it
     cannot read is deleted, so the caller computes it again."""
     import duckdb

@@ -7,6 +7,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -32,7 +33,7 @@ _SOURCE_SCHEMA = pa.schema([
 ])
 
 
-def _source_entry(entry: object) -> tuple[bool, str | None, list[str] | None]:
+def _source_entry(entry: Any) -> tuple[bool, str | None, list[str] | None]:
     ok = (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
           and isinstance(entry[1], list) and all(isinstance(s, str) for s in entry[1]))
     # The reference joins support titles against [str, anything] pairs, valid or not.
@@ -41,7 +42,7 @@ def _source_entry(entry: object) -> tuple[bool, str | None, list[str] | None]:
     return ok, title, list(entry[1]) if ok else None
 
 
-def _source_fact(fact: object) -> dict:
+def _source_fact(fact: Any) -> dict[str, Any]:
     ok = (isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str)
           and isinstance(fact[1], int) and not isinstance(fact[1], bool) and fact[1] >= 0)
     return {"title": fact[0] if ok else None, "sentence_index": fact[1] if ok else None,

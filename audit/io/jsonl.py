@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -13,15 +14,15 @@ from ..errors import InputError
 from ..languages import BY_CODE
 from . import layouts
 
-_JSONL_REQUIRED = {"id": str, "source_id": str, "source_split": str, "question": str,
+_JSONL_REQUIRED: dict[str, type] = {"id": str, "source_id": str, "source_split": str, "question": str,
                    "answer": str, "question_language": str, "answer_language": str,
                    "candidates": list, "supporting_facts": list, "question_type": str}
 
 
-_CANDIDATE_REQUIRED = {"id": str, "title": str, "sentences": list, "language": str}
+_CANDIDATE_REQUIRED: dict[str, type] = {"id": str, "title": str, "sentences": list, "language": str}
 
 
-_FACT_REQUIRED = {"paragraph_id": str, "sentence_id": int}
+_FACT_REQUIRED: dict[str, type] = {"paragraph_id": str, "sentence_id": int}
 
 
 _JSONL_SCHEMA = pa.schema([
@@ -36,7 +37,7 @@ _JSONL_SCHEMA = pa.schema([
 ])
 
 
-def _type_problem(obj: dict, required: dict[str, type], what: str) -> str | None:
+def _type_problem(obj: dict[str, Any], required: dict[str, type], what: str) -> str | None:
     for key, kind in required.items():
         if key not in obj:
             return f"{what} has no '{key}'"
@@ -46,7 +47,7 @@ def _type_problem(obj: dict, required: dict[str, type], what: str) -> str | None
     return None
 
 
-def _jsonl_row(obj: dict, rid: int) -> dict:
+def _jsonl_row(obj: dict[str, Any], rid: int) -> dict[str, Any]:
     """One validated JSONL object → the canonical V1.1-shaped row."""
     candidates = []
     for index, cand in enumerate(obj["candidates"]):
@@ -80,7 +81,7 @@ def _jsonl_row(obj: dict, rid: int) -> dict:
             "candidates": candidates, "supporting_facts": facts}
 
 
-def iter_jsonl_objects(path: Path) -> Iterator[tuple[str, dict]]:
+def iter_jsonl_objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """(`line N`, object) for each non-blank line; bad UTF-8, bad JSON or a non-object line
     is an InputError naming the line."""
     with path.open("rb") as stream:
@@ -104,7 +105,7 @@ def iter_jsonl_objects(path: Path) -> Iterator[tuple[str, dict]]:
             yield where, obj
 
 
-def _record_problem(obj: dict) -> str | None:
+def _record_problem(obj: dict[str, Any]) -> str | None:
     """The first missing or mistyped field of a canonical JSONL record, if any."""
     problem = _type_problem(obj, _JSONL_REQUIRED, "record")
     for i, cand in enumerate(obj.get("candidates") or []):
@@ -118,7 +119,7 @@ def _record_problem(obj: dict) -> str | None:
 
 
 def _read_jsonl(paths: list[Path]) -> pa.Table:
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
     for path in paths:
         if path.stat().st_size == 0:
             raise InputError(path, "the file is empty", expected="JSON lines")

@@ -17,8 +17,9 @@ import uuid
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Iterator, Sequence
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -27,6 +28,8 @@ from ..sql.safe import literal
 from ..sql.macros import create_table
 
 COMPACT_AFTER = 16   # part files
+# A layer's top-level signal function: columns of rows, as lists, to Arrow rows of its cache.
+SignalTable = Callable[[dict[str, list[Any]]], pa.Table]
 
 
 def text_key(text: str) -> str:
@@ -78,9 +81,10 @@ class SignalCache:
         if len(parts) < 2:
             return
         table = pa.concat_tables(read_parquet(p, self.schema) for p in parts)
-        seen: set[str] = set()
-        keep = [i for i, key in enumerate(table.column("key").to_pylist())
-                if not (key in seen or seen.add(key))]
+        first: dict[str, int] = {}     # each key's first row
+        for i, key in enumerate(table.column("key").to_pylist()):
+            first.setdefault(key, i)
+        keep = list(first.values())
         handle, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".parquet", dir=self.dir)
         os.close(handle)
         try:
@@ -93,7 +97,7 @@ class SignalCache:
 
 
 @contextmanager
-def cache_lock(root: Path):
+def cache_lock(root: Path) -> Iterator[None]:
     """One process at a time looks up, computes and appends (so no key is cached twice)."""
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "a") as handle:
@@ -104,7 +108,7 @@ def cache_lock(root: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def cached_signals(con, cache: SignalCache, table: str, units: str,
+def cached_signals(con: duckdb.DuckDBPyConnection, cache: SignalCache, table: str, units: str,
                    missing: str) -> tuple[int, int]:
     """Fill table `table` with the cached signal of every distinct key of `units`, and
     table `missing` with the keys the cache lacks; returns (distinct keys, misses)."""
@@ -129,7 +133,8 @@ class SignalAppender:
     of parts). Rows pending when the block fails are not cached: the next scan computes
     them again."""
 
-    def __init__(self, con, cache: SignalCache, table: str, part_rows: int | None = None):
+    def __init__(self, con: duckdb.DuckDBPyConnection, cache: SignalCache, table: str,
+                 part_rows: int | None = None) -> None:
         self.con, self.cache, self.table = con, cache, table
         self.part_rows = part_rows or APPEND_ROWS
         self.pending: list[pa.Table] = []
@@ -150,13 +155,13 @@ class SignalAppender:
     def __enter__(self) -> "SignalAppender":
         return self
 
-    def __exit__(self, kind, *_) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         if kind is None:
             self.flush()
 
 
-def fill_signals(con, cache: SignalCache, table: str, todo: str, columns: Sequence[str],
-                 signal_table, count: int, batch: int, parallel_from: int,
+def fill_signals(con: duckdb.DuckDBPyConnection, cache: SignalCache, table: str, todo: str,
+                 columns: Sequence[str], signal_table: SignalTable, count: int, batch: int, parallel_from: int,
                  part_rows: int | None = None) -> None:
     """The signals of the `count` rows of temp table `todo` (its `columns`, as lists, to the
     top-level function `signal_table`, which returns Arrow rows of the cache's schema),
@@ -186,8 +191,8 @@ class Background:
     k, k + 2, … and writes each result beside it; `tables` waits for both and gives the
     results one file at a time (in row-group order)."""
 
-    def __init__(self, con, relation: str, columns: Sequence[str], signal_table, batch: int,
-                 workdir: Path):
+    def __init__(self, con: duckdb.DuckDBPyConnection, relation: str, columns: Sequence[str],
+                 signal_table: SignalTable, batch: int, workdir: Path) -> None:
         import multiprocessing
         workdir.mkdir(parents=True, exist_ok=True)
         self.dir = Path(tempfile.mkdtemp(prefix=".background-", dir=workdir))
@@ -201,7 +206,7 @@ class Background:
         for child in self.children:
             child.start()
 
-    def tables(self):
+    def tables(self) -> Iterator[pa.Table]:
         try:
             for child in self.children:
                 child.join()
@@ -223,7 +228,7 @@ class Background:
 
 
 def _background_share(source: Path, k: int, n: int, columns: tuple[str, ...],
-                      signal_table) -> None:
+                      signal_table: SignalTable) -> None:
     """Child k of n of a `Background`: its row groups' signals, each into a file."""
     file = pq.ParquetFile(source)
     for group in range(k, file.num_row_groups, n):

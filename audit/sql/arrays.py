@@ -9,7 +9,9 @@ assembled here from raw buffers instead.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from itertools import accumulate
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +20,7 @@ _NUMPY = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32,
           pa.int64(): np.int64, pa.float64(): np.float64}
 
 
-def _validity(valid: np.ndarray | None) -> pa.Buffer | None:
+def _validity(valid: np.ndarray[Any, Any] | None) -> pa.Buffer | None:
     if valid is None or valid.all():
         return None
     return pa.py_buffer(np.packbits(valid, bitorder="little"))
@@ -34,7 +36,8 @@ def strings(values: list[str | None]) -> pa.StringArray:
                                        pa.py_buffer(b"".join(data)), _validity(valid))
 
 
-def numbers(values, arrow_type: pa.DataType, valid: np.ndarray | None = None) -> pa.Array:
+def numbers(values: Sequence[Any] | np.ndarray[Any, Any], arrow_type: pa.DataType,
+            valid: np.ndarray[Any, Any] | None = None) -> pa.Array:
     """An integer, float or boolean array of a numpy array or a list of numbers;
     `valid` (booleans) marks the non-null entries."""
     n = len(values)
@@ -45,7 +48,7 @@ def numbers(values, arrow_type: pa.DataType, valid: np.ndarray | None = None) ->
     return pa.Array.from_buffers(arrow_type, n, [_validity(valid), pa.py_buffer(data)])
 
 
-def column(values: list, arrow_type: pa.DataType) -> pa.Array:
+def column(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
     """An array of a Python list of strings or numbers, None as null."""
     if arrow_type == pa.string():
         return strings(values)
@@ -53,21 +56,21 @@ def column(values: list, arrow_type: pa.DataType) -> pa.Array:
     return numbers([0 if v is None else v for v in values], arrow_type, valid)
 
 
-def table(columns: dict[str, object], schema: pa.Schema) -> pa.Table:
+def table(columns: dict[str, Any], schema: pa.Schema) -> pa.Table:
     """A table of the schema's columns: each an Arrow array already, or a Python list."""
     return pa.Table.from_arrays(
         [c if isinstance(c := columns[f.name], pa.Array) else column(c, f.type)
          for f in schema], schema=schema)
 
 
-def _nulls(values: list) -> pa.Array | None:
+def _nulls(values: list[Any]) -> pa.Array | None:
     """The null mask of a nested column (True: null), None when nothing is null."""
     if None not in values:
         return None
     return numbers([v is None for v in values], pa.bool_())
 
 
-def nested(values: list, arrow_type: pa.DataType) -> pa.Array:
+def nested(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
     """An array of Python values (None: null) of strings, numbers and booleans, in lists
     and structs at any depth (struct values as dicts)."""
     if pa.types.is_list(arrow_type):

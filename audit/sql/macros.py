@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 import duckdb
+from duckdb.func import PythonUDFType
 import pyarrow as pa
 
 from . import arrays
@@ -64,7 +66,7 @@ def duck_type(arrow_type: pa.DataType) -> str:
 
 
 def create_table(con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema,
-                 columns: dict[str, list] | None = None, temp: bool = False) -> None:
+                 columns: dict[str, list[Any]] | None = None, temp: bool = False) -> None:
     """`CREATE OR REPLACE [TEMP] TABLE name` with an Arrow schema's columns, filled from
     Python lists of equal length (none: no rows). The lists reach DuckDB as list parameters,
     unnested side by side: no Arrow array is built from Python values (see audit/sql/arrays.py)."""
@@ -100,5 +102,5 @@ MACROS = f"""
 def register(con: duckdb.DuckDBPyConnection) -> None:
     """Install the macros and functions the checks use on one connection."""
     con.create_function("norm_title", _normalize_titles, ["VARCHAR"], "VARCHAR",
-                        type="arrow", side_effects=False)
+                        type=PythonUDFType.ARROW, side_effects=False)
     con.execute(MACROS)
