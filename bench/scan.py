@@ -129,9 +129,10 @@ def checkout(toolkit: Path) -> Path:
 
 def run_reference(toolkit: Path, info: dict) -> float:
     toolkit = checkout(toolkit)
+    python = reference_python()    # made before the clock starts: pip is not the reference's
     out = Path(tempfile.mkdtemp(prefix="bench-reference-"))
     started = time.perf_counter()
-    subprocess.run([reference_python(), str(HERE / "reference_build.py"), str(toolkit),
+    subprocess.run([python, str(HERE / "reference_build.py"), str(toolkit),
                     info["release"], info["source"], str(out)], check=True,
                    capture_output=True, text=True)
     wall = time.perf_counter() - started

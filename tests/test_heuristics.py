@@ -7,6 +7,7 @@ rate, and every planted defect is found where it was planted."""
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 
 import duckdb
@@ -479,8 +480,26 @@ def _failing_signals(columns: dict) -> None:
 def test_a_failing_background_child_stops_the_scan(tmp_path):
     con = duckdb.connect()
     con.execute("CREATE TABLE todo AS SELECT range::VARCHAR AS key FROM range(3)")
-    background = signal_cache.Background(con, "SELECT * FROM todo", ("key",), _failing_signals, 2,
-                                   tmp_path)
+    background = signal_cache.Background(con, "SELECT * FROM todo", 3, ("key",),
+                                         _failing_signals, 2, tmp_path)
     with pytest.raises(RuntimeError, match="child process"):
         list(background.tables())
     assert not list(tmp_path.glob(".background-*"))
+
+
+def _keys(columns: dict):
+    import pyarrow as pa
+    return pa.table({"key": columns["key"], "pid": [os.getpid()] * len(columns["key"])})
+
+
+def test_background_children_share_few_rows(tmp_path):
+    """Fewer rows than a batch still go to both children, in row-group order (DuckDB
+    rounds a row group up to whole vectors of 2,048 rows: 2,500 → 4,096)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE todo AS SELECT range AS key FROM range(20_000)")
+    background = signal_cache.Background(con, "SELECT * FROM todo ORDER BY key", 20_000,
+                                         ("key",), _keys, 250_000, tmp_path)
+    tables = list(background.tables())
+    assert [t.num_rows for t in tables] == [4096] * 4 + [3616]
+    assert [k for t in tables for k in t.column("key").to_pylist()] == list(range(20_000))
+    assert len({p for t in tables for p in t.column("pid").to_pylist()}) == 2

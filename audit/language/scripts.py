@@ -154,12 +154,16 @@ def count_pieces(texts: Sequence[str], split: bool = False):
         ends = np.flatnonzero(cps == ord(SEPARATOR)) + 1
     else:       # the separators joining the texts end the pieces
         ends = np.cumsum(np.fromiter(map(len, texts), np.int64, n) + 1)[:-1]
-    sizes = np.diff(np.concatenate(([0], ends, [len(cps)])))
-    piece = np.repeat(np.arange(total, dtype=np.int64), sizes)
     width = len(CLASSES) + 1
+    # Each code point's piece: the running count of piece ends before it (a cumulative sum
+    # over one small integer array, cheaper than repeating each piece's number).
+    index = np.int32 if total * width < 2**31 else np.int64
+    piece = np.zeros(len(cps), index)
+    piece[ends[ends < len(cps)]] = 1
+    np.cumsum(piece, out=piece)
     counts = np.zeros((total, width + 1), np.int64)
     cls = _class_arrays()[0][cps]
-    counts[:, :width] = np.bincount(piece * width + cls,
+    counts[:, :width] = np.bincount(piece * index(width) + cls,
                                     minlength=total * width).reshape(total, width)
     first, last = _names(cps, cls)
     counts[:, -1] = np.bincount(piece[first], weights=last - first,

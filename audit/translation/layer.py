@@ -334,7 +334,7 @@ def start(release: "Release", cache_dir: Path | None = None) -> None:
         _finish(con, done, cache, root, None)
         return
     _STARTED[con] = _Pending(done, cache, root, signal_cache.Background(
-        con, "SELECT * FROM heur_todo", COLUMNS, signal_table, BATCH, root))
+        con, "SELECT * FROM heur_todo", done.computed, COLUMNS, signal_table, BATCH, root))
 
 
 @dataclass
