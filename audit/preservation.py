@@ -66,16 +66,16 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from .sql import arrays, macros
+from . import settings
 from .checks.model import ALL, Check
 from .io import canonical, signal_cache
+from .io.files import cached_parquet, staged_file
 from .language import descriptors
+from .languages import BY_CODE, CODES
+from .sql import arrays, macros
+from .sql.safe import literal
 from .translation import signals as textsignals
 from .translation.layer import Prepared
-from .languages import BY_CODE, CODES
-from . import settings
-from .io.files import cached_parquet, staged_file
-from .sql.safe import literal
 
 if TYPE_CHECKING:
     from .io.model import Release
@@ -317,8 +317,9 @@ def signal_table(columns: dict[str, list]) -> pa.Table:
 def cache_version() -> str:
     """The rules' code, ICU's and rapidfuzz's versions: a change to any never reads stale
     rows."""
-    import icu
     from importlib.metadata import version
+
+    import icu
     rules = hashlib.sha256(Path(__file__).read_bytes() + Path(textsignals.__file__)
                            .read_bytes()).hexdigest()[:12]
     return (f"{SIGNALS_VERSION}-{rules}-icu{icu.ICU_VERSION}-rapidfuzz{version('rapidfuzz')}"

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Callable
 
 from .io.files import file_sha256, manifest_inputs, scan_target, staged_directory, write_json
-from .settings import cache_dir, current
 from .paths import release_name, split_of
+from .settings import cache_dir, current
 
 RESULTS_KEPT = 4
 FILES = ("findings.parquet", "status.parquet", "descriptors.parquet", "summary.json",
@@ -41,7 +41,7 @@ def code_fingerprint() -> str:
     package's source files (rules, signal layers, SQL), the releases of the libraries that
     compute signals, the ICU and Unicode data PyICU runs on (a system library that can change
     under an unchanged PyICU), and Python's own (its `str` methods and `unicodedata`)."""
-    import icu    # 11 ms; the rest of this module stays import-free
+    import icu  # 11 ms; the rest of this module stays import-free
 
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent

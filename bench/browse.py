@@ -18,9 +18,10 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import realtext  # noqa: E402
-from audit.io import release  # noqa: E402
-from audit.engine import scan  # noqa: E402
+
 from audit.analysis import browse  # noqa: E402
+from audit.engine import scan  # noqa: E402
+from audit.io import release  # noqa: E402
 
 COMBINATIONS = [
     {}, {"question_language": "fa"}, {"question_language": "fa,ur,ar"},

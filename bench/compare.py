@@ -31,6 +31,7 @@ REPO = HERE.parent
 sys.path[:0] = [str(REPO), str(HERE)]
 
 import realtext  # noqa: E402
+
 from audit.analysis import stats  # noqa: E402
 
 PYTHON = sys.executable

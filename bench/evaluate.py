@@ -27,14 +27,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 sys.path.insert(0, str(REPO / "bench"))
+import pyarrow.parquet as pq  # noqa: E402
 import realtext  # noqa: E402
 
 from audit.engine import scan  # noqa: E402
+from audit.evaluation import predictions, report  # noqa: E402
 from audit.io import release as readers  # noqa: E402
 from audit.language import descriptors  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
-
-from audit.evaluation import predictions, report  # noqa: E402
 from devkit.evaluation import judge_synth, synthetic  # noqa: E402
 
 

@@ -43,8 +43,11 @@ sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 import cache_kind  # noqa: E402
 import heuristics_release  # noqa: E402
 import realtext  # noqa: E402
-from audit.checks import registry, translation as heuristic_checks  # noqa: E402
-from audit.engine import policy as policies, scan  # noqa: E402
+
+from audit.checks import registry  # noqa: E402
+from audit.checks import translation as heuristic_checks
+from audit.engine import policy as policies  # noqa: E402
+from audit.engine import scan
 from audit.io import release as readers  # noqa: E402
 
 ANCHORS_PYTHON = REPO / "bench" / ".anchors-venv" / "bin" / "python"

@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import realdata_release  # noqa: E402
+
 from audit.languages import CODES  # noqa: E402
 
 EDGES = (20, 60, 100, 150, 220)

@@ -47,9 +47,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests"), str(REPO / "bench")]
 
-import realdata_release  # noqa: E402
 import cache_kind  # noqa: E402
+import realdata_release  # noqa: E402
 import xquad_release  # noqa: E402
+
 from audit import preservation  # noqa: E402
 from audit.checks import registry  # noqa: E402
 from audit.engine import policy, scan  # noqa: E402
@@ -212,6 +213,7 @@ print(json.dumps({"seconds": seconds, "units": prepared.units, "pairs": prepared
 
 def speed() -> None:
     import json
+
     import realtext
     release = realtext.release("plus")["release"]
     cache = Path(tempfile.mkdtemp(prefix="preservation-cache-"))

@@ -34,6 +34,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import realdata_release as real  # noqa: E402
+
 from audit.io import layouts  # noqa: E402
 from audit.languages import BY_NAME, VIEW_ORDER  # noqa: E402
 from devkit import synth  # noqa: E402

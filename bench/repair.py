@@ -35,9 +35,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import realtext  # noqa: E402
-
 import pyarrow as pa  # noqa: E402
+import realtext  # noqa: E402
 
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))

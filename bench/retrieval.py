@@ -23,6 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.append(str(REPO / "tests"))       # the cache states, built as the test builds them
 import numba_cache  # noqa: E402
+
 DEMO = REPO / "data" / "evaluation_demo"
 ASPECTS = ("motivation", "method", "experiment-result")
 

@@ -49,8 +49,10 @@ sys.path.insert(0, str(REPO))
 
 from audit.languages import CODES  # noqa: E402
 from audit.review import agreement as ag  # noqa: E402
-from audit.review import reports  # noqa: E402
-from audit.review import configs  # noqa: E402
+from audit.review import (
+    configs,  # noqa: E402
+    reports,  # noqa: E402
+)
 from audit.settings import current  # noqa: E402
 
 SEED = 20261130
@@ -176,6 +178,7 @@ def _server():
 def _annotate_all(server, report) -> int:
     """Every task annotated by its project's annotator, through their own login."""
     from concurrent.futures import ThreadPoolExecutor
+
     from audit.review.labelstudio import client as ls
     people = {n.email: ls.sign_in(server.url, n.email, n.password) for n in report.credentials}
     rng = np.random.default_rng(SEED)

@@ -13,10 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+from audit.analysis.stats import SEED
 from audit.errors import ExitCode, InputError
 from audit.settings import DEMO_EVALUATION
-from audit.analysis.stats import SEED
-
 from devkit import REPO
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from audit.review.labelstudio.client import process_running, runs_local
 from audit.review.labelstudio.errors import ServerError
-
 from devkit import REPO
 
 SCRIPT = REPO / "scripts" / "labelstudio.sh"

@@ -16,13 +16,12 @@ import streamlit as st
 from audit.errors import InputError
 from audit.evaluation import judge
 from audit.evaluation.judge_report import judge_reports
-from audit.settings import DEMO_EVALUATION
 from audit.languages import BY_CODE
 from audit.reports.render import chart_label, plural
-from audit.settings import current
+from audit.settings import DEMO_EVALUATION, current
+from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import save_upload, say, scope_line, setup
-from workbench import auth
 
 result = setup("Judge", "LLM-judge samples")
 scope_line(result, filtered=False)

@@ -10,8 +10,8 @@ import streamlit as st
 from audit.errors import InputError
 from audit.evaluation import retrieval
 from audit.evaluation.retrieval import parse_ks
-from audit.settings import DEMO_EVALUATION
 from audit.reports.render import chart_label
+from audit.settings import DEMO_EVALUATION
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import page_setup, say
 

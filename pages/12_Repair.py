@@ -13,18 +13,17 @@ import pyarrow as pa
 import streamlit as st
 
 from audit.engine import policy
-from audit.reports import render
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
+from audit.reports import render
 from audit.review import postedit
-from audit.settings import current
-from audit.settings import DEMO_RELEASE, demo_sources
+from audit.settings import DEMO_RELEASE, current, demo_sources
+from workbench import auth
 from workbench.serving import repairs_root, served_file
 from workbench.shell import current_view, html, save_upload, say, scope_line, setup
 from workbench.viewstate import View
-from workbench import auth
 
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",
                 "applied": "accepted", "held": "review", "refused": "blocking"}

@@ -7,11 +7,20 @@ from dataclasses import replace
 
 import streamlit as st
 
-from audit.reports import render
 from audit.analysis import browse
 from audit.analysis.browse import Filters
-from workbench.shell import (current_view, follow_url, html, int_param, say, scope_line, setup,
-                             show_view, url_corrected)
+from audit.reports import render
+from workbench.shell import (
+    current_view,
+    follow_url,
+    html,
+    int_param,
+    say,
+    scope_line,
+    setup,
+    show_view,
+    url_corrected,
+)
 
 result = setup("Browse")
 view = current_view()

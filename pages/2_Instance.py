@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit.reports import render
 from audit.analysis import browse, queries
+from audit.reports import render
 from workbench.shell import current_view, follow_url, html, int_param, say, scope_line, setup
 
 result = setup("Instance")

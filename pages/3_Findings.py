@@ -9,10 +9,19 @@ from dataclasses import replace
 import plotly.express as px
 import streamlit as st
 
-from audit.reports import render
 from audit.analysis import queries
-from workbench.shell import (current_view, filtered_rows, follow_url, html, no_source_notice,
-                             say, scope_line, setup, show_view)
+from audit.reports import render
+from workbench.shell import (
+    current_view,
+    filtered_rows,
+    follow_url,
+    html,
+    no_source_notice,
+    say,
+    scope_line,
+    setup,
+    show_view,
+)
 
 result = setup("Findings")
 view = current_view()

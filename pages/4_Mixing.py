@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from audit.reports import render
 from audit.analysis import browse, mixing
+from audit.reports import render
 from workbench.shell import current_view, filtered_rows, scope_line, setup
 
 result = setup("Mixing", "Language mixing")

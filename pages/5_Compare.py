@@ -8,16 +8,24 @@ import json
 
 import streamlit as st
 
-from audit.reports import acceptance, acceptance_html, compare, render
-from audit.io import tables
 from audit.engine import policy
 from audit.errors import InputError
+from audit.io import tables
+from audit.reports import acceptance, acceptance_html, compare, render
 from audit.review import paired
-from workbench.viewstate import View
 from audit.settings import demo_sources
 from workbench.serving import served_file
-from workbench.shell import (CannotOpen, current_view, follow_url, html, say, scan_of,
-                             scope_line, setup)
+from workbench.shell import (
+    CannotOpen,
+    current_view,
+    follow_url,
+    html,
+    say,
+    scan_of,
+    scope_line,
+    setup,
+)
+from workbench.viewstate import View
 
 result = setup("Compare", "Compare two releases")
 scope_line(result, filtered=False)

@@ -7,14 +7,21 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit.reports import quarantine
-from audit.io import tables
 from audit.engine import store
+from audit.io import tables
 from audit.io.files import safe_name
+from audit.reports import quarantine
 from audit.reports.render import plural
-from workbench.shell import (current_view, filtered_rows, follow_url, release_name, say,
-                             scope_line, setup)
 from workbench import auth
+from workbench.shell import (
+    current_view,
+    filtered_rows,
+    follow_url,
+    release_name,
+    say,
+    scope_line,
+    setup,
+)
 
 result = setup("Export")
 view = current_view()

@@ -16,9 +16,9 @@ from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
 from audit.review.status import status as batch_status
 from audit.settings import current
+from workbench import auth
 from workbench.serving import served_file, shown_path
 from workbench.shell import current_view, say, scope_line, setup
-from workbench import auth
 
 result = setup("Review")
 scope_line(result, filtered=False)

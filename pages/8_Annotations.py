@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit.io import tables as export
 from audit.errors import InputError
+from audit.io import tables as export
 from audit.reports.render import plural
-from audit.review import (agreement, charts, check_agreement, pull, push, reports, routing,
-                          workspace)
+from audit.review import agreement, charts, check_agreement, pull, push, reports, routing, workspace
 from audit.review.sites import ledger_sites
 from audit.settings import current
-from workbench.shell import say, setup
 from workbench import auth
+from workbench.shell import say, setup
 
 result = setup("Annotations")
 

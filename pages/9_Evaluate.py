@@ -10,15 +10,15 @@ import urllib.parse
 import plotly.graph_objects as go
 import streamlit as st
 
-from audit.io import tables
 from audit.analysis import browse
 from audit.errors import InputError
 from audit.evaluation import predictions, report
-from audit.settings import DEMO_EVALUATION
+from audit.io import tables
 from audit.reports.render import chart_label
+from audit.settings import DEMO_EVALUATION
+from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import save_upload, say, scope_line, setup
-from workbench import auth
 
 result = setup("Evaluate", "Evaluate predictions")
 scope_line(result, filtered=False)

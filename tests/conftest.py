@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from audit import settings
-from audit.io import release
 from audit.engine import scan
+from audit.io import release
 from devkit import synth
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata"

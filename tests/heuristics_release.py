@@ -28,10 +28,11 @@ import unicodedata
 from pathlib import Path
 
 import realdata_release
-from audit.translation import signals as textsignals
-from audit.languages import BY_CODE
-from devkit import synth
 from realdata_release import UNSPACED
+
+from audit.languages import BY_CODE
+from audit.translation import signals as textsignals
+from devkit import synth
 
 # The plants' languages, in the order that fixes the seeded draws the tests pin.
 TARGETS = ("zh", "hi", "es", "ar", "fr", "ru", "pt", "bn", "ur", "id", "ja", "de", "sw", "tr",

@@ -18,9 +18,10 @@ import random
 from pathlib import Path
 from typing import Callable
 
+from conftest import REALDATA
+
 from audit.languages import BY_NAME, VIEW_ORDER
 from devkit import synth
-from conftest import REALDATA
 
 DEV_HEAD = REALDATA / "hotpotqa_dev_head" / "hotpot_dev_distractor_v1_first103.json"
 HIPPORAG = REALDATA / "hotpotqa_hipporag100" / "hotpotqa_100.json"

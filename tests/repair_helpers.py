@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import realdata_release as real
+
 from audit import preservation
 from audit.checks import translation as heuristic_checks
 

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from audit.reports import acceptance, compare
-from audit.engine import policy
 from test_compare import new_rows, old_rows, write_jsonl
+
+from audit.engine import policy
+from audit.reports import acceptance, compare
 
 REPO = Path(__file__).resolve().parent.parent
 LIMITS = policy.DEFAULT.acceptance()

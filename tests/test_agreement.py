@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import warnings
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np

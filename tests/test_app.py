@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

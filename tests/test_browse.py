@@ -80,8 +80,8 @@ def test_sessions_on_threads_share_one_scan_without_refusals(result):
     connection refused the second caller: "connection is busy with another call")."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from audit.reports import quarantine
     from audit.engine.scan import status_disagreements
+    from audit.reports import quarantine
 
     fa = browse.Filters(question_language=["fa"])
 

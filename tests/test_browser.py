@@ -13,10 +13,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-
 from app_server import running_app
-from devkit import synth
 from conftest import record, source, view
+
+from devkit import synth
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -162,9 +162,9 @@ FILTER_WORDS = "split train · stratum S4 · status quarantined, review_required
 def other_release(tmp_path_factory):
     """A non-default release (the demo's files under another name, no HotpotQA source)
     and the rows the filter selects, computed by the core."""
-    from audit.io import release
-    from audit.engine import scan
     from audit.analysis import browse
+    from audit.engine import scan
+    from audit.io import release
     folder = tmp_path_factory.mktemp("other") / "other-release"
     folder.mkdir()
     for shard in (ROOT / "data" / "demo" / "release").glob("*.parquet"):
@@ -399,8 +399,8 @@ def test_compare_with_no_shared_source_is_one_line_not_a_traceback(server, brows
 def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, browser):
     """The walk of issue 24: a check picked under "Examples of" on Findings is local; the
     Export reached from the menu downloads the quarantine rows of the view's own filter."""
-    from audit.reports import quarantine
     from audit.analysis import browse
+    from audit.reports import quarantine
     from workbench.serving import scan_release
     tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
                 "Where a check fired")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import located, record, scan_records, source, view
 
 ID = "5a0000000000000000000001"

@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conftest import record, scan_records
+
 from audit.checks import registry
 from audit.checks.model import ALL, Check
 from audit.io import signal_cache
 from audit.language import layer as language_layer
 from audit.translation import layer as heuristics_layer
-
-from conftest import record, scan_records
 
 # What an expression over a context reads (candidates, supporting facts, title keys, the
 # HotpotQA source row `s`) and what one over a row's own fields reads.

@@ -4,7 +4,6 @@ flags the reference rules (devkit.synth) computed for the same rows."""
 from __future__ import annotations
 
 import pytest
-
 from conftest import located, record, scan_records, source, view
 
 ID = "5a0000000000000000000001"

@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pyarrow.parquet as pq
+from conftest import record, source, view
+from test_inputs import REPO, cli
 
 from audit.engine import store
 from audit.io import tables
 from devkit import synth
-from conftest import record, source, view
-from test_inputs import REPO, cli
 
 DEMO = REPO / "data" / "demo"
 
@@ -56,8 +56,8 @@ def test_scan_writes_the_three_outputs(tmp_path):
 def test_default_scans_are_versioned_never_overwritten(tmp_path, settings_env):
     settings_env(AUDIT_SCANS=tmp_path / "scans")
     release = make_release(tmp_path)
-    from audit.io import release as readers
     from audit.engine import scan
+    from audit.io import release as readers
     first = store.write_scan(scan.run(readers.open_release(release)))
     second = store.write_scan(scan.run(readers.open_release(release)))
     assert first != second and first.parent == second.parent == tmp_path / "scans" / "release"
@@ -71,8 +71,8 @@ def test_default_scans_are_versioned_never_overwritten(tmp_path, settings_env):
 def test_scan_history_lists_only_scans_of_the_same_files(tmp_path, settings_env):
     """Two releases under one name (shards are all validation-00000.parquet): each one's
     history holds its own saved scans, whatever the sources, not the other's."""
-    from audit.io import release as readers
     from audit.engine import scan
+    from audit.io import release as readers
     settings_env(AUDIT_SCANS=tmp_path / "scans")
     ours = readers.open_release(make_release(tmp_path / "a"))
     other = make_release(tmp_path / "b")
@@ -223,10 +223,11 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     """`review evidence BATCH` and `accept --reviews BATCH` read the same ΔH interval: one
     default seed, declared once (review's commands defaulted to 0, accept to 20260810)."""
     import inspect
-    from audit.cli import main
-    from audit.reports import compare
+
     from audit.analysis import stats
+    from audit.cli import main
     from audit.evaluation import judge, report, retrieval
+    from audit.reports import compare
     from audit.review import agreement, paired, reports
     from audit.review.reports import write_reports
     defaults = dict(_seed_defaults(main.parser()))

@@ -13,8 +13,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from audit.reports import compare
 from audit.io import release
+from audit.reports import compare
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -238,6 +238,7 @@ def test_v2_against_a_corrected_v2(realdata, tmp_path):
     """The real V2 RC1 sample against a copy whose first five questions were revised: only
     those five units change, and ΔR is what the two scans' statuses give by hand."""
     import pyarrow as pa
+
     from audit.engine import scan
     sample = realdata / "xhotpotqa_v2_sample" / "xhotpotqa_v2_sample.parquet"
     table = pq.read_table(sample)

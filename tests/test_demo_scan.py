@@ -98,8 +98,8 @@ def test_inconsistency_is_reported_only_on_rows_edited_after_the_build(result, e
     ({"status_mismatch"}, {"structural_flags_mismatch": 2}),   # still run, as it says
 ])
 def test_skipping_a_consistency_check_reports_none_of_its_findings(result, skipped, reported):
-    from audit.io import release
     from audit.engine import scan
+    from audit.io import release
     from audit.settings import DEMO_RELEASE, demo_sources
     assert result.summary["check_counts"]["structural_flags_mismatch"] == 2
     skipping = scan.run(release.open_release(DEMO_RELEASE, demo_sources()),

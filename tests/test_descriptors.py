@@ -11,12 +11,12 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 import pytest
+from test_inputs import JSONL_RECORD, cli
 
 from audit.io import release as readers
 from audit.language import descriptors
 from audit.languages import BY_CODE
 from devkit import synth
-from test_inputs import JSONL_RECORD, cli
 
 CITY = ["Paris is the capital of France.", " It lies on the Seine."]
 TOWER = ["The Eiffel Tower was built by Gustave Eiffel.", " It stands in Paris."]

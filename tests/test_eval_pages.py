@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -71,9 +70,10 @@ def test_judge_page_validates_reports_and_calibrates():
 
 
 def test_judge_page_reads_a_pulled_review_batch(tmp_path, settings_env):
-    from devkit.evaluation import demo_reviews
     import pyarrow.parquet as pq
+
     from audit.settings import DEMO_EVALUATION
+    from devkit.evaluation import demo_reviews
     batch = tmp_path / "batch-x"
     batch.mkdir()
     pq.write_table(demo_reviews.annotations(pq.read_table(DEMO_EVALUATION / "judge-v1.parquet")),

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import record, source, view
 
 from audit.engine import scan
-from audit.io import release as readers
-from audit.language import descriptors
 from audit.errors import InputError
 from audit.evaluation import predictions as pred
 from audit.evaluation import report
+from audit.io import release as readers
+from audit.language import descriptors
 from devkit import synth
-from conftest import record, source, view
 
 ROOT = Path(__file__).resolve().parent.parent
 N_BOOT = 400

@@ -16,11 +16,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import settings
-from workbench import serving
 from audit.engine import store
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
 from devkit.labelstudio_local import LocalServer
+from workbench import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -3,13 +3,13 @@ canonical JSON, for any text, and a changed byte anywhere is caught."""
 
 from __future__ import annotations
 
+from conftest import record, source, view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.checks import record_hash as hashing
 from audit.io import release as readers
 from devkit import synth
-from conftest import record, source, view
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
                max_size=30)

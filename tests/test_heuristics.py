@@ -11,18 +11,20 @@ import os
 from collections import Counter
 
 import duckdb
+import heuristics_release
 import pyarrow.parquet as pq
 import pytest
+from conftest import REALDATA, record, source
 
-import heuristics_release
-from audit.checks import registry, translation as heuristic_checks
-from audit.engine import policy as policies, scan, store
+from audit.checks import registry
+from audit.checks import translation as heuristic_checks
+from audit.engine import policy as policies
+from audit.engine import scan, store
+from audit.errors import InputError
 from audit.io import release, signal_cache
 from audit.translation import layer as heuristics
 from audit.translation import signals as ts
-from audit.errors import InputError
 from devkit import synth
-from conftest import REALDATA, record, source
 
 ENGLISH = "The lake is 1,642 metres deep and holds a fifth of the world's fresh water."
 
@@ -448,8 +450,9 @@ def test_the_committed_prior_is_what_ntrex_gives():
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-    from audit import length_prior
     import length_prior as derive
+
+    from audit import length_prior
     assert {lang: tuple(rows) for lang, rows in derive.table().items()} == length_prior.PRIOR
     assert length_prior.EDGES == derive.EDGES == (20, 60, 100, 150, 220)
     assert length_prior.PRIOR["de"][2] == (0.1723, 0.1178, 572)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
-from audit.io import release as readers
-from audit.errors import InputError
-from devkit import synth
 from conftest import record, source
+
+from audit.errors import InputError
+from audit.io import release as readers
+from devkit import synth
 
 REPO = Path(__file__).resolve().parent.parent
 JSONL_RECORD = {

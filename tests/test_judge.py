@@ -15,12 +15,11 @@ import pyarrow.parquet as pq
 import pytest
 from scipy import stats as sps
 
-from audit.io import release as readers
 from audit.engine import scan
 from audit.errors import InputError
 from audit.evaluation import judge
-from audit.settings import DEMO_EVALUATION
-from audit.settings import DEMO_RELEASE, demo_sources
+from audit.io import release as readers
+from audit.settings import DEMO_EVALUATION, DEMO_RELEASE, demo_sources
 from devkit.evaluation import demo_reviews, judge_synth
 from devkit.evaluation.demo import SMALL_DESIGN, make_demo
 

@@ -28,25 +28,29 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from workbench import serving
 from audit.errors import InputError
 from audit.review import agreement, maple, reports, sampling
-from audit.review.batches import (ReviewBatch, realism_batch, relevance_batch,
-                                  translation_batch)
+from audit.review.batches import ReviewBatch, realism_batch, relevance_batch, translation_batch
 from audit.review.intrusions import release
-from audit.review.pull import PullReport, pull
-from audit.review.push import (ProjectPush, PushReport, push, push_adjudication,
-                               queue_with_skips)
-from audit.review.schemas import ANNOTATION_SCHEMA
-from audit.review.status import status as batch_status
-from audit.review.workspace import (batch_dir, project_title, read_annotations,
-                                    read_final_labels, read_ledger, read_refusals,
-                                    read_skips)
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio import forms
 from audit.review.labelstudio.errors import ServerError
+from audit.review.pull import PullReport, pull
+from audit.review.push import ProjectPush, PushReport, push, push_adjudication, queue_with_skips
+from audit.review.schemas import ANNOTATION_SCHEMA
+from audit.review.status import status as batch_status
+from audit.review.workspace import (
+    batch_dir,
+    project_title,
+    read_annotations,
+    read_final_labels,
+    read_ledger,
+    read_refusals,
+    read_skips,
+)
 from audit.settings import current
 from devkit.labelstudio_local import LocalServer, free_port
+from workbench import serving
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
 EXTERNAL = bool(os.environ.get("LABEL_STUDIO_URL"))

@@ -6,13 +6,13 @@ from __future__ import annotations
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-
-from audit.io import signal_cache
-from audit.language import detectors, layer as langid, scripts
-from audit.languages import CODES
-from audit.language.scripts import script_mismatch
 from conftest import record, require_realdata, source
 
+from audit.io import signal_cache
+from audit.language import detectors, scripts
+from audit.language import layer as langid
+from audit.language.scripts import script_mismatch
+from audit.languages import CODES
 
 # ------------------------------------------------------------------------ script rule
 

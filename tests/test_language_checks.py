@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-from audit.io import release
-from audit.engine import scan
 from conftest import located, record, scan_records, source
+
+from audit.engine import scan
+from audit.io import release
 
 ID = "5a0000000000000000000001"
 LANGUAGE = ("script_mismatch", "language_mismatch")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-from audit.io import release as readers
-from audit.engine import scan
 from test_inputs import JSONL_RECORD
+
+from audit.engine import scan
+from audit.io import release as readers
 
 
 def test_v2_sample_reproduces_reference_flags_status_and_hashes(realdata):

@@ -8,13 +8,13 @@ import math
 
 import pyarrow as pa
 import pytest
+from test_descriptors import bridge, instance
+from test_inputs import cli
 
 from audit.analysis import mixing
 from audit.io import release
 from audit.language import descriptors
 from devkit import synth
-from test_descriptors import bridge, instance
-from test_inputs import cli
 
 
 def test_closed_forms_for_24_languages_and_two_gold_paragraphs():

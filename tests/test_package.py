@@ -16,7 +16,6 @@ import venv
 from pathlib import Path
 
 import pytest
-
 from test_cli import make_release
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -314,7 +314,7 @@ def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, setti
 
 
 def test_annotations_page_reports_agreement(tmp_path, settings_env):
-    from test_roles import plant_batch                      # hand-planted review
+    from test_roles import plant_batch  # hand-planted review
     settings_env(AUDIT_REVIEWS=plant_batch(tmp_path))
     at = page("8_Annotations")
     assert not at.exception
@@ -354,8 +354,9 @@ def test_annotations_page_reports_agreement(tmp_path, settings_env):
 
 def test_instance_highlights_the_evidence_of_a_heuristic_finding(tmp_path, settings_env):
     settings_env(AUDIT_DATA_ROOTS=str(tmp_path))
-    from devkit import synth
     from conftest import record, source
+
+    from devkit import synth
     src = source(context=[["Lake", ["The lake is 1,642 metres deep."]]],
                  supporting_facts=[["Lake", 0]])
     row = record(src, context=[["See", ["Der See ist 1.624 Meter tief."], "German"]])

@@ -20,16 +20,15 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from conftest import label_studio
 
-from audit.io import release as readers
-from audit.engine import scan
 from audit.analysis import stats
+from audit.engine import scan
 from audit.errors import InputError
-from audit.review import (agreement, batches, configs, paired, pull, push, sampling,
-                          workspace)
+from audit.io import release as readers
+from audit.review import agreement, batches, configs, paired, pull, push, sampling, workspace
 from audit.review.labelstudio import client as ls
 from audit.review.paired import SCORES_SCHEMA
-from conftest import label_studio
 
 N_BOOT = 2000
 

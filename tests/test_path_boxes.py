@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-
 from test_trust import hostile, one_row_release, refusal
 
 ROOT = Path(__file__).resolve().parent.parent

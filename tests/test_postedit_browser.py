@@ -25,19 +25,17 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 import pytest
-
 from app_server import ROOT, running_app
-from audit.io import release as readers
+from repair_helpers import cli
+from test_browser import settled
+from test_review_browser import RUN, _cli, browser, log_in, open_queue, server, shot, submit  # noqa: F401
+
 from audit.engine import scan
+from audit.io import release as readers
 from audit.repair import desk, plan
 from audit.repair.record import Workspace
 from audit.settings import DEMO_RELEASE, default_token, demo_sources
-from repair_helpers import cli
-from test_browser import settled
-from test_review_browser import (RUN, _cli, browser, log_in, open_queue,  # noqa: F401
-                                 server, shot, submit)
 
 EDITOR = f"editor-{RUN}@example.org"
 BLANK = ("sentence", "263279a99372fdb18a4de1c6")          # ur, p00 sentence 2 is a tab

@@ -9,14 +9,15 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 import xquad_release
+from conftest import record, require_realdata, scan_records
+
 from audit import preservation as pres
 from audit.checks import registry
-from audit.engine import policy as policies, scan
-from audit.io import release
+from audit.engine import policy as policies
+from audit.engine import scan
 from audit.errors import InputError
-from conftest import record, require_realdata, scan_records
+from audit.io import release
 
 OTHERS = frozenset(c.name for c in registry.REGISTRY) - set(pres.PRESERVATION_NAMES)
 OBAMA = "Barack Obama was born in Hawaii."

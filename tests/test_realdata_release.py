@@ -9,14 +9,15 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 import pytest
-
 import realdata_release
+from conftest import require_realdata
+
 from audit import preservation
-from audit.checks import structural, translation as heuristic_checks
+from audit.checks import structural
+from audit.checks import translation as heuristic_checks
 from audit.engine import scan
 from audit.io import release
 from audit.languages import BY_CODE
-from conftest import require_realdata
 
 # SPEC §2: the reference's own flags (must match what the release shipped).
 STRUCTURAL = {check.name for check in structural.V11_CHECKS}

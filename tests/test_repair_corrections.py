@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
-
 import repair_helpers as rh
-from audit.io import release as readers
+from conftest import record, source
+
 from audit.errors import InputError
+from audit.io import release as readers
 from audit.repair import corrections, units
 from devkit import synth
-from conftest import record, source
 
 SENTENCES = ["German 0: Danube.", "German 1: Danube.", "German 2: Danube."]
 

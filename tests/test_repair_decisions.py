@@ -12,13 +12,13 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 import pytest
-
 import realdata_release
 import repair_helpers as rh
-from audit.io import release as readers
-from audit.engine import scan
-from audit.repair import plan, record, units
 from conftest import require_realdata
+
+from audit.engine import scan
+from audit.io import release as readers
+from audit.repair import plan, record, units
 
 REVIEWER = "Rhea Reviewer"
 

@@ -9,12 +9,12 @@ import hashlib
 import json
 
 import pytest
-
 import repair_demo
-from audit.reports import render
+
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
+from audit.reports import render
 from workbench.serving import scan_release
 
 

@@ -12,14 +12,14 @@ import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
 import realdata_release
 import repair_helpers as rh
-from audit.io import release as readers
+from conftest import require_realdata
+
 from audit.engine import scan
+from audit.io import release as readers
 from audit.io.files import file_sha256
 from audit.repair import plan
-from conftest import require_realdata
 
 SHARDS = 40
 

@@ -10,14 +10,14 @@ import sys
 
 import pyarrow.parquet as pq
 import pytest
-
 import realdata_release
 import repair_helpers as rh
-from audit.io import release as readers
-from audit.engine import scan
-from audit.repair import jsonl, plan, record, units
 from conftest import require_realdata
 from test_compare import record as jsonl_record
+
+from audit.engine import scan
+from audit.io import release as readers
+from audit.repair import jsonl, plan, record, units
 
 V2_SAMPLE = "xhotpotqa_v2_sample/xhotpotqa_v2_sample.parquet"
 BLANK_ROW, COUNT_ROW, COPY_ROW = ("xhp-validation-5a8133725542995ce29dcbdb",

@@ -9,12 +9,12 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pyarrow.parquet as pq
-
 import repair_demo
+from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
+
 from audit.repair import desk
 from audit.settings import DEMO_RELEASE
 from workbench.serving import scan_release
-from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
 
 
 def _metrics(tab) -> dict[str, str]:

@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 import realdata_release
 import repair_helpers as rh
-from audit.io import release as readers
+from conftest import require_realdata
+
 from audit.engine import scan
+from audit.io import release as readers
 from audit.repair import corrections, plan, record, units
 from devkit import synth
-from conftest import require_realdata
 
 # Where each planted kind lands on the work list (the two kinds a text cannot repair —
 # an unknown candidate language, a source support title — are not on it).

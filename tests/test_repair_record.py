@@ -9,15 +9,16 @@ import json
 
 import pyarrow.parquet as pq
 import pytest
-
 import repair_helpers as rh
-from audit.io import release as readers
+from conftest import record as v11_record
+from conftest import source
+
 from audit.errors import InputError
+from audit.io import release as readers
 from audit.repair import apply, record, units
 from audit.repair.corrections import Correction
 from audit.repair.record import Origin, Workspace
 from devkit import synth
-from conftest import record as v11_record, source
 
 EDIT = Origin("post-edit", batch="pe-20261201", project=7, task=41, annotation=93)
 

@@ -9,11 +9,11 @@ import math
 
 import pyarrow as pa
 import pytest
+from test_agreement import annotations
 
 from audit.io import tables
 from audit.review import agreement as ag
 from audit.review import reports
-from test_agreement import annotations
 
 
 def realism_records(setting: str, first: str, second: str, adjudicated: dict[int, str],

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
+import numba_cache
 import pytest
 
-import numba_cache
 from audit.errors import InputError
 from audit.evaluation import retrieval
 

@@ -28,13 +28,12 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 import pytest
-
 from app_server import running_app
-from workbench import serving
+
 from audit.errors import InputError
-from audit.review.labelstudio import client as ls
 from audit.review import maple, sampling
 from audit.review.batches import realism_batch, translation_batch
+from audit.review.labelstudio import client as ls
 from audit.review.pull import pull
 from audit.review.push import push, push_adjudication
 from audit.review.routing import ROLES
@@ -43,6 +42,7 @@ from audit.review.status import status as batch_status
 from audit.review.workspace import read_annotations, read_refusals
 from audit.settings import current, default_token
 from devkit.labelstudio_local import LocalServer, free_port
+from workbench import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"

@@ -13,9 +13,9 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import label_studio
 
 from audit.review.labelstudio import client as ls
-from conftest import label_studio
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = uuid.uuid4().hex[:6]

@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from audit.reports import render
 from audit.errors import InputError
+from audit.reports import render
 from audit.review import configs, kinds
 from audit.review.maple import QueryPair, RelevancePair, assign_order
 

@@ -19,7 +19,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from app_server import free_port
 from test_browser import CHROMIUM, FLAGS, settled, shot, visit
 from test_roles import plant_batch

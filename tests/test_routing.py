@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from workbench import serving
 from audit.errors import InputError
 from audit.review import routing, sampling
 from audit.review.routing import Annotator, parse_annotator, parse_annotators, route
+from workbench import serving
 
 ANA, BO, CY, DI = "ana@example.org", "bo@example.org", "cy@example.org", "di@example.org"
 

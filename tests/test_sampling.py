@@ -11,10 +11,10 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from workbench import serving
 from audit.language import descriptors
 from audit.review import configs, sampling
 from audit.review.sampling import PAPER_PRESET, build_units, sample, sample_design
+from workbench import serving
 
 CREATED = "2026-08-10T00:00:00+00:00"
 

@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from audit.engine import policy, scan, store
-from audit.io import release as readers
 from audit import results
 from audit.analysis import browse
+from audit.engine import policy, scan, store
+from audit.io import release as readers
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo" / "release"

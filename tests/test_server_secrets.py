@@ -19,9 +19,9 @@ import streamlit.config as st_config
 from streamlit.testing.v1 import AppTest
 
 from audit.errors import InputError
+from audit.review import routing, sites
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
-from audit.review import routing, sites
 from audit.settings import current, default_url
 from devkit.labelstudio_local import free_port
 

@@ -66,8 +66,9 @@ def test_settings_follow_the_environment_read_at_the_edge(tmp_path, settings_env
 
 def test_the_cli_reads_its_settings_when_it_runs(tmp_path, settings_env):
     """`main` is the edge: a variable set after `audit.cli.main` was imported counts."""
-    from audit.cli.main import main
     from test_cli import make_release
+
+    from audit.cli.main import main
     release = make_release(tmp_path)
     # A cache of its own: the scan it remembers is no other test's to restore.
     settings_env(AUDIT_SCANS=tmp_path / "elsewhere", AUDIT_CACHE_DIR=tmp_path / "cache")

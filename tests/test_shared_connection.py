@@ -10,10 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from workbench import serving
 from audit.engine import scan
 from audit.language import descriptors
 from audit.review import sampling
+from workbench import serving
 
 ROUNDS = 6
 

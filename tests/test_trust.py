@@ -10,21 +10,21 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import record, source, view
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from test_inputs import cli
 
-from audit.sql import safe as sqlsafe
 from audit.checks import dsl, hiding, model, registry
+from audit.controls import kind as controls_kind
 from audit.engine import policy, scan
+from audit.errors import InputError
 from audit.io import release as readers
 from audit.reports import render
-from audit.controls import kind as controls_kind
-from audit.errors import InputError
-from workbench.serving import NotServed, served_directory, served_file, served_files, stamp
+from audit.sql import safe as sqlsafe
 from devkit import synth
-from conftest import record, source, view
-from test_inputs import cli
+from workbench.serving import NotServed, served_directory, served_file, served_files, stamp
 
 HOSTILE = ["<script>alert(1)</script>", '<img src="https://evil.example/x.png">',
            "<style>.badge{display:none}</style>", "[link](https://evil.example)",
@@ -399,9 +399,10 @@ def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
     """The scope line, exports and history name a release by summary["release"]: an upload
     is called by its own name there, not by its hash alone."""
     import hashlib
+
+    from audit.engine import scan
     from audit.io import release as readers
     from workbench import serving
-    from audit.engine import scan
     data = b"x" * 10
     digest = hashlib.sha256(data).hexdigest()[:16]
     assert serving.upload_name("XHotpot v2 (final).PARQUET", data, (".parquet",)) == \

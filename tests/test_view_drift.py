@@ -10,12 +10,12 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from conftest import require_realdata
 
 from audit.checks import registry
 from audit.engine import scan
 from audit.io import layouts, release
 from devkit import synth
-from conftest import require_realdata
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 OTHERS = frozenset(c.name for c in registry.REGISTRY) - {"view_context_drift"}

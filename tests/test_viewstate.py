@@ -7,8 +7,8 @@ import threading
 from urllib.parse import parse_qs, urlparse
 
 from audit.analysis.browse import Filters
-from workbench.viewstate import View
 from workbench.serving import ScanCache
+from workbench.viewstate import View
 
 QUERY = {"release": "data/x/*.parquet", "source_train": "data/hotpot_train.json",
          "policy": "data/policy.toml", "question_language": "fa,ur", "stratum": "S4",

@@ -31,12 +31,12 @@ import re
 from pathlib import Path
 
 import duckdb
+from conftest import REALDATA
 
-from audit.sql import macros
 from audit.language.descriptors import normalize_answer
 from audit.languages import BY_CODE
+from audit.sql import macros
 from devkit import synth
-from conftest import REALDATA
 
 XQUAD = REALDATA / "xquad"
 LANGUAGES = ("es", "de", "el", "ru", "tr", "ar", "vi", "th", "zh", "hi")

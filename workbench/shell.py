@@ -27,11 +27,10 @@ from audit.errors import InputError
 from audit.io import release as readers
 from audit.io.files import staged_file
 from audit.reports import render
-from audit.settings import Settings, configure
-from workbench.viewstate import SPLITS, View
-from audit.settings import DEMO_RELEASE, demo_sources
-from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
+from audit.settings import DEMO_RELEASE, Settings, configure, demo_sources
 from workbench import auth
+from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
+from workbench.viewstate import SPLITS, View
 
 SCANS = ScanCache()
 

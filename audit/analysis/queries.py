@@ -10,6 +10,7 @@ from ..checks import registry
 from ..engine.scan import ScanResult
 from ..languages import BY_CODE
 
+
 def _scoped(result: ScanResult, rows: list[int] | None):
     """A cursor whose view `scoped_findings` holds the findings of `rows` (all findings,
     release-level ones included, when rows is None)."""

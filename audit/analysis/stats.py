@@ -120,7 +120,7 @@ def holm(p_values) -> np.ndarray:
 
 def wilson_interval(successes: int, n: int, level: float = CI_LEVEL) -> tuple[float, float]:
     """Wilson score interval of a proportion (statsmodels); NaN for n = 0."""
-    from statsmodels.stats.proportion import proportion_confint   # slow to import: on use
+    from statsmodels.stats.proportion import proportion_confint  # slow to import: on use
     if n == 0:
         return float("nan"), float("nan")
     low, high = proportion_confint(successes, n, alpha=1 - level / 100, method="wilson")

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..language import detectors, layer as langid, scripts
+from ..language import detectors, scripts
+from ..language import layer as langid
 from .model import ALL, Check
 
 if TYPE_CHECKING:

@@ -21,8 +21,8 @@ import pyarrow as pa
 from ..io import canonical
 from ..io.files import staged_file
 from ..settings import cache_dir
-from ..sql.safe import identifier, literal
 from ..sql.macros import create_table
+from ..sql.safe import identifier, literal
 
 if TYPE_CHECKING:
     from ..io.model import Release

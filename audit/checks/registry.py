@@ -6,8 +6,8 @@ import hashlib
 import inspect
 import json
 
-from ..sql import macros
 from ..preservation import PRESERVATION_CHECKS
+from ..sql import macros
 from .hiding import HIDING_CHECKS
 from .language import LANGUAGE_CHECKS
 from .layers import SignalLayer

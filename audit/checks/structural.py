@@ -5,8 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .dsl import (_LANGS, FACT_LEN, FACT_SOURCE_LEN, HAS_SOURCE, PID, SOURCE_TITLE_MATCHES,
-                  TITLE_MATCHES, _f, concat, per_candidate, per_fact, per_sentence, when)
+from .dsl import (
+    _LANGS,
+    FACT_LEN,
+    FACT_SOURCE_LEN,
+    HAS_SOURCE,
+    PID,
+    SOURCE_TITLE_MATCHES,
+    TITLE_MATCHES,
+    _f,
+    concat,
+    per_candidate,
+    per_fact,
+    per_sentence,
+    when,
+)
 from .model import ALL, COPY_CATEGORIES, NONE, V1, Check
 
 

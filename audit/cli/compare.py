@@ -7,11 +7,11 @@ import json
 import time
 from pathlib import Path
 
-from audit.reports import compare
+from audit.cli import options
 from audit.engine import policy
 from audit.errors import ExitCode, InputError
 from audit.io.files import progress_printer, refuse_existing, staged_directory, write_json
-from audit.cli import options
+from audit.reports import compare
 from audit.settings import current
 
 

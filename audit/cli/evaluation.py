@@ -49,9 +49,9 @@ def _scan_status(scan_dir: str, rows: int):
 # ------------------------------------------------------------------------------ evaluate
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
+    from audit.evaluation import predictions, report
     from audit.io import release as readers
     from audit.language import descriptors
-    from audit.evaluation import predictions, report
     refuse_existing(args.out, "report")
     files = [predictions.read_predictions(p) for p in args.predictions]
     if args.scan:

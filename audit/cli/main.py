@@ -125,7 +125,7 @@ def _descriptor_table(spec: str, sources: list[str]):
 
 
 def cmd_mixing(args: argparse.Namespace) -> int:
-    from audit.analysis import mixing   # SciPy and statsmodels: only the command that needs them
+    from audit.analysis import mixing  # SciPy and statsmodels: only the command that needs them
     result = mixing.mixing(_descriptor_table(args.release, args.source))
     if args.json:
         print(json.dumps(mixing.to_json(result), indent=2, ensure_ascii=False))

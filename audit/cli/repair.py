@@ -142,10 +142,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_apply(args: argparse.Namespace) -> int:
     from audit.engine import policy
     from audit.io import release as readers
-    from audit.review.postedit import batch_corrections
     from audit.repair import apply as repair
     from audit.repair.corrections import read_file
     from audit.repair.record import Workspace
+    from audit.review.postedit import batch_corrections
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "repair")
     decisions = [repair.Decision(action, cid, args.reviewer or "")

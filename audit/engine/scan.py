@@ -17,10 +17,10 @@ import pyarrow as pa
 
 from ..checks import registry
 from ..checks.model import Check
-from .policy import DEFAULT, Policy
 from ..io.model import Release
 from ..results import code_fingerprint
 from ..sql.safe import case, identifier, literal, strings
+from .policy import DEFAULT, Policy
 
 Progress = Callable[[str], None]
 STATUS_ORDER = ("quarantined", "review_required", "accepted")

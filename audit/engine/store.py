@@ -16,14 +16,22 @@ import pyarrow as pa
 
 from ..checks import registry
 from ..errors import InputError
-from ..io.files import (manifest_inputs, read_parquet, safe_name, scan_target,
-                        staged_directory, write_json)
-from ..settings import current
-from ..language import descriptors
-from .policy import Policy
+from ..io.files import (
+    manifest_inputs,
+    read_parquet,
+    safe_name,
+    scan_target,
+    staged_directory,
+    write_json,
+)
 from ..io.model import Release
-from .scan import ScanResult, identity as scan_identity, run as run_scan, table_names
+from ..language import descriptors
+from ..settings import current
 from ..sql.safe import identifier, literal
+from .policy import Policy
+from .scan import ScanResult, table_names
+from .scan import identity as scan_identity
+from .scan import run as run_scan
 
 TOOLS = ("duckdb", "pyarrow", "polars", "streamlit")
 

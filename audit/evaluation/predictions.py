@@ -27,9 +27,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..languages import BY_CODE
-from ..io.model import Release
 from ..io.jsonl import iter_jsonl_objects
+from ..io.model import Release
+from ..languages import BY_CODE
 from . import metrics
 
 METRICS = ("answer_em", "answer_f1", "support_em", "support_f1", "joint_em", "joint_f1")

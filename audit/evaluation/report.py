@@ -40,9 +40,9 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from ..analysis import stats
+from ..io.files import staged_directory, write_json
 from ..language.descriptors import ROLE_CONDITIONS, ROLE_STATUSES, SCRIPT_RELATIONS, STRATA
 from ..languages import CODES
-from ..io.files import staged_directory, write_json
 from . import predictions as pred
 from .metrics import DEFAULT_PROTOCOL, PROTOCOLS
 

@@ -10,7 +10,6 @@ import duckdb
 from ..settings import cache_dir
 from .files import staged_directory
 
-
 # Names the way contexts are numbered: caches that store context numbers key on it.
 CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
 

@@ -119,6 +119,7 @@ def cached_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
     """Whether a cache entry `path` is a Parquet file DuckDB reads (its metadata); one it
     cannot read is deleted, so the caller computes it again."""
     import duckdb
+
     from ..sql.safe import literal
     if not path.is_file():
         return False

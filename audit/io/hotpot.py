@@ -13,11 +13,11 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..sql import arrays, macros
 from ..errors import InputError
 from ..paths import split_of
-from ..sql.safe import literal
 from ..settings import cache_dir
+from ..sql import arrays, macros
+from ..sql.safe import literal
 from .files import cached_parquet, file_sha256, staged_file
 from .model import Release
 

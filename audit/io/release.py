@@ -16,14 +16,19 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..sql import macros
+from .. import settings
 from ..errors import InputError
 from ..paths import JSONL_SUFFIXES, resolve_paths
+from ..sql import macros
 from ..sql.safe import literal
 from . import layouts
-from .canonical import (_CANONICAL, _RELEASE, CONTEXT_NUMBERING, _create_flat_views,
-                        _grouped_contexts)
-from .. import settings
+from .canonical import (
+    _CANONICAL,
+    _RELEASE,
+    CONTEXT_NUMBERING,
+    _create_flat_views,
+    _grouped_contexts,
+)
 from .files import file_sha256
 from .hotpot import attach_sources
 from .jsonl import _read_jsonl

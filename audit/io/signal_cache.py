@@ -23,9 +23,9 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .files import read_parquet, staged_file
-from ..sql.safe import literal
 from ..sql.macros import create_table
+from ..sql.safe import literal
+from .files import read_parquet, staged_file
 
 COMPACT_AFTER = 16   # part files
 # A layer's top-level signal function: columns of rows, as lists, to Arrow rows of its cache.

@@ -53,12 +53,14 @@ import duckdb
 import pyarrow as pa
 
 from .. import languages as languages_module
-from ..sql import arrays, macros as sqltext
-from ..io import canonical, hotpot, jsonl, release as readers
+from ..io import canonical, hotpot, jsonl
+from ..io import release as readers
 from ..io.files import cached_parquet, read_parquet, staged_file
-from ..settings import cache_dir
 from ..io.model import Release
 from ..languages import LANGUAGES
+from ..settings import cache_dir
+from ..sql import arrays
+from ..sql import macros as sqltext
 from ..sql.safe import literal
 
 STRATA = ("S0", "S1", "S2", "S3", "S4", "NA")

@@ -13,8 +13,17 @@ from typing import Sequence
 
 from ..languages import CODES
 from ..sql.safe import literal
-from .scripts import (AMBIGUOUS, CLASSES, GROUP_OF, GROUPS, SETTLED, _group_matrix, count_pieces,
-                      is_name_like, without_names)
+from .scripts import (
+    AMBIGUOUS,
+    CLASSES,
+    GROUP_OF,
+    GROUPS,
+    SETTLED,
+    _group_matrix,
+    count_pieces,
+    is_name_like,
+    without_names,
+)
 
 LANGID_MIN_LETTERS = 20  # language ID: fewer letters -> undetermined
 LANGID_MIN_WORDS = 10     # ... of them outside names

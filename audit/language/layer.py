@@ -73,15 +73,14 @@ import duckdb
 import pyarrow as pa
 
 from .. import settings
-from ..sql import arrays
 from ..io import release as readers
+from ..io.files import staged_file
 from ..io.signal_cache import SignalAppender, SignalCache, cache_lock, cached_signals
 from ..languages import CODES
-from ..io.files import staged_file
+from ..sql import arrays
 from ..sql.safe import literal
 from .detectors import LANGUAGE_RULE_VERSION, LanguageIdentifier, detector, group_sql
 from .scripts import SCRIPT_VERSION, SEPARATOR, _unicode_version, count_pieces, script_verdicts
-
 
 # ------------------------------------------------------------------------------ the cache
 

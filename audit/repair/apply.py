@@ -34,11 +34,11 @@ from typing import Callable, Iterator
 
 import pyarrow as pa
 
+from ..engine.policy import DEFAULT, Policy
 from ..errors import InputError
 from ..io.files import file_sha256, refuse_existing, staged_directory, write_json
-from ..engine.policy import DEFAULT, Policy
-from ..paths import REPAIR_MANIFEST
 from ..io.model import Release
+from ..paths import REPAIR_MANIFEST
 from . import changelog, jsonl, probe, record, units, writers
 from .corrections import Correction, Distances, Located, locate
 from .edits import Edit, group, patched_contexts

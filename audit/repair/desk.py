@@ -23,8 +23,8 @@ import pyarrow.parquet as pq
 from diff_match_patch import diff_match_patch
 
 from ..errors import InputError
-from ..paths import REPAIR_MANIFEST
 from ..io.model import Release
+from ..paths import REPAIR_MANIFEST
 from . import record
 from .apply import RECORD_FILE
 from .record import Workspace

@@ -21,8 +21,8 @@ The verdict is fail when any criterion fails, else insufficient when any is, els
 
 from __future__ import annotations
 
-from . import render
 from ..errors import ExitCode
+from . import render
 
 PASS, FAIL, INSUFFICIENT = "pass", "fail", "insufficient"
 EXIT_CODES = {PASS: int(ExitCode.OK), FAIL: int(ExitCode.FAILED),

@@ -43,13 +43,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..engine import scan, store
 from .. import paths
-from ..io import release
 from ..analysis import stats
-from ..errors import InputError
-from ..io.files import staged_directory, write_json
+from ..engine import scan, store
 from ..engine.policy import DEFAULT, Policy
+from ..errors import InputError
+from ..io import release
+from ..io.files import staged_directory, write_json
 
 Progress = Callable[[str], None]
 N_BOOT = 2000

@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from ..reports import render
 from ..errors import InputError
 from ..languages import RTL_CODES
+from ..reports import render
 
 if TYPE_CHECKING:
     from .maple import RealismItem, RelevancePair

@@ -40,8 +40,8 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..io.files import staged_file
-from ..settings import REPO
 from ..io.jsonl import iter_jsonl_objects
+from ..settings import REPO
 
 SOURCES = ("MAPLE", "human-written", "LLM+human-edited", "LLM")
 SETTINGS: dict[str, tuple[str, str]] = {

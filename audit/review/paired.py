@@ -62,10 +62,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..analysis import stats
-from ..reports.compare import VIEW_OF_ROW
-from ..errors import InputError
 from ..engine.scan import ScanResult
+from ..errors import InputError
 from ..io.jsonl import iter_jsonl_objects
+from ..reports.compare import VIEW_OF_ROW
 from . import agreement, configs, kinds, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA

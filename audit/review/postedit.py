@@ -39,14 +39,14 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..reports import render
 from ..errors import InputError
-from ..languages import BY_CODE, UNKNOWN_CODE
 from ..io.model import Release
 from ..io.release import open_release
+from ..languages import BY_CODE, UNKNOWN_CODE
 from ..repair import record, units
 from ..repair.corrections import Correction
 from ..repair.record import Origin, Workspace
+from ..reports import render
 from . import configs, kinds, routing
 from .batches import ReviewBatch, _content_id
 from .schemas import ITEM_SCHEMA

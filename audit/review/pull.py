@@ -37,8 +37,16 @@ from .labelstudio.client import Server
 from .routing import ADJUDICATION, ROLES
 from .schemas import ANNOTATION_SCHEMA, Progress
 from .sites import Sites, _server_for, _sites
-from .workspace import (_now, _read_jsonl, _write_json_atomic, append_private,
-                        batch_dir, read_items, read_ledger, read_skips)
+from .workspace import (
+    _now,
+    _read_jsonl,
+    _write_json_atomic,
+    append_private,
+    batch_dir,
+    read_items,
+    read_ledger,
+    read_skips,
+)
 
 
 @dataclass(frozen=True)

@@ -51,10 +51,21 @@ from .labelstudio.client import CHUNK_SIZE, Server, Task
 from .routing import ADJUDICATION, ROLES, SLOTS, Annotator
 from .schemas import Progress
 from .sites import Sites, _server_for, _sites
-from .workspace import (_now, _read_tasks, _record_batch, _write_json_atomic,
-                        append_private, batch_dir, project_description, project_key,
-                        project_title, read_annotations, read_items, read_ledger,
-                        read_skips)
+from .workspace import (
+    _now,
+    _read_tasks,
+    _record_batch,
+    _write_json_atomic,
+    append_private,
+    batch_dir,
+    project_description,
+    project_key,
+    project_title,
+    read_annotations,
+    read_items,
+    read_ledger,
+    read_skips,
+)
 
 TITLE_LIMIT = 50   # Label Studio's PROJECT_TITLE_MAX_LEN
 

@@ -32,7 +32,6 @@ import pyarrow as pa
 from statsmodels.stats.proportion import proportion_confint
 
 from ..analysis.stats import SEED, cluster_mean
-
 from . import agreement as ag
 from . import kinds
 from .maple import SETTINGS

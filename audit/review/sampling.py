@@ -67,13 +67,13 @@ from typing import Mapping, Sequence
 import duckdb
 import pyarrow as pa
 
-from ..language import descriptors as descriptor_module
-from ..languages import BY_CODE, LANGUAGES
+from ..analysis.stats import SEED
+from ..engine.scan import ScanResult
 from ..io.files import staged_file, write_json
 from ..io.model import Release
-from ..engine.scan import ScanResult
+from ..language import descriptors as descriptor_module
+from ..languages import BY_CODE, LANGUAGES
 from ..sql.safe import identifier
-from ..analysis.stats import SEED
 
 UNITS = ("paragraph", "question", "answer", "instance")
 SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")

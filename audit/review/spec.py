@@ -162,6 +162,7 @@ def _check_people(spec: Spec) -> None:
 def design(spec: Spec):
     """The sampling Design of a translation spec (seed overridden when given)."""
     from dataclasses import replace
+
     from . import sampling
     if spec.design == "paper":
         chosen = sampling.PAPER_PRESET

@@ -24,8 +24,7 @@ from .labelstudio.client import Server, Size
 from .pull import _parse_export
 from .routing import ROLES
 from .sites import Sites, _server_for, _sites
-from .workspace import (_write_json_atomic, batch_dir, read_items, read_ledger,
-                        read_routing)
+from .workspace import _write_json_atomic, batch_dir, read_items, read_ledger, read_routing
 
 
 @dataclass(frozen=True)

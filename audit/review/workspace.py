@@ -40,6 +40,7 @@ from . import maple, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA
 
+
 def batch_dir(batch_id: str, workspace: Path | None = None) -> Path:
     if not batch_id or "/" in batch_id or "\\" in batch_id or batch_id.startswith("."):
         raise InputError("batch id", repr(batch_id),

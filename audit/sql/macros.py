@@ -14,12 +14,11 @@ import unicodedata
 from typing import Any
 
 import duckdb
-from duckdb.func import PythonUDFType
 import pyarrow as pa
+from duckdb.func import PythonUDFType
 
 from . import arrays
 from .safe import identifier
-
 
 # Exactly the characters `str.isspace()` accepts (tests compare it with the whole code
 # space): written out, since scanning 1.1M code points at import cost 0.2 s per process.

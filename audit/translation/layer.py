@@ -45,12 +45,12 @@ from typing import TYPE_CHECKING
 import duckdb
 import pyarrow as pa
 
-from ..sql import arrays
-from ..io import canonical, signal_cache
 from .. import settings
+from ..io import canonical, signal_cache
 from ..io.files import staged_file
 from ..language import scripts
 from ..languages import CODES
+from ..sql import arrays
 from ..sql.safe import literal
 from . import signals as textsignals
 

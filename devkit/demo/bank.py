@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from audit.languages import CODES
-
 from devkit import REPO
 
 TEXT_DIR = REPO / "data/demo/text"

@@ -29,13 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from audit.languages import CODES
-
 from devkit import synth
 from devkit.demo import plants
 from devkit.demo.bank import TEXT_DIR, load_text_bank
 from devkit.demo.instances import SEED, Instance, make_instances
 from devkit.demo.oracle import compute_findings, finding_key
-
 
 # ---------------------------------------------------------------- building the release
 

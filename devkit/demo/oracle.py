@@ -11,7 +11,6 @@ from collections import Counter
 from typing import Any
 
 from audit.languages import BY_NAME
-
 from devkit import synth
 
 CONNECTORS = frozenset({"of", "the", "de", "la", "le", "van", "von", "du", "da", "del", "der",

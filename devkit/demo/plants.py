@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.languages import BY_CODE, CODES
-
 from devkit import synth
 from devkit.demo.instances import Instance, materialize, set_question_language, translate
 

@@ -7,9 +7,7 @@ from pathlib import Path
 
 from audit.io import release as readers
 from audit.language import descriptors
-from audit.settings import DEMO_EVALUATION
-from audit.settings import DEMO_RELEASE, demo_sources
-
+from audit.settings import DEMO_EVALUATION, DEMO_RELEASE, demo_sources
 from devkit.evaluation import demo_reviews, judge_synth, synthetic
 
 SMALL_DESIGN = {"paragraph": 8, "question": 2, "answer": 2}
