@@ -164,24 +164,24 @@ except InputError as error:
     st.stop()
 decision = acceptance.decide(summary, evidence, rules.acceptance())
 KIND = {"pass": "accepted", "fail": "blocking", "insufficient": "review"}
-html(render.strong("Verdict: "), render.badge(decision["verdict"].upper(),
-                                              KIND[decision["verdict"]]))
+html(render.strong("Verdict: "), render.badge(decision.verdict.upper(),
+                                              KIND[decision.verdict]))
 html(render.table(["#", "criterion", "verdict", "why"],
-                  [[render.text(c["criterion"]), render.text(c["name"].replace("_", " ")),
-                    render.badge(c["verdict"], KIND[c["verdict"]]), render.text(c["reason"])]
-                   for c in decision["criteria"]]))
+                  [[render.text(c.criterion), render.text(c.name.replace("_", " ")),
+                    render.badge(c.verdict, KIND[c.verdict]), render.text(c.reason)]
+                   for c in decision.criteria]))
 with st.expander("Numbers and thresholds"):
-    st.json(decision["criteria"])
+    st.json(decision.as_json()["criteria"])
 
 
 def gate_files() -> dict[str, bytes]:
-    return {"acceptance.json": json.dumps({**decision, "evidence": evidence}, indent=2,
+    return {"acceptance.json": json.dumps({**decision.as_json(), "evidence": evidence}, indent=2,
                                           ensure_ascii=False).encode(),
             "report.html": acceptance_html.report_html(decision, comparison, evidence).encode()}
 
 
 gate = kept_files(("gate", old_result.identity, result.identity, batch,
-                   json.dumps(decision, sort_keys=True, default=str)), gate_files)
+                   json.dumps(decision.as_json(), sort_keys=True, default=str)), gate_files)
 g1, g2 = st.columns(2)
 g1.download_button("acceptance.json", gate["acceptance.json"], file_name="acceptance.json",
                    mime="application/json", on_click="ignore")

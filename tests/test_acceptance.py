@@ -28,29 +28,29 @@ def comparison(tmp_path_factory) -> compare.Comparison:
 
 def test_key_equality_and_structure_from_the_comparison(comparison):
     decision = acceptance.decide(comparison.as_json(), None, LIMITS)
-    keys, structure = decision["criteria"][:2]
-    assert keys["verdict"] == "fail"
-    assert keys["numbers"] == {"only_old": 1, "only_new": 1, "unit_set_differs": 1,
+    keys, structure = decision.criteria[:2]
+    assert keys.verdict == "fail"
+    assert keys.numbers == {"only_old": 1, "only_new": 1, "unit_set_differs": 1,
                                "language_changed": 2}
     # In words, each count's policy name after it (issue 24: "unit_set_differs 1 > 0").
-    assert keys["reason"] == (
+    assert keys.reason == (
         "1 source only in OLD, 0 tolerated (only_old); 1 source only in NEW, 0 "
         "tolerated (only_new); 1 source whose question, answer or paragraph units differ "
         "between OLD and NEW, 0 tolerated (unit_set_differs); 2 matched units whose target "
         "language changed, 0 tolerated (language_changed)")
-    assert decision["criteria"][2]["reason"] == (
+    assert decision.criteria[2].reason == (
         "no paired review batch was given (the same units rated in OLD and NEW)")
     # NEW: q2 kept its blank question and q3 gained a blank answer.
-    assert structure["verdict"] == "fail"
-    assert (structure["numbers"]["blocking_sources_new"],
-            structure["numbers"]["quarantined_rows_new"]) == (2, 2)
-    assert structure["numbers"]["delta_r"] == pytest.approx(-1 / 9)
+    assert structure.verdict == "fail"
+    assert (structure.numbers["blocking_sources_new"],
+            structure.numbers["quarantined_rows_new"]) == (2, 2)
+    assert structure.numbers["delta_r"] == pytest.approx(-1 / 9)
     tolerant = {**LIMITS, "max_only_old": 1, "max_only_new": 1, "max_unit_set_differs": 1,
                 "max_language_changed": 2, "max_blocking_sources": 2}
     decision = acceptance.decide(comparison.as_json(), None, tolerant)
-    assert [c["verdict"] for c in decision["criteria"]] == [
+    assert [c.verdict for c in decision.criteria] == [
         "pass", "pass", "insufficient", "insufficient"]
-    assert (decision["verdict"], decision["exit_code"]) == ("insufficient", 3)
+    assert (decision.verdict, decision.exit_code) == ("insufficient", 3)
 
 
 def flag(difference: float, ci: list, units: int = 40, sources: int = 30) -> dict:
@@ -78,52 +78,52 @@ def evidence(estimate=0.5, ci=(0.2, 0.8), sources=30, flags=None, languages=()) 
      "insufficient"),
 ])
 def test_adequacy_verdicts(given, verdict):
-    assert acceptance.adequacy(given, LIMITS)["verdict"] == verdict
+    assert acceptance.adequacy(given, LIMITS).verdict == verdict
 
 
 def test_adequacy_uses_the_policy_bound():
     raised = {**LIMITS, "delta_h_lower_bound": 0.25}
     result = acceptance.adequacy(evidence(), raised)
-    assert result["verdict"] == "insufficient"
-    assert result["reason"] == "ΔH interval [0.200, 0.800] contains 0.25"
-    assert result["thresholds"] == {"delta_h_lower_bound": 0.25, "min_review_sources": 20}
+    assert result.verdict == "insufficient"
+    assert result.reason == "ΔH interval [0.200, 0.800] contains 0.25"
+    assert result.thresholds == {"delta_h_lower_bound": 0.25, "min_review_sources": 20}
 
 
 def test_preservation_verdicts():
     ok = acceptance.preservation(evidence(), LIMITS)
-    assert ok["verdict"] == "pass"
+    assert ok.verdict == "pass"
     # The entity rate drops by 5 points: beyond the tolerated 2.
     dropped = {**{n: flag(0.0, [-0.01, 0.01]) for n in acceptance.FLAGS},
                "entities": flag(-0.05, [-0.1, 0.0])}
     result = acceptance.preservation(evidence(flags=dropped), LIMITS)
-    assert result["verdict"] == "fail"
-    assert result["reason"] == "regression beyond 0.02: entities -0.050 (McNemar p 0.69)"
+    assert result.verdict == "fail"
+    assert result.reason == "regression beyond 0.02: entities -0.050 (McNemar p 0.69)"
     # Within tolerance on the estimate, but the interval reaches −0.04: not shown.
     wide = {**{n: flag(0.0, [-0.01, 0.01]) for n in acceptance.FLAGS},
             "answer": flag(-0.01, [-0.04, 0.02])}
     result = acceptance.preservation(evidence(flags=wide), LIMITS)
-    assert (result["verdict"], result["reason"]) == (
+    assert (result.verdict, result.reason) == (
         "insufficient", "the interval of answer reaches below −0.02")
     # One language loses answers significantly after Holm's correction.
     regressing = {"flag": "answer", "language": "th", "difference": -0.3, "b": 9, "c": 0,
                   "p_value": 0.0039, "p_holm": 0.04}
     result = acceptance.preservation(evidence(languages=[regressing]), LIMITS)
-    assert result["verdict"] == "fail"
-    assert result["reason"] == "regression beyond 0.02: answer in th -0.300 (Holm p 0.04)"
-    assert result["numbers"]["regressing_languages"] == [regressing]
+    assert result.verdict == "fail"
+    assert result.reason == "regression beyond 0.02: answer in th -0.300 (Holm p 0.04)"
+    assert result.numbers["regressing_languages"] == [regressing]
     # The same drop with a Holm p above alpha claims nothing.
     result = acceptance.preservation(
         evidence(languages=[{**regressing, "p_holm": 0.2}]), LIMITS)
-    assert result["verdict"] == "pass"
+    assert result.verdict == "pass"
 
 
 def test_overall_verdict_and_exit_code(comparison):
     tolerant = {**LIMITS, "max_only_old": 1, "max_only_new": 1, "max_unit_set_differs": 1,
                 "max_language_changed": 2, "max_blocking_sources": 2}
     decision = acceptance.decide(comparison.as_json(), evidence(), tolerant)
-    assert (decision["verdict"], decision["exit_code"]) == ("pass", 0)
+    assert (decision.verdict, decision.exit_code) == ("pass", 0)
     decision = acceptance.decide(comparison.as_json(), evidence(0.0, (-0.3, 0.0)), tolerant)
-    assert (decision["verdict"], decision["exit_code"]) == ("fail", 1)
+    assert (decision.verdict, decision.exit_code) == ("fail", 1)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -142,6 +142,11 @@ def test_cli_gate_writes_json_and_report_and_exits_by_verdict(tmp_path):
     assert ("3. adequacy      INSUFFICIENT  no paired review batch was given (the same units "
             "rated in OLD and NEW) (give one with --reviews)") in done.stdout
     decision = json.loads((out / "acceptance.json").read_text())
+    # The typed Decision writes acceptance.json as the dict did, key for key.
+    assert sorted(decision) == ["criteria", "evidence", "exit_code", "new", "note", "old",
+                                "reviews", "thresholds", "verdict"]
+    assert sorted(decision["criteria"][0]) == ["criterion", "name", "numbers", "reason",
+                                               "thresholds", "verdict"]
     assert [c["verdict"] for c in decision["criteria"]] == [
         "fail", "fail", "insufficient", "insufficient"]
     assert decision["thresholds"] == LIMITS and decision["evidence"] is None

@@ -58,16 +58,16 @@ def cmd_accept(args: argparse.Namespace) -> int:
     decision = acceptance.decide(comparison.as_json(), evidence, rules.acceptance())
     if args.out:
         with staged_directory(Path(args.out), what="gate") as staging:
-            write_json(staging / "acceptance.json", {**decision, "evidence": evidence})
+            write_json(staging / "acceptance.json", {**decision.as_json(), "evidence": evidence})
             (staging / "report.html").write_text(
                 acceptance_html.report_html(decision, comparison, evidence), encoding="utf-8")
             compare.write_files(comparison, staging)
-    for c in decision["criteria"]:
-        hint = " (give one with --reviews)" if c["reason"] == acceptance.NO_REVIEWS else ""
-        print(f"{c['criterion']}. {c['name']:13} {c['verdict'].upper():13} {c['reason']}{hint}")
-    print(f"verdict: {decision['verdict'].upper()}" + (f" (written to {args.out})"
-                                                       if args.out else ""))
-    return decision["exit_code"]
+    for c in decision.criteria:
+        hint = " (give one with --reviews)" if c.reason == acceptance.NO_REVIEWS else ""
+        print(f"{c.criterion}. {c.name:13} {c.verdict.upper():13} {c.reason}{hint}")
+    print(f"verdict: {decision.verdict.upper()}" + (f" (written to {args.out})"
+                                                    if args.out else ""))
+    return decision.exit_code
 
 
 def _check_reviewed(batch: str, evidence: dict, comparison: compare.Comparison) -> None:

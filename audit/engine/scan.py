@@ -10,7 +10,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import duckdb
 import pyarrow as pa
@@ -52,7 +52,7 @@ class ScanResult:
 
     release: Release
     policy: Policy
-    summary: dict
+    summary: dict[str, Any]
     tables: dict[str, str]
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -79,7 +79,7 @@ class ScanResult:
         """What decides this scan's results: every input's SHA-256, the policy, the
         registry fingerprint and the code (`results.code_fingerprint`). It keys every
         cache and is the manifest's fingerprint."""
-        return self.summary["identity"]
+        return str(self.summary["identity"])
 
 
 def identity(release: Release, policy: Policy) -> str:
@@ -100,9 +100,12 @@ def _context_source(plans: dict[str, str]) -> str:
     return f"SELECT r.*{extra} FROM contexts r"
 
 
-def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> tuple[dict, dict, set]:
+def _plan(active: tuple[Check, ...], caps: frozenset[str]
+          ) -> tuple[dict[str, str], dict[str, str], set[str]]:
     """{check: row SQL}, {check: context SQL}, and the checks that cannot see every case."""
-    rows, contexts, partial = {}, {}, set()
+    rows: dict[str, str] = {}
+    contexts: dict[str, str] = {}
+    partial: set[str] = set()
     for check in active:
         if check.query is not None or check.name in registry.CONSISTENCY_CHECKS:
             continue
@@ -155,7 +158,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
 
 
 def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, ...],
-         rows: dict, contexts: dict, partial: set, started: float) -> ScanResult:
+         rows: dict[str, str], contexts: dict[str, str], partial: set[str], started: float
+         ) -> ScanResult:
     con = release.con
     clock = time.perf_counter()
     distinct = con.sql("SELECT count(*) FROM contexts").fetchall()[0][0]
@@ -205,11 +209,11 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     for check in active:
         if check.query is not None and check.needs <= release.capabilities:
             clock = time.perf_counter()
-            found = identifier(f"query_findings_{check.name}")
-            collected.append(found)
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {found} AS SELECT * FROM "
+            table = identifier(f"query_findings_{check.name}")
+            collected.append(table)
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT * FROM "
                         f"({_release_query(check, release, policy)}) q({_QUERY_COLUMNS})")
-            parts.append(f"SELECT * FROM {found}")
+            parts.append(f"SELECT * FROM {table}")
             say(f"{check.name} done in {time.perf_counter() - clock:.1f} s")
     query_seconds = time.perf_counter() - started - check_seconds
     say("whole-release checks done; collecting findings and status")
@@ -240,7 +244,7 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     return ScanResult(release, policy, summary, tables)
 
 
-def _record(done) -> dict:
+def _record(done: Any) -> dict[str, Any]:
     """What a signal layer's `prepare` did (texts or pairs, how many computed now, seconds
     per phase), for summary.json."""
     record = dataclasses.asdict(done)
@@ -249,6 +253,7 @@ def _record(done) -> dict:
 
 
 def _release_query(check: Check, release: Release, policy: Policy) -> str:
+    assert check.query is not None      # only whole-release checks are asked
     if check.thresholds:
         return check.query(release, policy.thresholds(check.name))
     return check.query(release)
@@ -360,12 +365,13 @@ def status_disagreements(result: ScanResult) -> pa.Table:
                           ORDER BY "row" """).to_arrow_table()
 
 
-def _counts(con, sql: str) -> dict:
+def _counts(con: duckdb.DuckDBPyConnection, sql: str) -> dict[Any, Any]:
     return {key: value for key, value in con.sql(sql).fetchall()}
 
 
 def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
-             partial: set[str], seconds: dict, total_seconds: float) -> dict:
+             partial: set[str], seconds: dict[str, float], total_seconds: float
+             ) -> dict[str, Any]:
     con = release.con
     return {
         "rows": release.rows,

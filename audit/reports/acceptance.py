@@ -21,6 +21,10 @@ The verdict is fail when any criterion fails, else insufficient when any is, els
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
 from ..errors import ExitCode
 from . import render
 
@@ -33,10 +37,42 @@ DESCRIPTIVE_NOTE = ("Unpaired comparisons (e.g. V2 − V1 judge scores on indepe
                     "for criteria 3 and 4, which need the same units reviewed in both versions.")
 
 
-def _criterion(number: int, name: str, verdict: str, reason: str, numbers: dict,
-               thresholds: dict) -> dict:
-    return {"criterion": number, "name": name, "verdict": verdict, "reason": reason,
-            "numbers": numbers, "thresholds": thresholds}
+@dataclass(frozen=True)
+class Criterion:
+    """One criterion's verdict, why, and the numbers and thresholds it was decided on."""
+
+    criterion: int
+    name: str
+    verdict: str
+    reason: str
+    numbers: dict[str, Any]
+    thresholds: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The gate's decision: the overall verdict and its exit code, each criterion, the
+    thresholds in force, the two versions and the paired review batch it rests on.
+    `as_json()` is acceptance.json (without the evidence, which the CLI adds)."""
+
+    verdict: str
+    exit_code: int
+    criteria: tuple[Criterion, ...]
+    thresholds: dict[str, Any]
+    old: dict[str, Any]
+    new: dict[str, Any]
+    reviews: str | None
+    note: str
+
+    def as_json(self) -> dict[str, Any]:
+        record = dataclasses.asdict(self)
+        record["criteria"] = list(record["criteria"])
+        return record
+
+
+def _criterion(number: int, name: str, verdict: str, reason: str, numbers: dict[str, Any],
+               thresholds: dict[str, Any]) -> Criterion:
+    return Criterion(number, name, verdict, reason, numbers, thresholds)
 
 
 # What each key-equality count counts, in words: (noun, what is true of it).
@@ -48,7 +84,7 @@ KEY_WORDS = {"only_old": ("source", "only in OLD"),
 NO_REVIEWS = "no paired review batch was given (the same units rated in OLD and NEW)"
 
 
-def key_equality(comparison: dict, limits: dict) -> dict:
+def key_equality(comparison: dict[str, Any], limits: dict[str, Any]) -> Criterion:
     """Criterion 1. Its reason says each count over its tolerance in words, the count's
     name (the policy's `max_<name>` key) in brackets after it."""
     keys = comparison["key_equality"]
@@ -63,7 +99,7 @@ def key_equality(comparison: dict, limits: dict) -> dict:
                       "language kept", numbers, thresholds)
 
 
-def structure(comparison: dict, limits: dict) -> dict:
+def structure(comparison: dict[str, Any], limits: dict[str, Any]) -> Criterion:
     new = comparison["quarantined"]["new"]
     numbers = {"blocking_sources_new": new["sources"], "quarantined_rows_new": new["rows"],
                "r_struct_old": comparison["r_struct"]["old"],
@@ -78,7 +114,7 @@ def structure(comparison: dict, limits: dict) -> dict:
                       "tolerated count", numbers, thresholds)
 
 
-def adequacy(evidence: dict | None, limits: dict) -> dict:
+def adequacy(evidence: dict[str, Any] | None, limits: dict[str, Any]) -> Criterion:
     thresholds = {"delta_h_lower_bound": limits["delta_h_lower_bound"],
                   "min_review_sources": limits["min_review_sources"]}
     if evidence is None:
@@ -104,7 +140,7 @@ def adequacy(evidence: dict | None, limits: dict) -> dict:
                       f"contains {bound}", numbers, thresholds)
 
 
-def preservation(evidence: dict | None, limits: dict) -> dict:
+def preservation(evidence: dict[str, Any] | None, limits: dict[str, Any]) -> Criterion:
     tolerance = limits["max_preservation_regression"]
     thresholds = {"max_preservation_regression": tolerance, "alpha": limits["alpha"],
                   "min_review_sources": limits["min_review_sources"]}
@@ -142,14 +178,14 @@ def preservation(evidence: dict | None, limits: dict) -> dict:
                       numbers, thresholds)
 
 
-def decide(comparison: dict, evidence: dict | None, limits: dict) -> dict:
+def decide(comparison: dict[str, Any], evidence: dict[str, Any] | None,
+           limits: dict[str, Any]) -> Decision:
     """acceptance.json: each criterion's verdict with its numbers and thresholds, and the
     overall verdict and exit code."""
     criteria = [key_equality(comparison, limits), structure(comparison, limits),
                 adequacy(evidence, limits), preservation(evidence, limits)]
-    verdicts = {c["verdict"] for c in criteria}
+    verdicts = {c.verdict for c in criteria}
     overall = FAIL if FAIL in verdicts else INSUFFICIENT if INSUFFICIENT in verdicts else PASS
-    return {"verdict": overall, "exit_code": EXIT_CODES[overall], "criteria": criteria,
-            "thresholds": dict(limits), "old": comparison["old"], "new": comparison["new"],
-            "reviews": evidence["batch_id"] if evidence else None,
-            "note": DESCRIPTIVE_NOTE}
+    return Decision(overall, EXIT_CODES[overall], tuple(criteria), dict(limits),
+                    comparison["old"], comparison["new"],
+                    evidence["batch_id"] if evidence else None, DESCRIPTIVE_NOTE)

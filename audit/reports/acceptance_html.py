@@ -8,7 +8,7 @@ import math
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from . import render
+from . import acceptance, render
 from .acceptance import FAIL, PASS
 from .compare import Comparison
 
@@ -76,22 +76,22 @@ def _number(value: object) -> str:
     return str(value)
 
 
-def report_html(decision: dict, comparison: Comparison, evidence: dict | None) -> str:
+def report_html(decision: "acceptance.Decision", comparison: Comparison, evidence: dict | None) -> str:
     """One self-contained page (Plotly inlined once, nothing fetched): the verdicts, the
     numbers and thresholds of each criterion, and the figures. Every outside string (release
     names, languages, checks) goes through audit.reports.render."""
-    rows = [[render.text(c["criterion"]), render.text(c["name"]),
-             render.badge(c["verdict"], {PASS: "accepted", FAIL: "blocking"}.get(
-                 c["verdict"], "review")),
-             render.text(c["reason"]),
-             render.text(_number({k: v for k, v in c["numbers"].items() if k != "flags"}
-                                 if c["name"] == "preservation" else c["numbers"])),
-             render.text(_number(c["thresholds"]))] for c in decision["criteria"]]
-    if "flags" in decision["criteria"][3]["numbers"]:
+    rows = [[render.text(c.criterion), render.text(c.name),
+             render.badge(c.verdict, {PASS: "accepted", FAIL: "blocking"}.get(
+                 c.verdict, "review")),
+             render.text(c.reason),
+             render.text(_number({k: v for k, v in c.numbers.items() if k != "flags"}
+                                 if c.name == "preservation" else c.numbers)),
+             render.text(_number(c.thresholds))] for c in decision.criteria]
+    if "flags" in decision.criteria[3].numbers:
         flag_rows = [[render.text(flag)] + [render.text(_number(row[k])) for k in
                                             ("units", "old_rate", "new_rate", "difference",
                                              "ci", "b", "c", "p_value")]
-                     for flag, row in decision["criteria"][3]["numbers"]["flags"].items()]
+                     for flag, row in decision.criteria[3].numbers["flags"].items()]
         flags = render.table(["flag", "units", "old", "new", "new − old", "95% interval",
                               "b (kept→lost)", "c (lost→kept)", "McNemar p"], flag_rows)
     else:
@@ -100,17 +100,17 @@ def report_html(decision: dict, comparison: Comparison, evidence: dict | None) -
     for i, (title, fig) in enumerate(figures(comparison, evidence)):
         plots.append(f"<h3>{render.text(title)}</h3>" +
                      pio.to_html(fig, full_html=False, include_plotlyjs=(i == 0)))
-    old, new = decision["old"], decision["new"]
+    old, new = decision.old, decision.new
     return "\n".join([
         "<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
         "<title>Release acceptance</title>", render.CSS.strip(),
         "<style>body{font-family:sans-serif;max-width:70em;margin:1em auto;}</style>",
         "</head><body>",
-        f"<h1>Release acceptance: {render.badge(decision['verdict'].upper(), {PASS: 'accepted', FAIL: 'blocking'}.get(decision['verdict'], 'review'))}</h1>",
+        f"<h1>Release acceptance: {render.badge(decision.verdict.upper(), {PASS: 'accepted', FAIL: 'blocking'}.get(decision.verdict, 'review'))}</h1>",
         f"<p>OLD {render.text(old['release'])} ({render.text(old['layout'])}, "
         f"{old['rows']:,} rows) → NEW {render.text(new['release'])} "
         f"({render.text(new['layout'])}, {new['rows']:,} rows); reviews "
-        f"{render.text(decision['reviews'] or 'none')}</p>",
+        f"{render.text(decision.reviews or 'none')}</p>",
         render.table(["#", "criterion", "verdict", "why", "numbers", "thresholds"], rows),
         flags, *plots,
-        f"<p><i>{render.text(decision['note'])}</i></p>", "</body></html>"])
+        f"<p><i>{render.text(decision.note)}</i></p>", "</body></html>"])

@@ -8,7 +8,8 @@ from a policy file, a language code from a release. Nothing else formats a quote
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 class UnsafeValue(ValueError):
@@ -49,7 +50,7 @@ def identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def case(expression: str, mapping: dict[object, object], default: object = None) -> str:
+def case(expression: str, mapping: Mapping[Any, object], default: object = None) -> str:
     """`CASE expression WHEN k THEN v … ELSE default END` with every key and value a
     literal (the language → script lookups, say)."""
     whens = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in mapping.items())
