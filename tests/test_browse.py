@@ -8,7 +8,7 @@ import pytest
 
 from audit.analysis import browse
 from audit.checks import registry
-from workbench.serving import scan_release
+from audit.engine.scan import scan_release
 
 
 @pytest.fixture(scope="module")

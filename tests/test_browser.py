@@ -400,8 +400,8 @@ def test_findings_drill_down_then_export_holds_exactly_the_views_rows(server, br
     """The walk of issue 24: a check picked under "Examples of" on Findings is local; the
     Export reached from the menu downloads the quarantine rows of the view's own filter."""
     from audit.analysis import browse
+    from audit.engine.scan import scan_release
     from audit.reports import quarantine
-    from workbench.serving import scan_release
     tab = visit(browser, server + "/Findings?question_language=fa", "Findings",
                 "Where a check fired")
     box = tab.locator('[data-testid="stSelectbox"]').filter(has_text="Examples of")

@@ -12,11 +12,11 @@ import sys
 import pytest
 from test_agreement import annotations
 
+from audit.engine.scan import scan_release
 from audit.review import agreement, check_agreement, sampling
 from audit.review.batches import translation_batch
 from audit.review.workspace import _record_batch, batch_dir
 from audit.settings import DEMO_RELEASE, demo_sources
-from workbench.serving import scan_release
 
 # Demo paragraph units (row, paragraph): 142 p03 lost its answer (review), 1 p03 is
 # 'unverifiable' (info: Russian 'Венеции', no Russian rendering), 78 p05 lost its bridge

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
+from audit.engine.scan import scan_release
 from audit.settings import DEMO
-from workbench.serving import scan_release
 
 # Language compliance has no independent oracle: its expected units are the planted ones,
 # in expected_findings.json "language_findings" (see devkit/demo/build.py).

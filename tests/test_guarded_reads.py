@@ -16,11 +16,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from audit import settings
-from audit.engine import store
+from audit.engine import scan, store
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio.errors import ServerError
 from devkit.labelstudio_local import LocalServer
-from workbench import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +34,7 @@ def demo_scans(tmp_path_factory):
     saved = settings.current()
     settings.configure(dataclasses.replace(saved, scans=scans))
     try:
-        result = serving.scan_release()
+        result = scan.scan_release()
         good, broken_summary, broken_manifest = (store.write_scan(result) for _ in range(3))
     finally:
         settings.configure(saved)

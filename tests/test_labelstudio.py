@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from audit.engine import scan
 from audit.errors import InputError
 from audit.review import agreement, maple, reports, sampling
 from audit.review.batches import ReviewBatch, realism_batch, relevance_batch, translation_batch
@@ -50,7 +51,6 @@ from audit.review.workspace import (
 )
 from audit.settings import current
 from devkit.labelstudio_local import LocalServer, free_port
-from workbench import serving
 
 INSTALLED = importlib.util.find_spec("label_studio") is not None
 EXTERNAL = bool(os.environ.get("LABEL_STUDIO_URL"))
@@ -208,7 +208,7 @@ def planted(slot: int, index: int) -> dict:
 def german_batch(session: Session, per_unit: dict, seed: int = SEED, tag: str = ""
                  ) -> ReviewBatch:
     """German paragraph / question / answer units: one routing group, "de"."""
-    result = serving.scan_release()
+    result = scan.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=seed, per_stratum=per_unit,
                              where={"language": "de"},
@@ -914,7 +914,7 @@ def test_nobody_to_route_to_is_a_clear_error(session, tmp_path):
 # ------------------------------------------------------------------------- crash, postgres
 
 def _small_batch(size: int, suffix: str = "") -> ReviewBatch:
-    result = serving.scan_release()
+    result = scan.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=SEED + 1, size=size,
                              where={"language": "de", "unit": "paragraph"},

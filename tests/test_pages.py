@@ -275,7 +275,7 @@ def test_compare_with_no_shared_source_says_so_in_one_line(tmp_path, settings_en
 
 def test_a_slow_browse_query_is_stopped_and_says_so():
     from audit.analysis import browse
-    from workbench.serving import scan_release
+    from audit.engine.scan import scan_release
     result = scan_release()
     browse.build_index(result)
     cur = result.release.con.cursor()
@@ -392,7 +392,7 @@ def test_a_hotpotqa_source_attached_in_the_url_runs_the_checks_that_need_it(tmp_
 
 def test_instance_shows_the_english_sentences_without_hotpotqa_joining_spaces():
     from audit.analysis import queries
-    from workbench.serving import scan_release
+    from audit.engine.scan import scan_release
     item = queries.instance(scan_release(), 0)
     raw = [line["source"] for cand in item["candidates"] for line in cand["lines"]]
     assert sum(s.startswith(" ") for s in raw if s) >= 3      # HotpotQA's joining spaces

@@ -11,11 +11,11 @@ import json
 import pytest
 import repair_demo
 
+from audit.engine.scan import scan_release
 from audit.errors import InputError
 from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.reports import render
-from workbench.serving import scan_release
 
 
 @pytest.fixture(scope="module")

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import repair_demo
 from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
 
+from audit.engine.scan import scan_release
 from audit.repair import desk
 from audit.settings import DEMO_RELEASE
-from workbench.serving import scan_release
 
 
 def _metrics(tab) -> dict[str, str]:

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 import pytest
 from app_server import running_app
 
+from audit.engine import scan
 from audit.errors import InputError
 from audit.review import maple, sampling
 from audit.review.batches import realism_batch, translation_batch
@@ -42,7 +43,6 @@ from audit.review.status import status as batch_status
 from audit.review.workspace import read_annotations, read_refusals
 from audit.settings import current, default_token
 from devkit.labelstudio_local import LocalServer, free_port
-from workbench import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
@@ -139,7 +139,7 @@ def submit(tab) -> None:
 @pytest.fixture(scope="module")
 def arabic(server, tmp_path_factory):
     """Two Arabic units pushed to ana and bo, who get new accounts."""
-    result = serving.scan_release()
+    result = scan.scan_release()
     units = sampling.build_units(result)
     sample = sampling.sample(units, by=["unit"], seed=11,
                              per_stratum={"paragraph": 1, "question": 1},

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from audit.engine import scan
 from audit.errors import InputError
 from audit.review import routing, sampling
 from audit.review.routing import Annotator, parse_annotator, parse_annotators, route
-from workbench import serving
 
 ANA, BO, CY, DI = "ana@example.org", "bo@example.org", "cy@example.org", "di@example.org"
 
@@ -106,7 +106,7 @@ def test_adjudicators_read_the_group_and_are_neither_annotator():
 
 @pytest.fixture(scope="module")
 def scanned():
-    return serving.scan_release()
+    return scan.scan_release()
 
 
 @pytest.fixture(scope="module")

@@ -11,17 +11,17 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from audit.engine import scan
 from audit.language import descriptors
 from audit.review import configs, sampling
 from audit.review.sampling import PAPER_PRESET, build_units, sample, sample_design
-from workbench import serving
 
 CREATED = "2026-08-10T00:00:00+00:00"
 
 
 @pytest.fixture(scope="module")
 def scanned():
-    return serving.scan_release()
+    return scan.scan_release()
 
 
 @pytest.fixture(scope="module")

@@ -13,14 +13,13 @@ import pytest
 from audit.engine import scan
 from audit.language import descriptors
 from audit.review import sampling
-from workbench import serving
 
 ROUNDS = 6
 
 
 @pytest.fixture(scope="module")
 def scanned():
-    return serving.scan_release()
+    return scan.scan_release()
 
 
 def test_sessions_on_one_connection_each_get_their_own_answer(scanned):

@@ -1,5 +1,5 @@
 """Which files the workbench may serve, where uploads are kept, the scans it holds in
-memory, and `scan_release` (a release, or the demo release of settings, scanned).
+memory.
 
 The workbench is reached by URL, so every path it is given (`?release=`, `?old=`, the
 sources and policy, every path box, the paths uploads are kept at) is outside input: one
@@ -24,9 +24,8 @@ from pathlib import Path
 from audit import paths
 from audit.engine import scan
 from audit.errors import InputError
-from audit.io import release
 from audit.io.files import safe_name
-from audit.settings import DEMO_RELEASE, REPO, current, demo_sources
+from audit.settings import REPO, current
 
 UPLOADS = REPO / "data" / "uploads"
 
@@ -185,13 +184,6 @@ def stamp(files: list[Path]) -> tuple:
     return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
 
 
-def scan_release(path: str | Path | None = None, sources: list[str] | None = None,
-                 files: list[Path] | None = None) -> scan.ScanResult:
-    """Scan `path` (`files`: its data files, already resolved), or the demo release with
-    its HotpotQA sources when no path is given."""
-    if path is None:
-        path, sources = DEMO_RELEASE, demo_sources()
-    return scan.run(release.open_release(path, sources, files))
 
 
 class ScanCache:

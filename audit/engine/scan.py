@@ -15,8 +15,10 @@ from typing import Any, Callable
 import duckdb
 import pyarrow as pa
 
+from .. import settings
 from ..checks import registry
 from ..checks.model import Check
+from ..io import release as readers
 from ..io.model import Release
 from ..results import code_fingerprint
 from ..sql.safe import case, identifier, literal, strings
@@ -400,3 +402,12 @@ def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
         "seconds": {**{k: round(v, 3) for k, v in seconds.items()},
                     "total": round(total_seconds, 3)},
     }
+
+
+def scan_release(path: str | Path | None = None, sources: list[str] | None = None,
+                 files: list[Path] | None = None) -> ScanResult:
+    """Scan `path` (`files`: its data files, already resolved), or the demo release with
+    its HotpotQA sources when no path is given."""
+    if path is None:
+        path, sources = settings.DEMO_RELEASE, settings.demo_sources()
+    return run(readers.open_release(path, sources, files))

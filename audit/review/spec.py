@@ -207,11 +207,7 @@ def scanned(spec: Spec, value: str | None, sources: list[str]):
     """The release at a path in the spec scanned with its sources, or the demo release with
     its sources when the spec names none."""
     from ..engine import scan
-    from ..io import release
-    from ..settings import DEMO_RELEASE, demo_sources
-    if not value:
-        return scan.run(release.open_release(DEMO_RELEASE, demo_sources()))
-    return scan.run(release.open_release(relative(spec, value), sources or None))
+    return scan.scan_release(relative(spec, value) if value else None, sources or None)
 
 
 def relative(spec: Spec, value: str) -> Path:
