@@ -19,7 +19,7 @@ def test_overview_on_the_demo_release():
     assert metrics == {"Rows": "240", "accepted": "161", "review required": "40",
                        "quarantined": "39"}
     # Findings by check: an HTML table (no chart library on the first page), exact counts.
-    table = next(html.unescape(m.value) for m in at.markdown
+    table = next(html.unescape(m.value) for m in at.html
                  if "findings (bar: log scale)" in html.unescape(m.value))
     assert at.get("plotly_chart") == []
     row = re.search(r"<tr><td>support_index_out_of_range</td>(.*?)</tr>", table).group(1)
@@ -44,7 +44,7 @@ def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, settings_env)
     assert panel[0].startswith("You are looking at the bundled demo release: 240 synthetic")
     assert "in the sidebar under Release, or upload it" in panel[0]
     assert "data roots (AUDIT_DATA_ROOTS)" in panel[0]
-    scope = [m.value for m in at.markdown if 'class="scope"' in m.value]
+    scope = [m.value for m in at.html if 'class="scope"' in m.value]
     assert scope and scope[0].startswith('<div class="scope"><b>the bundled demo release</b>')
     # One's own release: no panel, the release by its name.
     from test_trust import one_row_release
@@ -55,7 +55,7 @@ def test_a_first_visit_is_oriented_and_the_demo_is_named(tmp_path, settings_env)
     at.run()
     assert not at.exception
     assert not [i for i in at.info if i.value.startswith("You are looking at")]
-    scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
+    scope = [m.value for m in at.html if 'class="scope"' in m.value][0]
     assert scope.startswith('<div class="scope"><b>mine</b>')
     assert " · 1 row · " in html.unescape(scope)      # one helper agrees: never "1 rows"
 

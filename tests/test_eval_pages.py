@@ -113,5 +113,5 @@ def test_path_boxes_are_prefilled_relative_and_retrieval_has_no_release_picker()
         assert not any(str(ROOT) in box.value for box in at.sidebar.text_input)
         keys = {box.key for box in at.sidebar.text_input}
         assert ("path_release" in keys) == (name != "11_Retrieval"), name
-    scope = [m.value for m in page("11_Retrieval").markdown if 'class="scope"' in m.value]
+    scope = [m.value for m in page("11_Retrieval").html if 'class="scope"' in m.value]
     assert scope == []

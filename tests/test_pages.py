@@ -23,19 +23,20 @@ def page(name: str, **params) -> AppTest:
 
 
 def markdown_text(at: AppTest) -> str:
-    """The markdown sources, with the entities the pages use for dataset text decoded."""
-    return html.unescape("\n".join(m.value for m in at.markdown))
+    """The page's Markdown and HTML sources, with the entities the pages use for dataset
+    text decoded."""
+    return html.unescape("\n".join(m.value for m in [*at.markdown, *at.html]))
 
 
 def scope_text(at: AppTest) -> str:
     """The page's scope line (its HTML)."""
-    return next(m.value for m in at.markdown if 'class="scope"' in m.value)
+    return next(m.value for m in at.html if 'class="scope"' in m.value)
 
 
 def linked_rows(at: AppTest) -> list[int]:
     """The release rows the page's instance links open, in page order."""
     return [int(r) for r in re.findall(r'href="\./Instance\?[^"]*?row=(\d+)"',
-                                       html.unescape("\n".join(m.value for m in at.markdown)))]
+                                       html.unescape("\n".join(m.value for m in at.html)))]
 
 
 def test_findings_page_folds_info_and_shows_severity_per_category():
@@ -91,7 +92,7 @@ def test_findings_drill_down_is_local_and_never_narrows_the_filter():
 
 def findings_at(at: AppTest, location: str) -> str:
     """The rendered line of one sentence ('p00 · 1'), findings included."""
-    lines = [html.unescape(m.value) for m in at.markdown
+    lines = [html.unescape(m.value) for m in at.html
              if f">{location}" in html.unescape(m.value)]
     assert len(lines) == 1, location
     return lines[0]
@@ -197,7 +198,7 @@ def test_export_page_filters_downloads_and_compares(tmp_path, settings_env):
     settings_env(AUDIT_SCANS=tmp_path / "scans")
     at = page("6_Export")
     assert not at.exception
-    scope = [m.value for m in at.markdown if 'class="scope"' in m.value][0]
+    scope = [m.value for m in at.html if 'class="scope"' in m.value][0]
     assert "filter: no filter → 240 rows" in html.unescape(scope)
     assert "does not apply" not in scope
     assert "141 reasons on 79 rows of ` the bundled demo release `" in info_text(at)
@@ -397,5 +398,5 @@ def test_instance_shows_the_english_sentences_without_hotpotqa_joining_spaces():
     raw = [line["source"] for cand in item["candidates"] for line in cand["lines"]]
     assert sum(s.startswith(" ") for s in raw if s) >= 3      # HotpotQA's joining spaces
     shown = re.findall(r'<div class="xt" lang="en" dir="auto">(.)',
-                       "\n".join(m.value for m in page("2_Instance", row="0").markdown))
+                       "\n".join(m.value for m in page("2_Instance", row="0").html))
     assert len(shown) >= len(raw) and " " not in shown

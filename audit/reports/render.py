@@ -2,7 +2,8 @@
 
 Release fields, file names, URL parameters, policy keys and Label Studio exports only ever
 reach a page through this module. No Streamlit here: it returns strings, and
-`workbench/shell.py` is the only caller of `st.markdown(..., unsafe_allow_html=True)`.
+`workbench/shell.py` is the only caller of `st.html` (and of `st.markdown(...,
+unsafe_allow_html=True)`, for the stylesheet alone).
 
 Two kinds of output:
 
@@ -267,7 +268,8 @@ def meter(count: int, largest: int, kind: str = "") -> str:
 
 
 def block(*fragments: str, css: str = "xb") -> str:
-    """Fragments from this module as one HTML block Markdown will not parse inside."""
+    """Fragments from this module as one HTML block (no raw line break, so even a Markdown
+    renderer would not parse inside it)."""
     body = "".join(fragments)
     if "\n" in body or "\r" in body:
         raise ValueError("an HTML fragment holds a raw line break")
