@@ -73,8 +73,15 @@ def _write_filter(name: str) -> None:
 with st.sidebar:
     st.divider()
     st.markdown("**Filters** (counts under the other filters)")
-    if filters.to_query() and st.button("Clear every filter"):
+    say(st.caption, "Now: {filter}", filter=view.describe_filter())
+    # Always drawn (disabled without a filter): the popover below keeps its place in the
+    # page, so it stays open while several values are picked.
+    if st.button("Clear every filter", disabled=not filters.to_query()):
         show_view(view.with_filters(Filters()))
+    # The facet widgets live in a popover: the browser builds them only when it is opened,
+    # which keeps Browse's first render under a second for three users at once.
+    chooser = st.popover("Choose filters…", use_container_width=True)
+with chooser:
     for name, label in LABELS.items():
         counts = dict(page.facets[name])
         chosen = getattr(filters, name)

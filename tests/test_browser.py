@@ -111,12 +111,22 @@ def test_deep_link_applies_set_up_and_filter(server, browser):
 
 def test_apply_a_facet_in_the_sidebar(server, browser):
     tab = visit(browser, server + "/Browse", "Browse", "240 of 240 rows match")
+    sidebar = tab.locator('[data-testid="stSidebar"]')
+    assert "Now: no filter" in sidebar.inner_text()
+    sidebar.get_by_role("button", name="Choose filters…").click()
     box = tab.locator('[data-testid="stMultiSelect"]').filter(has_text="Stratum")
     box.locator("input").click()
     tab.locator("div[role=option]").filter(has_text="S3").first.click()
     tab.wait_for_url("**stratum=S3**", timeout=90_000)
     settled(tab, "16 of 240 rows match")
     shot(tab, "browse-filtered")
+    # The chooser stays open: a second value is one more pick, not another trip.
+    box.locator("input").click()
+    tab.locator("div[role=option]").filter(has_text="S2").first.click()
+    tab.wait_for_url("**stratum=S3%2CS2**", timeout=90_000)
+    settled(tab, "41 of 240 rows match")
+    tab.keyboard.press("Escape")
+    sidebar.get_by_text("Now: stratum S3, S2").wait_for(timeout=90_000)
     tab.close()
 
 

@@ -38,7 +38,7 @@ SCANS = ScanCache()
 def html(*fragments: str, css: str = "xb") -> None:
     """Show fragments built by `audit.reports.render` (the only HTML a page may show). st.html,
     not st.markdown: the browser inserts the block as it is instead of running a Markdown
-    parser over it (Findings' evidence tables drew 3× faster for three users)."""
+    parser over it."""
     st.html(render.block(*fragments, css=css))
 
 
