@@ -162,3 +162,20 @@ def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, settings_e
     assert tables(readers.open_release(tmp_path / "release", spec)) == fresh
     assert pq.read_table(cached_dir / "views.parquet").num_rows == 2      # rebuilt
     assert pq.read_table(source_cache).num_rows == 2
+
+
+def test_a_bad_source_still_leaves_a_complete_contexts_cache(tmp_path, settings_env):
+    """The grouped contexts are written on a thread while the source is parsed: a source
+    that fails to parse is the error reported, and the cache entry is whole, not partial."""
+    from audit import settings
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
+    synth.write_release([record(), record(source(_id="5a0000000000000000000002"),
+                                          position=1)], tmp_path / "release")
+    bad = tmp_path / "hotpot.json"
+    bad.write_text("{not json")
+    with pytest.raises(InputError, match=r"hotpot.json: line 1: invalid JSON"):
+        readers.open_release(tmp_path / "release", [f"validation={bad}"])
+    (cached_dir,) = settings.cache_dir("contexts").iterdir()
+    assert pq.read_table(cached_dir / "views.parquet").num_rows == 2
+    assert pq.read_table(cached_dir / "contexts.parquet").num_rows == 2
+    assert not [p for p in cached_dir.parent.iterdir() if p.name.startswith(".")]

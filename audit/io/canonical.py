@@ -4,6 +4,8 @@ content, the `views`, `contexts` and `release` views per layout, and the flat vi
 from __future__ import annotations
 
 import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 import duckdb
 
@@ -14,27 +16,39 @@ from .files import staged_directory
 CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
 
 
-def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> None:
+def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> Future[None] | None:
     """`_group_contexts`, remembered per content (`key`: the files' SHA-256s): reopening a
-    release reads its contexts and views instead of grouping its rows again."""
+    release reads its contexts and views instead of grouping its rows again. A first
+    grouping is written to the cache on a thread of its own (DuckDB's Parquet writer
+    releases the GIL, and the source parse that follows is Python on one core); the
+    caller waits for the returned future before the release is used."""
     folder = cache_dir("contexts") / key if key else None
     if folder is not None and (folder / "views.parquet").is_file():
         try:
             con.read_parquet(str(folder / "contexts.parquet")).create("raw_contexts")
             con.read_parquet(str(folder / "views.parquet")).create("raw_views")
-            return
+            return None
         except duckdb.Error:   # unreadable: group again and replace it
             con.execute("DROP TABLE IF EXISTS raw_contexts; DROP TABLE IF EXISTS raw_views")
             shutil.rmtree(folder, ignore_errors=True)
     _group_contexts(con)
     if folder is None:
-        return
+        return None
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contexts-cache")
+    try:
+        return pool.submit(_remember_contexts, con.cursor(), folder)
+    finally:
+        pool.shutdown(wait=False)
+
+
+def _remember_contexts(cur: duckdb.DuckDBPyConnection, folder: Path) -> None:
     folder.parent.mkdir(parents=True, exist_ok=True)
     with staged_directory(folder, replace=True) as staging:
-        con.table("raw_contexts").write_parquet(str(staging / "contexts.parquet"),
+        cur.table("raw_contexts").write_parquet(str(staging / "contexts.parquet"),
                                                 compression="zstd")
-        con.table("raw_views").write_parquet(str(staging / "views.parquet"),
+        cur.table("raw_views").write_parquet(str(staging / "views.parquet"),
                                              compression="zstd")
+    cur.close()
 
 
 def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:

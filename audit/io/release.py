@@ -10,6 +10,7 @@ Derived views: `candidates`, `sentences`, `facts` (flat, for browsing and ad-hoc
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import wait
 from pathlib import Path
 
 import duckdb
@@ -70,8 +71,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
         ).create_view("raw_release")
     known = known_digests or {}
     digests = {str(p): known.get(str(p)) or file_sha256(p) for p in paths}
-    _grouped_contexts(con, None if layout == "jsonl" or not cache else hashlib.sha256("\n".join(
-        [CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
+    remembering = _grouped_contexts(con, None if layout == "jsonl" or not cache else hashlib.sha256(
+        "\n".join([CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
     views, contexts = _CANONICAL[layout]
     con.execute(f"CREATE VIEW views AS {views}")
     con.execute(f"CREATE {'TABLE' if layout == 'v2' else 'VIEW'} contexts AS {contexts}")
@@ -87,7 +88,13 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
                       single_file=Path(str(spec)).is_file(),
                       capabilities=frozenset(capabilities),
                       known_digests={**known, **digests} if layout != "jsonl" else {})
-    attach_sources(release, sources or [])
+    try:
+        attach_sources(release, sources or [])
+    finally:
+        if remembering is not None:      # the contexts cache is complete (or absent) first
+            wait([remembering])
+    if remembering is not None:
+        remembering.result()
     return release
 
 
