@@ -106,7 +106,7 @@ RELEASE_CHECKS = (
     Check("record_hash_mismatch", "row", "review", "release",
           "The row's record checksum does not reproduce from its content.",
           frozenset({"v1.1", "v2"}), needs=frozenset({"record_hash"}),
-          query=record_hash.verify_query),
+          query=record_hash.verify_query, layers=(record_hash,)),
     Check("duplicate_id", "release", "review", "release",
           "Two or more release rows share an id within a split.", ALL, query=_duplicate_id),
     Check("view_context_drift", "release", "review", "release",
