@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import record, scan_records
 
-from audit.checks import registry
+from audit.checks import record_hash, registry
 from audit.checks.model import ALL, Check
 from audit.io import signal_cache
 from audit.language import layer as language_layer
@@ -47,8 +47,9 @@ def test_the_plan_follows_the_declared_fields():
 
 def test_the_registered_layers_are_those_the_checks_name():
     assert [layer.NAME for layer in registry.LAYERS] == ["language", "heuristics",
-                                                         "preservation"]
+                                                         "preservation", "record_hash"]
     assert registry.BY_NAME["script_mismatch"].layers == (language_layer,)
+    assert registry.BY_NAME["record_hash_mismatch"].layers == (record_hash,)
     assert registry.BY_NAME["number_mismatch"].layers == (heuristics_layer,)
     # The checks import their layer's signals, never the other way round; the signal cache
     # is every layer's and imports none.

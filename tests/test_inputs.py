@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pyarrow as pa
@@ -179,3 +180,20 @@ def test_a_bad_source_still_leaves_a_complete_contexts_cache(tmp_path, settings_
     assert pq.read_table(cached_dir / "views.parquet").num_rows == 2
     assert pq.read_table(cached_dir / "contexts.parquet").num_rows == 2
     assert not [p for p in cached_dir.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_the_source_is_parsed_while_the_contexts_are_grouped(tmp_path, settings_env):
+    """The source is hashed and parsed into the cache on a thread of its own during the
+    grouping; the release knows its SHA-256 and no thread outlives the open."""
+    from audit import settings
+    from audit.io.files import file_sha256
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
+    synth.write_release([record()], tmp_path / "release")
+    source_file = tmp_path / "source.json"
+    source_file.write_text(json.dumps([source()]))
+    release = readers.open_release(tmp_path / "release", [f"validation={source_file}"])
+    assert release.known_digests[str(source_file)] == file_sha256(source_file)
+    assert release.con.sql("SELECT source_id, source_split FROM sources").fetchall() == [
+        (source()["_id"], "validation")]
+    assert len(list(settings.cache_dir("sources").iterdir())) == 1
+    assert not [t for t in threading.enumerate() if t.name.startswith("source-parse")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,37 @@ def _cached_source(con: duckdb.DuckDBPyConnection, path: Path, digest: str) -> P
         with staged_file(cached) as staging:
             pq.write_table(_parse_source(path), staging)
     return cached
+
+
+def parse_ahead(con: duckdb.DuckDBPyConnection, specs: list[str]
+                ) -> Future[dict[str, str]] | None:
+    """Hash and parse the sources into the cache on a thread of its own while the release's
+    contexts are grouped (DuckDB runs without the GIL; the parse is Python on one core).
+    The future gives each parsed file's SHA-256 by path. A source that fails here is left
+    to `attach_sources`, which parses it again and reports it in turn."""
+    paths = [path for _, path in map(split_of, specs) if path.is_file()]
+    if not paths:
+        return None
+    cursor = con.cursor()      # made here: a connection is not shared between threads
+
+    def parse() -> dict[str, str]:
+        digests = {}
+        try:
+            for path in paths:
+                digest = file_sha256(path)
+                _cached_source(cursor, path, digest)
+                digests[str(path)] = digest
+        except Exception:   # noqa: BLE001 - attach_sources reports it, parsing in turn
+            pass
+        finally:
+            cursor.close()
+        return digests
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="source-parse")
+    try:
+        return pool.submit(parse)
+    finally:
+        pool.shutdown(wait=False)
 
 
 def _source_sql(con: duckdb.DuckDBPyConnection, spec: str,

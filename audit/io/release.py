@@ -31,7 +31,7 @@ from .canonical import (
     _grouped_contexts,
 )
 from .files import file_sha256
-from .hotpot import attach_sources
+from .hotpot import attach_sources, parse_ahead
 from .jsonl import _read_jsonl
 from .model import Release
 
@@ -69,16 +69,26 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
             f"* EXCLUDE (file_row_number), "
             f"{offsets}[file_index::BIGINT + 1] + file_row_number AS rid"
         ).create_view("raw_release")
-    known = known_digests or {}
+    known = dict(known_digests or {})
     digests = {str(p): known.get(str(p)) or file_sha256(p) for p in paths}
-    remembering = _grouped_contexts(con, None if layout == "jsonl" or not cache else hashlib.sha256(
-        "\n".join([CONTEXT_NUMBERING, layout, *digests.values()]).encode("utf-8")).hexdigest())
+    parsing = parse_ahead(con, sources or [])
+    try:
+        remembering = _grouped_contexts(con, None if layout == "jsonl" or not cache else
+                                        hashlib.sha256("\n".join(
+                                            [CONTEXT_NUMBERING, layout, *digests.values()]
+                                        ).encode("utf-8")).hexdigest())
+    except BaseException:
+        if parsing is not None:    # no thread outlives a release that failed to open
+            wait([parsing])
+        raise
     views, contexts = _CANONICAL[layout]
     con.execute(f"CREATE VIEW views AS {views}")
     con.execute(f"CREATE {'TABLE' if layout == 'v2' else 'VIEW'} contexts AS {contexts}")
     con.execute(f"CREATE VIEW release AS {_RELEASE}")
     _create_flat_views(con)
     rows = con.sql("SELECT count(*) FROM raw_views").fetchall()[0][0]
+    if parsing is not None:       # the sources parsed meanwhile: attach_sources reads them
+        known.update(parsing.result())
     if rows == 0:
         raise InputError(paths[0], "the release has no rows", expected="at least one row")
     capabilities = {layout}
