@@ -50,6 +50,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
         out = store.write_scan(result, target)
         if key is not None:
             results.remember(key, out)
+        say(f"written to {out}")
         summary = result.summary
     print(json.dumps({"scan": str(out), "rows": summary["rows"],
                       "status_counts": summary["status_counts"]}, indent=2))
