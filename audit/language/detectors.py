@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..languages import CODES
 from ..sql.safe import literal
+from . import words
 from .scripts import (
     AMBIGUOUS,
     CLASSES,
@@ -59,7 +60,7 @@ class LanguageIdentifier:
         """The routing settings that change what is detected (part of the cache version)."""
         return (f"clip{MAX_DETECT_CHARS}-min{LANGID_MIN_LETTERS}.{LANGID_MIN_WORDS}."
                 f"{LANGID_MIN_HAN}"
-                f"{'-masked' if self.mask_names else ''}")
+                f"{'-masked' if self.mask_names else ''}-{words.VERSION}")
 
     def prepare_texts(self, group: str, texts: list[str]) -> list[str]:
         """What the detector reads: Latin-script text without its capitalised tokens (names,
@@ -104,7 +105,8 @@ class LanguageIdentifier:
 
     def identify(self, texts: Sequence[str], counts=None) -> list[Detection]:
         """Route each text by its script group (`routes`; `counts`: the texts'
-        `count_pieces` when known), then detect the ambiguous ones group by group."""
+        `count_pieces` when known), settle what the function words settle (`words`), then
+        detect the rest of the ambiguous ones group by group."""
         out = []
         batches: dict[str, list[int]] = {}
         for i, (group, letters, share) in enumerate(routes(texts, counts)):
@@ -115,8 +117,17 @@ class LanguageIdentifier:
             if group in AMBIGUOUS:
                 batches.setdefault(group, []).append(i)
         for group, indices in batches.items():
-            found = self.detect(AMBIGUOUS[group],
-                                self.prepare_texts(group, [texts[i] for i in indices]))
+            read = self.prepare_texts(group, [texts[i] for i in indices])
+            if group == "Latin":
+                # The detector reads only what the function-word rule leaves open (its
+                # confidence 1: no other language's words come close).
+                settled = words.settle(read)
+                for i, lang in zip(indices, settled):
+                    if lang is not None:
+                        out[i].lang, out[i].confidence = lang, 1.0
+                indices = [i for i, lang in zip(indices, settled) if lang is None]
+                read = [text for text, lang in zip(read, settled) if lang is None]
+            found = self.detect(AMBIGUOUS[group], read) if read else []
             for i, (lang, confidence) in zip(indices, found):
                 out[i].lang, out[i].confidence = lang, confidence
         return out
@@ -274,7 +285,7 @@ DEFAULT_DETECTOR = "lingua"
 # Everything the language_mismatch verdict depends on besides the detector's own release.
 LANGUAGE_RULE_VERSION = (f"{DEFAULT_DETECTOR}-low-clip{MAX_DETECT_CHARS}"
                          f"-min{LANGID_MIN_LETTERS}.{LANGID_MIN_WORDS}.{LANGID_MIN_HAN}"
-                         f"-conf{MIN_CONFIDENCE}-second-langdetect-pairs")
+                         f"-conf{MIN_CONFIDENCE}-second-langdetect-pairs-{words.VERSION}")
 
 
 @lru_cache(maxsize=4)
