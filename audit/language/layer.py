@@ -40,7 +40,9 @@ MAX_DETECT_CHARS. A unit's language mismatches when the detected language differ
 assigned one and is written in another script group, or shares its script, reaches
 MIN_CONFIDENCE (0.7), and a second opinion names it again at MIN_CONFIDENCE: the text read
 again by a detector knowing only those two languages (`confirm`). The default detector,
-lingua, reads every text with its fast trigram models; langdetect, restricted to the two
+lingua, reads with its fast trigram models every Latin-script text that the function-word
+rule leaves open (`words`: most paragraphs are settled by their function words) and every
+Arabic-script and Han/Kana text; langdetect, restricted to the two
 languages, gives the second opinion on the few same-script disagreements
 (`LinguaIdentifier`).
 
