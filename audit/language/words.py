@@ -110,12 +110,13 @@ def settle(texts: Sequence[str]) -> list[str | None]:
     out: list[str | None] = []
     for text in texts:
         tokens = _TOKEN.findall(text.lower())
-        points = _points(tokens)
+        half = len(tokens) // 2
+        first, second = _points(tokens[:half]), _points(tokens[half:])
+        points = [a + b for a, b in zip(first, second)]
         best = max(range(len(points)), key=points.__getitem__)
         top = points[best]
         runner_up = max(p for i, p in enumerate(points) if i != best)
-        half = len(tokens) // 2
         out.append(LANGUAGES[best] if top >= MIN_HITS and top >= RATIO * runner_up
-                   and top - runner_up >= MARGIN and _leads(_points(tokens[:half]), best)
-                   and _leads(_points(tokens[half:]), best) else None)
+                   and top - runner_up >= MARGIN and _leads(first, best)
+                   and _leads(second, best) else None)
     return out
