@@ -89,16 +89,12 @@ _TOKEN = re.compile(r"[^\W\d_]+")
 
 
 def _points(tokens: Sequence[str]) -> list[int]:
+    """Per language of LANGUAGES: how many of the tokens its list holds."""
     out = [0] * len(LANGUAGES)
     for token in tokens:
         for i in _INDEX.get(token, ()):
             out[i] += 1
     return out
-
-
-def scores(text: str) -> list[int]:
-    """Per language of LANGUAGES: how many of the text's lower-case tokens its list holds."""
-    return _points(_TOKEN.findall(text.lower()))
 
 
 def _leads(points: list[int], best: int) -> bool:
