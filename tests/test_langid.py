@@ -396,6 +396,19 @@ def test_a_cold_fill_in_small_batches_gives_the_same_signals(tmp_path, monkeypat
     parts = sorted((tmp_path / "small").rglob("script/*/part-*.parquet"))
     assert len(parts) == -(-whole.script_misses // 4)     # flushed at 4 >= 3 rows
     assert sum(pq.read_metadata(p).num_rows for p in parts) == whole.script_misses
+    # From BACKGROUND_FROM texts on, two forked children share the batches; lingua read in
+    # parallel in this process above, so a child that used the parent's thread pool
+    # would hang here instead of reading on its own core.
+    monkeypatch.setattr(langid, "BACKGROUND_FROM", 1)
+    apart, apart_rows, apart_found = judged(tmp_path / "c", tmp_path / "apart")
+    assert (apart_rows, apart_found) == (rows, found)
+    assert "apart" in apart.seconds and "lang" not in apart.seconds
+    for signal in ("script", "lang"):
+        cached = [sorted((row for p in (tmp_path / name).rglob(f"{signal}/*/part-*.parquet")
+                          for row in pq.read_table(p).to_pylist()), key=lambda r: r["key"])
+                  for name in ("one", "apart")]
+        assert cached[0] == cached[1] and len(cached[0]) == {"script": 9, "lang": 7}[signal]
+    assert not list((tmp_path / "apart").glob(".background-*"))   # the files went
 
 
 def test_compaction_keeps_one_row_per_key(tmp_path):

@@ -190,8 +190,9 @@ class Background:
     file in row groups of at most `batch` (a child never holds more), and at most a
     SHARES-th of the `rows` each, so that both children stay busy to the end however few
     rows there are (one 250,000-row group left one child idle for 61,073 pairs); child k
-    computes row groups k, k + 2, … and writes each result beside it; `tables` waits for
-    both and gives the results one file at a time (in row-group order)."""
+    computes row groups k, k + 2, … and writes each result beside it; `tables` gives the
+    results one file at a time in row-group order, each as soon as it is written, so this
+    process takes them in while the children compute the rest."""
 
     SHARES = 8
 
@@ -205,22 +206,32 @@ class Background:
         source = self.dir / "todo.parquet"
         con.execute(f"COPY ({relation}) TO {literal(str(source))} "
                     f"(FORMAT parquet, ROW_GROUP_SIZE {int(batch)})")
+        self.groups = pq.ParquetFile(source).num_row_groups
         fork = multiprocessing.get_context("fork")
-        self.children = [fork.Process(target=_background_share, daemon=True,
-                                      args=(source, k, 2, tuple(columns), signal_table))
-                         for k in range(2)]
-        for child in self.children:
-            child.start()
+        self.children, self.done = [], []
+        for k in range(2):
+            # Child k says each row group it finished; the pipe ends when the child does.
+            receive, send = fork.Pipe(duplex=False)
+            self.children.append(fork.Process(target=_background_share, daemon=True,
+                                              args=(source, k, 2, tuple(columns),
+                                                    signal_table, send)))
+            self.children[-1].start()
+            send.close()
+            self.done.append(receive)
 
     def tables(self) -> Iterator[pa.Table]:
         try:
-            for child in self.children:
-                child.join()
-            if any(child.exitcode for child in self.children):
-                raise RuntimeError("computing signals failed in a child process "
-                                   f"(exit codes {[c.exitcode for c in self.children]})")
-            for path in sorted(self.dir.glob("out-*.parquet")):
-                yield read_parquet(path)
+            for group in range(self.groups):
+                child = group % 2
+                try:
+                    finished = self.done[child].recv()
+                except EOFError:      # the child ended before it finished this row group
+                    finished = None
+                if finished != group:
+                    self.children[child].join()
+                    raise RuntimeError("computing signals failed in a child process "
+                                       f"(exit code {self.children[child].exitcode})")
+                yield read_parquet(self.dir / f"out-{group:06d}.parquet")
         finally:
             self.cancel()
 
@@ -230,15 +241,19 @@ class Background:
             if child.is_alive():
                 child.kill()
             child.join()
+        for receive in self.done:
+            receive.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _background_share(source: Path, k: int, n: int, columns: tuple[str, ...],
-                      signal_table: SignalTable) -> None:
-    """Child k of n of a `Background`: its row groups' signals, each into a file."""
+                      signal_table: SignalTable, done: Any) -> None:
+    """Child k of n of a `Background`: its row groups' signals, each into a file, each
+    said on `done` once written."""
     file = pq.ParquetFile(source)
     for group in range(k, file.num_row_groups, n):
         rows = file.read_row_group(group, columns=list(columns), use_threads=False)
         table = signal_table({name: rows.column(name).to_pylist() for name in columns})
         with staged_file(source.parent / f"out-{group:06d}.parquet") as staging:
             pq.write_table(table, staging, compression="zstd")
+        done.send(group)

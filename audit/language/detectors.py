@@ -54,6 +54,8 @@ class LanguageIdentifier:
     name = "base"
     min_confidence = 0.0
     mask_names = True
+    # False in a forked child process: a thread pool the parent started does not exist there.
+    parallel = True
 
     @property
     def settings(self) -> str:
@@ -203,8 +205,10 @@ class LinguaIdentifier(LanguageIdentifier):
         if second_opinion:
             return self._second.detect(codes, texts)
         out: list[tuple[str | None, float | None]] = []
-        for values in self._detector(codes).compute_language_confidence_values_in_parallel(
-                texts):
+        detector = self._detector(codes)
+        for values in (detector.compute_language_confidence_values_in_parallel(texts)
+                       if self.parallel else map(detector.compute_language_confidence_values,
+                                                 texts)):
             top = values[0] if values else None
             out.append((top.language.iso_code_639_1.name.lower(), round(top.value, 4))
                        if top is not None and top.value > 0 else (None, None))

@@ -49,7 +49,8 @@ languages, gives the second opinion on the few same-script disagreements
 Both signals are computed for a whole batch of texts at once: `count_pieces` counts the
 letters of every script class in numpy over all texts joined, and `script_verdicts` and
 `routes` apply the rules to those counts as arrays (each tested against the one-text
-implementations, `script_profile` and `script_mismatch`).
+implementations, `script_profile` and `script_mismatch`). From BACKGROUND_FROM texts on
+(a cold XHotpotQA+ scan), two forked child processes share the batches, each on one core.
 
 Cache: `<cache_dir>/<signal>/<version>/part-*.parquet`, one row per text keyed by the sha256
 of its UTF-8 bytes; the version names the rule's constants, ICU's Unicode version, or the
@@ -64,6 +65,7 @@ sha256 of the release files and of the SQL reading them): a warm rescan hashes n
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -73,11 +75,12 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import settings
 from ..io import release as readers
 from ..io.files import staged_file
-from ..io.signal_cache import SignalAppender, SignalCache, cache_lock, cached_signals
+from ..io.signal_cache import Background, SignalAppender, SignalCache, cache_lock, cached_signals
 from ..languages import CODES
 from ..sql import arrays
 from ..sql.safe import literal
@@ -153,10 +156,15 @@ _PREPARED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 COMPUTE_BATCH = 50_000     # texts counted and identified at a time (bounded memory)
+# From this many texts on, two forked child processes share them (`Background`): counting
+# letters and settling function words hold one core each, so in one process the second core
+# would wait through most of a cold XHotpotQA+ scan's language phase.
+BACKGROUND_FROM = 200_000
+_TODO_COLUMNS = ("key", "text", "script", "lang")
 
 
 def _compute(con, identifier: LanguageIdentifier, scripts: SignalCache,
-             languages: SignalCache, seconds: dict) -> None:
+             languages: SignalCache, seconds: dict, workdir: Path) -> None:
     """The script and language signals of the keys in lang_missing_script and
     lang_missing_lang (their texts in lang_unit_texts), COMPUTE_BATCH texts at a time: each
     text is read from DuckDB and its letters counted once for both. Appended to the caches
@@ -167,41 +175,84 @@ def _compute(con, identifier: LanguageIdentifier, scripts: SignalCache,
         LEFT JOIN lang_missing_lang l USING (key);
         DROP TABLE lang_unit_texts; DROP TABLE IF EXISTS lang_texts""")
     total = con.sql("SELECT count(*) FROM lang_todo").fetchall()[0][0]
-    seconds["script"] = seconds["lang"] = 0.0
     with SignalAppender(con, scripts, "lang_script") as script_rows, \
             SignalAppender(con, languages, "lang_detect") as language_rows:
-        for start in range(0, total, COMPUTE_BATCH):
-            batch = con.sql("SELECT key, text, script, lang FROM lang_todo "
-                            "WHERE rowid >= ? AND rowid < ?",
-                            params=[start, start + COMPUTE_BATCH]).fetchall()
-            _compute_batch(identifier, *zip(*batch), script_rows, language_rows, seconds)
+        found = (_computed_apart(con, identifier, total, seconds, workdir)
+                 if total >= BACKGROUND_FROM else _computed_here(con, identifier, total, seconds))
+        for script, language in found:
+            if script is not None:
+                script_rows.add(script)
+            if language is not None:
+                language_rows.add(language)
 
 
-def _compute_batch(identifier: LanguageIdentifier, keys, texts, script, language,
-                   script_rows: "SignalAppender", language_rows: "SignalAppender",
-                   seconds: dict) -> None:
+def _computed_here(con, identifier: LanguageIdentifier, total: int, seconds: dict):
+    """(script rows, language rows) of lang_todo's texts, a batch at a time, in this process."""
+    seconds["script"] = seconds["lang"] = 0.0
+    for start in range(0, total, COMPUTE_BATCH):
+        batch = con.sql(f"SELECT {', '.join(_TODO_COLUMNS)} FROM lang_todo "
+                        "WHERE rowid >= ? AND rowid < ?",
+                        params=[start, start + COMPUTE_BATCH]).fetchall()
+        yield _signals(identifier, *zip(*batch), seconds)
+
+
+def _computed_apart(con, identifier: LanguageIdentifier, total: int, seconds: dict,
+                    workdir: Path):
+    """As `_computed_here`, by two forked child processes; `seconds["apart"]` is the wait."""
+    clock = time.perf_counter()
+    background = Background(con, f"SELECT {', '.join(_TODO_COLUMNS)} FROM lang_todo", total,
+                            _TODO_COLUMNS, functools.partial(_child_signals, identifier),
+                            COMPUTE_BATCH, workdir)
+    try:
+        for table in background.tables():
+            kind = table.column("kind")
+            yield (table.filter(pc.equal(kind, 0)).select(SCRIPT_SCHEMA.names),
+                   table.filter(pc.equal(kind, 1)).select(LANG_SCHEMA.names))
+    finally:
+        background.cancel()
+    seconds["apart"] = time.perf_counter() - clock
+
+
+def _child_signals(identifier: LanguageIdentifier, columns: dict[str, list]) -> pa.Table:
+    """`_signals` of one share of the texts, in a forked child: its script rows (kind 0)
+    and its language rows (kind 1) in one table."""
+    identifier.parallel = False
+    found = _signals(identifier, columns["key"], columns["text"], columns["script"],
+                     columns["lang"], {"script": 0.0, "lang": 0.0})
+    return pa.concat_tables(
+        [table.append_column("kind", pa.repeat(pa.scalar(kind, pa.int8()), table.num_rows))
+         for kind, table in enumerate(found) if table is not None],
+        promote_options="default")
+
+
+def _signals(identifier: LanguageIdentifier, keys, texts, script, language, seconds: dict
+             ) -> tuple[pa.Table | None, pa.Table | None]:
+    """The script rows of the texts flagged `script` and the language rows of those flagged
+    `language` (None where none is); the letters of each text are counted once for both."""
     import numpy as np
     clock = time.perf_counter()
     counts, pieces = count_pieces(texts, split=True)
     starts = np.concatenate(([0], np.cumsum(pieces, dtype=np.int64)))
     totals = np.add.reduceat(counts, starts[:-1])     # a text's counts: its pieces' sum
+    scripts = languages = None
     wanted = np.flatnonzero(script)
     if len(wanted):
-        script_rows.add(_script_table([keys[i] for i in wanted],
-                                      counts[np.repeat(np.array(script), pieces)],
-                                      [pieces[i] for i in wanted]))
+        scripts = _script_table([keys[i] for i in wanted],
+                                counts[np.repeat(np.array(script), pieces)],
+                                [pieces[i] for i in wanted])
     seconds["script"] += time.perf_counter() - clock
     clock = time.perf_counter()
     wanted = np.flatnonzero(language)
     if len(wanted):
         found = identifier.identify([texts[i].replace(SEPARATOR, " ") for i in wanted],
                                     totals[wanted])
-        language_rows.add(arrays.table(
+        languages = arrays.table(
             {"key": [keys[i] for i in wanted], "lang": [d.lang for d in found],
              "confidence": [d.confidence for d in found],
              "letters": [d.letters for d in found], "grp": [d.group for d in found]},
-            LANG_SCHEMA))
+            LANG_SCHEMA)
     seconds["lang"] += time.perf_counter() - clock
+    return scripts, languages
 
 
 def _script_table(keys: list[str], counts, pieces: list[int]) -> pa.Table:
@@ -297,7 +348,7 @@ def prepare(release, cache_dir: Path | None = None,
             _unit_texts(con, "SELECT key FROM lang_missing_script "
                              "UNION SELECT key FROM lang_missing_lang")
             done.seconds["texts"] = time.perf_counter() - clock
-            _compute(con, identifier, scripts, languages, done.seconds)
+            _compute(con, identifier, scripts, languages, done.seconds, root)
         clock = time.perf_counter()
         con.execute("""CREATE OR REPLACE TABLE lang_judged AS
             SELECT u.rid, u.ctx, u.paragraph_id, u.unit, u.lang, u.key, s.fails,
