@@ -114,6 +114,12 @@ def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
     return out
 
 
+def _utf8(column: pa.Array | pa.ChunkedArray) -> list[bytes]:
+    """A string column's values as their UTF-8 bytes, read as binary: no value is decoded
+    into a str and encoded back."""
+    return column.cast(pa.binary()).to_pylist()
+
+
 def mismatches(con: duckdb.DuckDBPyConnection, layout: str) -> None:
     """Temp table hash_mismatches: (rid, shipped, computed) of every row whose shipped
     checksum does not reproduce."""
@@ -156,8 +162,7 @@ def _hash_rows_of(reading: duckdb.DuckDBPyConnection, side: duckdb.DuckDBPyConne
         numbers = sorted(set(batch.column("ctx").to_pylist()))
         table = side.sql(context_sql, params=[numbers]).to_arrow_table()
         ids = table.column("ctx").to_pylist()
-        return {name: dict(zip(ids, (v.encode("utf-8") for v in table.column(name).to_pylist())))
-                for name in nested}
+        return {name: dict(zip(ids, _utf8(table.column(name)))) for name in nested}
 
     row_segments = {f"seg{i}": seg for i, seg in enumerate(segments) if isinstance(seg, list)}
     reader = reading.sql(f"""
@@ -183,8 +188,7 @@ def _hash_rows_of(reading: duckdb.DuckDBPyConnection, side: duckdb.DuckDBPyConne
         for batch in reader:
             if stop is not None and stop.is_set():
                 break
-            rows = {name: [v.encode("utf-8") for v in batch.column(name).to_pylist()]
-                    for name in row_segments}
+            rows = {name: _utf8(batch.column(name)) for name in row_segments}
             pending.append((batch, pool.submit(_hash_rows, pieces, rows, contexts_of(batch),
                                                batch.column("ctx").to_pylist())))
             if len(pending) > 2:
