@@ -117,7 +117,8 @@ def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
 def _utf8(column: pa.Array | pa.ChunkedArray) -> list[bytes]:
     """A string column's values as their UTF-8 bytes, read as binary: no value is decoded
     into a str and encoded back."""
-    return column.cast(pa.binary()).to_pylist()
+    values: list[bytes] = column.cast(pa.binary()).to_pylist()
+    return values
 
 
 def mismatches(con: duckdb.DuckDBPyConnection, layout: str) -> None:
