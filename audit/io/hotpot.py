@@ -3,10 +3,12 @@ table `sources`."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +52,27 @@ def _source_fact(fact: Any) -> dict[str, Any]:
             "valid": ok}
 
 
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """The cyclic garbage collector paused: a parse allocates millions of containers that
+    all stay alive, and the collections they trigger only traverse them (a third of the
+    parse of a 140 MB source). Nothing parsed forms a cycle."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _parse_source(path: Path) -> pa.Table:
     """One HotpotQA JSON list as source rows (split and file left empty)."""
+    with _no_collection():
+        return _parse_records(path)
+
+
+def _parse_records(path: Path) -> pa.Table:
     try:
         records = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as error:
