@@ -146,6 +146,11 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, help="a checkout of the XHotpotQA toolkit, or its bare git mirror")
     parser.add_argument("--only", choices=tuple(realtext.RELEASES), action="append")
     args = parser.parse_args()
+    # Checked before any scan runs, not after minutes of them.
+    if args.reference and not ((args.reference / "scripts").is_dir()
+                               or (args.reference / "HEAD").is_file()):
+        parser.error(f"--reference {args.reference}: expected a checkout of the XHotpotQA "
+                     "toolkit (with scripts/) or its bare git mirror (with HEAD)")
     for name in args.only or realtext.RELEASES:
         info = realtext.release(name)
         cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
