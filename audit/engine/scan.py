@@ -142,8 +142,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
     rows, contexts, partial = _plan(active, release.capabilities)
     # The signal layers the checks to run read start first: the heuristics' signals compute
-    # in two child processes meanwhile, while the language layer's reading (lingua) keeps
-    # one core busy, not two.
+    # in two child processes meanwhile (the language layer, which reads when its first check
+    # asks, shares a large release's texts between two children of its own).
     layers = tuple(dict.fromkeys(layer for c in active if c.needs <= release.capabilities
                                  for layer in c.layers))
     for layer in layers:
