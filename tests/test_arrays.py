@@ -59,3 +59,27 @@ def test_building_arrays_never_imports_pandas():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parent.parent)
     assert done.stdout.strip() == "False", done.stderr
+
+
+def test_values_read_from_buffers_equal_to_pylist():
+    """Strings (multi-byte, empty, null), binaries and booleans (null and not) read from
+    their buffers give to_pylist's values, whole, sliced at odd offsets and as chunks;
+    other types are to_pylist's."""
+    import duckdb
+    table = duckdb.sql("""
+        SELECT CASE WHEN range % 7 = 0 THEN NULL
+                    ELSE repeat('xé', (range % 9)::INT) || range::VARCHAR END AS s,
+               CASE WHEN range % 5 = 0 THEN NULL ELSE range % 3 = 0 END AS b,
+               range % 2 = 0 AS c,
+               CASE WHEN range % 4 = 0 THEN NULL ELSE encode(range::VARCHAR) END AS y,
+               range AS i, '' AS e
+        FROM range(10000)""").to_arrow_table()
+    assert arrays.values(table.column("s"))[:3] == [None, "xé1", "xéxé2"]
+    assert arrays.values(table.column("b"))[:4] == [None, False, False, True]
+    for name in table.column_names:
+        column = table.column(name)
+        assert arrays.values(column) == column.to_pylist(), name
+        for start, length in ((0, 1), (3, 17), (9000, 1000), (5, 0)):
+            part = column.slice(start, length)
+            assert arrays.values(part) == part.to_pylist(), (name, start, length)
+            assert arrays.values(part.combine_chunks()) == part.to_pylist()

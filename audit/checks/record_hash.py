@@ -26,6 +26,7 @@ import pyarrow as pa
 from ..io import canonical
 from ..io.files import staged_file
 from ..settings import cache_dir
+from ..sql import arrays
 from ..sql.macros import create_table
 from ..sql.safe import identifier, literal
 
@@ -117,8 +118,7 @@ def _hash_rows(pieces: list[Piece], rows: dict[str, list[bytes]],
 def _utf8(column: pa.Array | pa.ChunkedArray) -> list[bytes]:
     """A string column's values as their UTF-8 bytes, read as binary: no value is decoded
     into a str and encoded back."""
-    values: list[bytes] = column.cast(pa.binary()).to_pylist()
-    return values
+    return arrays.values(column.cast(pa.binary()))
 
 
 def mismatches(con: duckdb.DuckDBPyConnection, layout: str) -> None:

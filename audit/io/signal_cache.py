@@ -23,6 +23,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..sql import arrays
 from ..sql.macros import create_table
 from ..sql.safe import literal
 from .files import read_parquet, staged_file
@@ -173,7 +174,7 @@ def fill_signals(con: duckdb.DuckDBPyConnection, cache: SignalCache, table: str,
         for start in range(0, count, batch):
             rows = con.sql(f"SELECT * FROM {todo} WHERE rowid >= ? AND rowid < ?",
                            params=[start, start + batch]).to_arrow_table()
-            lists = {name: rows.column(name).to_pylist() for name in columns}
+            lists = {name: arrays.values(rows.column(name)) for name in columns}
             if pool is None or rows.num_rows < parallel_from:
                 signals.add(signal_table(lists))
                 continue
@@ -253,7 +254,7 @@ def _background_share(source: Path, k: int, n: int, columns: tuple[str, ...],
     file = pq.ParquetFile(source)
     for group in range(k, file.num_row_groups, n):
         rows = file.read_row_group(group, columns=list(columns), use_threads=False)
-        table = signal_table({name: rows.column(name).to_pylist() for name in columns})
+        table = signal_table({name: arrays.values(rows.column(name)) for name in columns})
         with staged_file(source.parent / f"out-{group:06d}.parquet") as staging:
             pq.write_table(table, staging, compression="zstd")
         done.send(group)

@@ -85,3 +85,34 @@ def nested(values: list[Any], arrow_type: pa.DataType) -> pa.Array:
         return pa.StructArray.from_arrays(children, fields=list(arrow_type),
                                           mask=_nulls(values))
     return column(values, arrow_type)
+
+
+def values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """A column's values as Python values (None: null). Strings, binaries and booleans are
+    read from their buffers: `to_pylist` makes an Arrow scalar per value first, 1.5-2x
+    slower for strings and ~12x for booleans (the signal children read millions)."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    return [v for chunk in chunks for v in _chunk_values(chunk)]
+
+
+def _bits(buffer: pa.Buffer, offset: int, n: int) -> np.ndarray[Any, Any]:
+    return np.unpackbits(np.frombuffer(buffer, np.uint8), count=offset + n,
+                         bitorder="little")[offset:].astype(bool)
+
+
+def _chunk_values(chunk: pa.Array) -> list[Any]:
+    kind, n = chunk.type, len(chunk)
+    if kind == pa.bool_():
+        out: list[Any] = _bits(chunk.buffers()[1], chunk.offset, n).tolist()
+    elif kind in (pa.string(), pa.binary()):
+        _, offsets, data = chunk.buffers()
+        ends = np.frombuffer(offsets, np.int32, n + 1, chunk.offset * 4).tolist()
+        raw = data.to_pybytes() if data is not None else b""
+        out = ([raw[a:b].decode("utf-8") for a, b in zip(ends, ends[1:])]
+               if kind == pa.string() else [raw[a:b] for a, b in zip(ends, ends[1:])])
+    else:
+        return list(chunk.to_pylist())
+    if chunk.null_count:
+        out = [v if ok else None
+               for v, ok in zip(out, _bits(chunk.buffers()[0], chunk.offset, n).tolist())]
+    return out

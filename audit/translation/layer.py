@@ -382,7 +382,7 @@ def _computed_here(con, count: int):
     for first in range(0, count, BATCH):
         rows = con.sql("SELECT * FROM heur_todo WHERE rowid >= ? AND rowid < ?",
                        params=[first, first + BATCH]).to_arrow_table()
-        yield signal_table({name: rows.column(name).to_pylist() for name in COLUMNS})
+        yield signal_table({name: arrays.values(rows.column(name)) for name in COLUMNS})
 
 
 def _finish(con, done: Prepared, cache: "signal_cache.SignalCache", root: Path,
