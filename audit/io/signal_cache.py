@@ -16,6 +16,7 @@ import time
 import uuid
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -248,7 +249,7 @@ class Background:
 
 
 def _background_share(source: Path, k: int, n: int, columns: tuple[str, ...],
-                      signal_table: SignalTable, done: Any) -> None:
+                      signal_table: SignalTable, done: Connection) -> None:
     """Child k of n of a `Background`: its row groups' signals, each into a file, each
     said on `done` once written."""
     file = pq.ParquetFile(source)

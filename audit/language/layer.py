@@ -203,13 +203,10 @@ def _computed_apart(con, identifier: LanguageIdentifier, total: int, seconds: di
     background = Background(con, f"SELECT {', '.join(_TODO_COLUMNS)} FROM lang_todo", total,
                             _TODO_COLUMNS, functools.partial(_child_signals, identifier),
                             COMPUTE_BATCH, workdir)
-    try:
-        for table in background.tables():
-            kind = table.column("kind")
-            yield (table.filter(pc.equal(kind, 0)).select(SCRIPT_SCHEMA.names),
-                   table.filter(pc.equal(kind, 1)).select(LANG_SCHEMA.names))
-    finally:
-        background.cancel()
+    for table in background.tables():      # (which stops the children however it ends)
+        kind = table.column("kind")
+        yield (table.filter(pc.equal(kind, 0)).select(SCRIPT_SCHEMA.names),
+               table.filter(pc.equal(kind, 1)).select(LANG_SCHEMA.names))
     seconds["apart"] = time.perf_counter() - clock
 
 

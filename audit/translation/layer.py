@@ -24,8 +24,8 @@ sha256 of the pair (`<cache>/heuristics/signals/<version>/`, audit.io.signal_cac
 The release's units (keys, no text) are cached by the sha256 of its files, so a warm rescan
 reads no candidate list. From PARALLEL_FROM missing pairs on, the scan starts their
 signals in two forked child processes (`start`, `signal_cache.Background`) before the language
-layer reads its texts, and the first heuristic check collects them. Thresholds are applied in SQL, so a policy that tunes them reuses the
-cache. Length calibration is set-based SQL over the distinct pairs. Measured by
+layer reads its texts, and the first heuristic check collects them. Thresholds are applied
+in SQL, so a policy that tunes them reuses the cache. Length calibration is set-based SQL over the distinct pairs. Measured by
 `bench/heuristics.py --speed` and `bench/scan.py`.
 """
 
