@@ -105,14 +105,16 @@ EDGES = ["", "a", "\x1f", "a\x1f\x1fB", "\x1fX", "Ab\x1f", "Éric e\u0301 École
          "ドナウ川は2番目", "می\u200cخواهم 123، BBC!", "ǅemal Ǆ ǈ", "ＡＢＣ ｄｅｆ"]
 
 
-def test_counting_in_bulk_equals_counting_one_text_at_a_time():
-    """count_pieces and without_names (numpy, every text at once) give exactly the one-text
-    counts (_count_tuple) and name regex on real text in all 24 languages (NTREX-128), joined
-    into paragraphs or not, and on edge cases: empty pieces, separators at either end,
-    astral and combining characters, title-case digraphs, full-width Latin, control
-    characters."""
+@pytest.mark.parametrize("slice_chars", [scripts.SLICE_CHARS, 1_000])
+def test_counting_in_bulk_equals_counting_one_text_at_a_time(monkeypatch, slice_chars):
+    """count_pieces and without_names (numpy, a slice of texts at once) give exactly the
+    one-text counts (_count_tuple) and name regex on real text in all 24 languages
+    (NTREX-128), joined into paragraphs or not, and on edge cases: empty pieces, separators
+    at either end, astral and combining characters, title-case digraphs, full-width Latin,
+    control characters; in one slice or in a hundred."""
     from realdata_release import load_ntrex
     require_realdata()
+    monkeypatch.setattr(scripts, "SLICE_CHARS", slice_chars)
     lines = [line for texts in load_ntrex(english=True).values() for line in texts[:150]]
     lines += EDGES
     paragraphs = [scripts.SEPARATOR.join(lines[i:i + 4]) for i in range(0, len(lines), 4)]
