@@ -137,8 +137,9 @@ def test_file_directory_of_shards_and_glob_read_the_same_rows(tmp_path):
 
 
 def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, settings_env):
-    """The grouped contexts and the parsed source are cached per content; what comes back
-    equals a fresh computation, and an unreadable cache entry is rebuilt."""
+    """The grouped contexts (with each row's context number) and the parsed source are
+    cached per content; what comes back equals a fresh computation, and an unreadable
+    cache entry, or one of the earlier layout (the views copied whole), is rebuilt."""
     from audit import settings
     settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     rows = [record(), record(source(_id="5a0000000000000000000002"), position=1)]
@@ -154,15 +155,45 @@ def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, settings_e
 
     fresh = tables(readers.open_release(tmp_path / "release", spec))
     (cached_dir,) = (settings.cache_dir("contexts")).iterdir()
-    assert sorted(p.name for p in cached_dir.iterdir()) == ["contexts.parquet",
-                                                              "views.parquet"]
+    assert sorted(p.name for p in cached_dir.iterdir()) == ["context_of.parquet",
+                                                              "contexts.parquet"]
+    assert pq.read_table(cached_dir / "context_of.parquet").to_pylist() == [
+        {"rid": 0, "ctx": 0}, {"rid": 1, "ctx": 1}]
     assert tables(readers.open_release(tmp_path / "release", spec)) == fresh
-    (cached_dir / "views.parquet").write_bytes(b"not parquet")
+    (cached_dir / "context_of.parquet").write_bytes(b"not parquet")
     (source_cache,) = settings.cache_dir("sources").iterdir()
     source_cache.write_bytes(b"not parquet")
     assert tables(readers.open_release(tmp_path / "release", spec)) == fresh
-    assert pq.read_table(cached_dir / "views.parquet").num_rows == 2      # rebuilt
+    assert pq.read_table(cached_dir / "context_of.parquet").num_rows == 2      # rebuilt
     assert pq.read_table(source_cache).num_rows == 2
+    (cached_dir / "context_of.parquet").rename(cached_dir / "views.parquet")   # earlier layout
+    assert tables(readers.open_release(tmp_path / "release", spec)) == fresh
+    assert sorted(p.name for p in cached_dir.iterdir()) == ["context_of.parquet",
+                                                              "contexts.parquet"]
+
+
+def test_context_numbers_out_of_step_with_the_rows_are_never_paired(tmp_path, settings_env):
+    """Each row's context number is paired with it by position: a remembered entry whose
+    rids do not follow the release's rows is not used (the rows are grouped again and the
+    entry rewritten), and out of step rows stop the pairing with an error."""
+    import duckdb
+    from audit import settings
+    from audit.io import canonical
+    settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
+    synth.write_release([record(), record(source(_id="5a0000000000000000000002"),
+                                          position=1)], tmp_path / "release")
+    fresh = readers.open_release(tmp_path / "release").con.sql(
+        "SELECT rid, ctx, id FROM raw_views ORDER BY rid").fetchall()
+    (cached_dir,) = settings.cache_dir("contexts").iterdir()
+    pq.write_table(pa.table({"rid": pa.array([1, 0], pa.int64()),
+                             "ctx": pa.array([1, 0], pa.int32())}),
+                   cached_dir / "context_of.parquet")
+    release = readers.open_release(tmp_path / "release")
+    assert release.con.sql("SELECT rid, ctx, id FROM raw_views ORDER BY rid").fetchall() == fresh
+    assert pq.read_table(cached_dir / "context_of.parquet").column("rid").to_pylist() == [0, 1]
+    release.con.execute("DROP TABLE raw_views")
+    with pytest.raises(duckdb.Error, match="context numbers out of step"):
+        canonical._create_views(release.con, "(SELECT * FROM (VALUES (1, 0), (0, 1)) t(rid, ctx))")
 
 
 def test_a_bad_source_still_leaves_a_complete_contexts_cache(tmp_path, settings_env):
@@ -177,7 +208,7 @@ def test_a_bad_source_still_leaves_a_complete_contexts_cache(tmp_path, settings_
     with pytest.raises(InputError, match=r"hotpot.json: line 1: invalid JSON"):
         readers.open_release(tmp_path / "release", [f"validation={bad}"])
     (cached_dir,) = settings.cache_dir("contexts").iterdir()
-    assert pq.read_table(cached_dir / "views.parquet").num_rows == 2
+    assert pq.read_table(cached_dir / "context_of.parquet").num_rows == 2
     assert pq.read_table(cached_dir / "contexts.parquet").num_rows == 2
     assert not [p for p in cached_dir.parent.iterdir() if p.name.startswith(".")]
 

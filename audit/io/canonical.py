@@ -10,6 +10,7 @@ from pathlib import Path
 import duckdb
 
 from ..settings import cache_dir
+from ..sql.safe import literal
 from .files import staged_directory
 
 # Names the way contexts are numbered: caches that store context numbers key on it.
@@ -18,21 +19,24 @@ CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
 
 def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> Future[None] | None:
     """`_group_contexts`, remembered per content (`key`: the files' SHA-256s): reopening a
-    release reads its contexts and views instead of grouping its rows again. A first
-    grouping is written to the cache on a thread of its own (DuckDB's Parquet writer
-    releases the GIL, and the source parse that follows is Python on one core); the
-    caller waits for the returned future before the release is used."""
+    release reads its contexts and each row's context number instead of grouping its rows
+    again (the rows' other columns are read from the release itself, as fast as from a
+    copy). A first grouping is written to the cache on a thread of its own (DuckDB's
+    Parquet writer releases the GIL, and the source parse that follows is Python on one
+    core); the caller waits for the returned future before the release is used."""
     folder = cache_dir("contexts") / key if key else None
-    if folder is not None and (folder / "views.parquet").is_file():
+    if folder is not None and (folder / "context_of.parquet").is_file():
         try:
             con.read_parquet(str(folder / "contexts.parquet")).create("raw_contexts")
-            con.read_parquet(str(folder / "views.parquet")).create("raw_views")
+            _create_views(con, f"read_parquet({literal(str(folder / 'context_of.parquet'))})")
             return None
         except duckdb.Error:   # unreadable: group again and replace it
             con.execute("DROP TABLE IF EXISTS raw_contexts; DROP TABLE IF EXISTS raw_views")
-            shutil.rmtree(folder, ignore_errors=True)
+    if folder is not None:     # unreadable, or an earlier layout of the entry
+        shutil.rmtree(folder, ignore_errors=True)
     _group_contexts(con)
     if folder is None:
+        con.execute("DROP TABLE context_of")
         return None
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contexts-cache")
     try:
@@ -43,22 +47,25 @@ def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> Future
 
 def _remember_contexts(cur: duckdb.DuckDBPyConnection, folder: Path) -> None:
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with staged_directory(folder, replace=True) as staging:
-        cur.table("raw_contexts").write_parquet(str(staging / "contexts.parquet"),
-                                                compression="zstd")
-        cur.table("raw_views").write_parquet(str(staging / "views.parquet"),
-                                             compression="zstd")
-    cur.close()
+    try:
+        with staged_directory(folder, replace=True) as staging:
+            cur.table("raw_contexts").write_parquet(str(staging / "contexts.parquet"),
+                                                    compression="zstd")
+            cur.table("context_of").write_parquet(str(staging / "context_of.parquet"),
+                                                  compression="zstd")
+    finally:
+        cur.execute("DROP TABLE context_of")
+        cur.close()
 
 
 def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:
     """XHotpotQA+ gives the 24 views of a source one context (its candidates and supporting
     facts). Each distinct (source, candidates, facts) becomes one row of `raw_contexts`,
     grouped by the values themselves, so no hash collision can merge two contexts, and
-    numbered in order of its first row, so the numbers are reproducible. `raw_views` holds
-    every row's other columns with its context's number, read in a second pass that never
-    decodes the nested columns. Context checks then run once per context and fan out to the
-    views by join."""
+    numbered in order of its first row, so the numbers are reproducible; `context_of` holds
+    each row's number in rid order. `raw_views` holds every row's other columns with its
+    context's number, read in a second pass that never decodes the nested columns. Context
+    checks then run once per context and fan out to the views by join."""
     con.execute("""
         CREATE TABLE raw_contexts AS
         SELECT (row_number() OVER (ORDER BY first_rid) - 1)::INTEGER AS ctx,
@@ -66,13 +73,24 @@ def _group_contexts(con: duckdb.DuckDBPyConnection) -> None:
         FROM (SELECT source_id, source_split, candidates, supporting_facts,
                      list(rid) AS rids, min(rid) AS first_rid
               FROM raw_release GROUP BY ALL);
-        CREATE TEMP TABLE context_of AS SELECT unnest(rids) AS rid, ctx FROM raw_contexts;
+        CREATE TABLE context_of AS
+            SELECT unnest(rids) AS rid, ctx FROM raw_contexts ORDER BY rid;
         ALTER TABLE raw_contexts DROP COLUMN rids;
-        CREATE TABLE raw_views AS
-        SELECT c.ctx, r.* EXCLUDE (candidates, supporting_facts)
-        FROM raw_release r JOIN context_of c USING (rid) ORDER BY rid;
-        DROP TABLE context_of;
     """)
+    _create_views(con, "context_of")
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, context_of: str) -> None:
+    """Table `raw_views`: every row's columns but the nested ones, with its context number
+    from `context_of` (rid, ctx in rid order), paired by position with the release read in
+    file order (no join, no sort); a row whose rids differ stops it rather than pair
+    wrongly."""
+    con.execute(f"""
+        CREATE TABLE raw_views AS
+        SELECT CASE WHEN c.rid = r.rid THEN c.ctx
+                    ELSE error('context numbers out of step with the release rows') END AS ctx,
+               r.* EXCLUDE (candidates, supporting_facts)
+        FROM raw_release r POSITIONAL JOIN {context_of} c""")
 
 
 # The canonical layout (V1.1 field names) per release layout: `views` (every row but its
