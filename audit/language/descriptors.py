@@ -147,8 +147,7 @@ gold AS (
     SELECT *, list_filter(fids, lambda x, i: x IS NOT NULL AND list_contains(cids, x)
                                            AND list_position(fids, x) = i) AS gold_ids
     FROM lists),
--- What depends on the context alone, once per distinct context.
-context_sets AS MATERIALIZED (
+sets AS (
     SELECT ctx, clangs, gold_ids,
            list_transform(list_filter(fids, lambda x: list_contains(cids, x)),
                           lambda x: clangs[list_position(cids, x)]) AS support_langs,
@@ -163,6 +162,19 @@ context_sets AS MATERIALIZED (
                              .source_sentences[f.sentence_index + 1]), ' '))
            END AS two_gold_texts
     FROM gold),
+-- What depends on the context alone, once per distinct context (a context's views share
+-- it: 24 per source in XHotpotQA+), not once per row.
+context_sets AS MATERIALIZED (
+    SELECT *, len(clangs) AS m, len(gold_ids) AS g, len(dist_ids) AS d,
+           len(list_distinct(gold_langs)) AS gold_language_count,
+           list_transform(gold_langs, lambda x: lang_script(x)) AS gold_scripts,
+           list_transform(gold_langs, lambda x: lang_family(x)) AS gold_families,
+           CASE WHEN len(gold_ids) > 0 THEN norm_entropy(gold_langs) END AS h_g,
+           norm_entropy(clangs) AS h_c,
+           len(list_distinct(clangs))::INTEGER AS k_c,
+           CASE WHEN len(gold_ids) = 2 THEN array_to_string(list_sort(gold_langs), '+') END
+             AS gold_pair
+    FROM sets),
 base AS MATERIALIZED (
     SELECT v.rid, v.id, v.source_id, v.source_split, v.question_type, v.status,
            v.question_language AS lq, v.source_answer, c.* EXCLUDE (ctx, two_gold_texts),
@@ -187,12 +199,8 @@ roles AS (
     FROM hop_hits GROUP BY a, t),
 measured AS (
     SELECT b.*, r.t_pos,
-           len(b.clangs) AS m, len(b.gold_ids) AS g, len(b.dist_ids) AS d,
            len(list_filter(b.gold_langs, lambda x: x IS DISTINCT FROM b.lq)) AS g_mis,
            len(list_filter(b.dist_langs, lambda x: x IS DISTINCT FROM b.lq)) AS d_mis,
-           len(list_distinct(b.gold_langs)) AS gold_language_count,
-           list_transform(b.gold_langs, lambda x: lang_script(x)) AS gold_scripts,
-           list_transform(b.gold_langs, lambda x: lang_family(x)) AS gold_families,
            lang_script(b.lq) AS q_script, lang_family(b.lq) AS q_family
     FROM base b LEFT JOIN roles r ON r.a = b.source_answer AND r.t = b.hop_texts),
 roled AS (
@@ -225,9 +233,7 @@ SELECT rid, id, source_id, source_split, question_type, status AS shipped_status
        NOT list_contains(clangs, lq) AS question_language_absent,
        CASE WHEN g > 0 THEN g_mis / g END AS rho_g,
        CASE WHEN d > 0 THEN d_mis / d END AS rho_d,
-       CASE WHEN g > 0 THEN norm_entropy(gold_langs) END AS h_g,
-       norm_entropy(clangs) AS h_c,
-       len(list_distinct(clangs))::INTEGER AS k_c,
+       h_g, h_c, k_c,
        gold_language_count::INTEGER AS gold_language_count,
        CASE WHEN g = 0 THEN NULL
             WHEN g_mis = 0 AND d = 0 THEN 'NA'
@@ -238,7 +244,7 @@ SELECT rid, id, source_id, source_split, question_type, status AS shipped_status
             ELSE 'S4' END AS stratum,
        set_relation(q_script, gold_scripts, 'script') AS script_relation,
        set_relation(q_family, gold_families, 'family') AS family_relation,
-       CASE WHEN g = 2 THEN array_to_string(list_sort(gold_langs), '+') END AS gold_pair,
+       gold_pair,
        CASE WHEN g <> 2 OR list_count(gold_scripts) < 2 THEN NULL
             WHEN gold_langs[1] = gold_langs[2] THEN 'same-language'
             WHEN gold_scripts[1] = gold_scripts[2] THEN 'same-script'
