@@ -85,7 +85,9 @@ SIGNAL_SCHEMA = pa.schema([
 ])
 
 
-GATES = ("g_numbers", "g_loop", "g_similarity", "g_mojibake", "g_brackets", "g_terminal")
+# What SQL decides a pair cannot have (see `_gates_sql`). Similarity has no gate: its own
+# bound (`similarity_bound`, ASCII counts in C) is stricter and cheaper than a regex in SQL.
+GATES = ("g_numbers", "g_loop", "g_mojibake", "g_brackets", "g_terminal")
 
 
 def pair_signals(lang: str, source: str, translation: str, gates: dict | None = None) -> dict:
@@ -103,7 +105,7 @@ def pair_signals(lang: str, source: str, translation: str, gates: dict | None = 
             ours = textsignals.longest_loop(source, "en")
             row.update(loop_unit=loop.unit, loop_count=loop.count, loop_span=loop.span,
                        source_loop=ours.count if ours else 1)
-    if gate("g_similarity") and textsignals.similarity_bound(
+    if textsignals.similarity_bound(
             source, translation) >= MIN_KEPT_SIMILARITY:
         similarity = textsignals.similarity(source, translation)
         if similarity >= MIN_KEPT_SIMILARITY:
@@ -260,11 +262,10 @@ def _text_units(con) -> None:
 
 
 # What each signal needs, decided in SQL so Python computes only the signals that can exist:
-# digits on both sides, a word repeated (any text written without spaces), enough
-# ASCII for a similarity of MIN_KEPT_SIMILARITY to an ASCII source, the mojibake gate, a
-# bracket or quote, final characters that differ (or an ellipsis). A text's last character
-# before its closing marks is found by one end-anchored regex: rtrim(text, marks) and
-# right() read the whole text three times over (10x slower on XHotpotQA+'s pairs).
+# digits on both sides, a word repeated (any text written without spaces), the mojibake
+# gate, a bracket or quote, final characters that differ (or an ellipsis). A text's last
+# character before its closing marks is found by one end-anchored regex: rtrim(text, marks)
+# and right() read the whole text three times over (10x slower on XHotpotQA+'s pairs).
 def _gates_sql() -> str:
     unspaced = "(" + ", ".join(literal(c) for c in sorted(textsignals.UNSPACED)) + ")"
     marks = literal("[" + _re2_class("".join(o + c for o, c in textsignals.BRACKETS
@@ -279,9 +280,6 @@ def _gates_sql() -> str:
         (lang IN {unspaced} OR (SELECT len(words) - len(list_distinct(words)) >= 2 FROM
             (SELECT string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+') AS words)))
             AS g_loop,
-        (NOT regexp_full_match(src, '[\x00-\x7f]*') OR
-            length(regexp_replace(tgt, '[^\x00-\x7f]', '', 'g'))
-              >= {MIN_KEPT_SIMILARITY} * greatest(length(src), length(tgt))) AS g_similarity,
         regexp_matches(tgt, {literal(mojibake_gate())}) AS g_mojibake,
         (regexp_matches(src, {marks}) OR regexp_matches(tgt, {marks})) AS g_brackets,
         (regexp_extract(src, {last}, 1) <> regexp_extract(tgt, {last}, 1)
