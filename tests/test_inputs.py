@@ -177,6 +177,7 @@ def test_context_numbers_out_of_step_with_the_rows_are_never_paired(tmp_path, se
     rids do not follow the release's rows is not used (the rows are grouped again and the
     entry rewritten), and out of step rows stop the pairing with an error."""
     import duckdb
+
     from audit import settings
     from audit.io import canonical
     settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
