@@ -11,6 +11,7 @@ from conftest import record, require_realdata, source
 from audit.io import signal_cache
 from audit.language import detectors, scripts, words
 from audit.language import layer as langid
+from audit.language import letters as letter_rule
 from audit.language.scripts import script_mismatch
 from audit.languages import CODES
 
@@ -300,6 +301,47 @@ def test_function_words_never_settle_a_wrong_language_on_human_translations(real
             settled[code, kind] = sum(lang == code for lang in found) / len(texts)
     paragraph_share = sum(v for (_, kind), v in settled.items() if kind == "paragraphs") / 13
     assert paragraph_share > 0.85, settled
+
+
+URDU = "پاکستان کا سب سے بڑا شہر کراچی ہے اور یہ سمندر کے کنارے واقع ہے۔"
+PERSIAN = "تهران پایتخت ایران است و بزرگترین شهر این کشور به شمار می رود."
+ARABIC = "القاهرة هي عاصمة مصر وأكبر مدينة في العالم العربي من حيث عدد السكان."
+
+
+@pytest.mark.parametrize("text, settled", [
+    (URDU, "ur"), (PERSIAN, "fa"), (ARABIC, "ar"),
+    # Persian typed with Arabic yeh and kaf: its letters name no one language
+    (PERSIAN.replace("ی", "ي").replace("ک", "ك"), None),
+    # a Persian first sentence before Urdu: Urdu letters only in the second half
+    (PERSIAN + " " + URDU, None),
+    ("شهر", None),                      # too few letters to tell
+])
+def test_letters_settle_plain_arabic_script_texts_and_leave_the_rest_open(text, settled):
+    assert letter_rule.settle([text]) == [settled]
+
+
+def test_identify_asks_the_detector_only_what_the_letters_leave_open():
+    counting = CountingIdentifier()
+    mixed = PERSIAN + " " + URDU
+    found = counting.identify([URDU, PERSIAN, ARABIC, mixed])
+    assert [(d.lang, d.confidence) for d in found] == [
+        ("ur", 1.0), ("fa", 1.0), ("ar", 1.0), ("ar", 0.99)]
+    assert counting.texts == 1     # only the mixed text reached the detector
+
+
+def test_letters_never_settle_a_wrong_language_on_human_translations(realdata):
+    """NTREX-128 Arabic, Persian and Urdu, every line and the lines as 3-line paragraphs:
+    no text is settled as another language, and most never reach the detector."""
+    files = {"ar": "ref.arb", "fa": "ref.fas", "ur": "ref.urd"}
+    identifier = detectors.detector()
+    for code, name in files.items():
+        lines = (realdata / "ntrex128" / f"newstest2019-{name}.txt").read_text(
+            "utf-8").splitlines()
+        paragraphs = [" ".join(lines[i:i + 3]) for i in range(0, len(lines), 3)]
+        for kind, texts in (("lines", lines), ("paragraphs", paragraphs)):
+            found = letter_rule.settle(identifier.prepare_texts("Arabic", texts))
+            assert {lang for lang in found if lang is not None} <= {code}, (code, kind)
+            assert sum(lang == code for lang in found) / len(texts) > 0.9, (code, kind)
 
 
 # -------------------------------------------------------------------------------- cache

@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..languages import CODES
 from ..sql.safe import literal
+from . import letters as letter_rule
 from . import words
 from .scripts import (
     AMBIGUOUS,
@@ -62,7 +63,7 @@ class LanguageIdentifier:
         """The routing settings that change what is detected (part of the cache version)."""
         return (f"clip{MAX_DETECT_CHARS}-min{LANGID_MIN_LETTERS}.{LANGID_MIN_WORDS}."
                 f"{LANGID_MIN_HAN}"
-                f"{'-masked' if self.mask_names else ''}-{words.VERSION}")
+                f"{'-masked' if self.mask_names else ''}-{words.VERSION}-{letter_rule.VERSION}")
 
     def prepare_texts(self, group: str, texts: list[str]) -> list[str]:
         """What the detector reads: Latin-script text without its capitalised tokens (names,
@@ -107,8 +108,9 @@ class LanguageIdentifier:
 
     def identify(self, texts: Sequence[str], counts=None) -> list[Detection]:
         """Route each text by its script group (`routes`; `counts`: the texts'
-        `count_pieces` when known), settle what the function words settle (`words`), then
-        detect the rest of the ambiguous ones group by group."""
+        `count_pieces` when known), settle what the function words (`words`) and the
+        Arabic-script letters (`letters`) settle, then detect the rest of the ambiguous ones
+        group by group."""
         out = []
         batches: dict[str, list[int]] = {}
         for i, (group, letters, share) in enumerate(routes(texts, counts)):
@@ -120,10 +122,12 @@ class LanguageIdentifier:
                 batches.setdefault(group, []).append(i)
         for group, indices in batches.items():
             read = self.prepare_texts(group, [texts[i] for i in indices])
-            if group == "Latin":
-                # The detector reads only what the function-word rule leaves open (its
-                # confidence 1: no other language's words come close).
-                settled = words.settle(read)
+            rule = _RULES.get(group)
+            if rule is not None:
+                # The detector reads only what the function-word (Latin) or letter (Arabic)
+                # rule leaves open; a settled text has confidence 1 (no other language of
+                # its script comes close).
+                settled = rule(read)
                 for i, lang in zip(indices, settled):
                     if lang is not None:
                         out[i].lang, out[i].confidence = lang, 1.0
@@ -133,6 +137,10 @@ class LanguageIdentifier:
             for i, (lang, confidence) in zip(indices, found):
                 out[i].lang, out[i].confidence = lang, confidence
         return out
+
+
+# The rules that settle a text of an ambiguous group before the detector reads it.
+_RULES = {"Latin": words.settle, "Arabic": letter_rule.settle}
 
 
 def routes(texts: Sequence[str], counts=None) -> list[tuple[str | None, int, float | None]]:
@@ -289,7 +297,8 @@ DEFAULT_DETECTOR = "lingua"
 # Everything the language_mismatch verdict depends on besides the detector's own release.
 LANGUAGE_RULE_VERSION = (f"{DEFAULT_DETECTOR}-low-clip{MAX_DETECT_CHARS}"
                          f"-min{LANGID_MIN_LETTERS}.{LANGID_MIN_WORDS}.{LANGID_MIN_HAN}"
-                         f"-conf{MIN_CONFIDENCE}-second-langdetect-pairs-{words.VERSION}")
+                         f"-conf{MIN_CONFIDENCE}-second-langdetect-pairs-{words.VERSION}"
+                         f"-{letter_rule.VERSION}")
 
 
 @lru_cache(maxsize=4)

@@ -41,8 +41,9 @@ assigned one and is written in another script group, or shares its script, reach
 MIN_CONFIDENCE (0.7), and a second opinion names it again at MIN_CONFIDENCE: the text read
 again by a detector knowing only those two languages (`confirm`). The default detector,
 lingua, reads with its fast trigram models every Latin-script text that the function-word
-rule leaves open (`words`: most paragraphs are settled by their function words) and every
-Arabic-script and Han/Kana text; langdetect, restricted to the two
+rule leaves open (`words`: most paragraphs are settled by their function words), every
+Arabic-script text that the letter rule leaves open (`letters`: Urdu, Persian and Arabic
+each write letters the others do not) and every Han/Kana text; langdetect, restricted to the two
 languages, gives the second opinion on the few same-script disagreements
 (`LinguaIdentifier`).
 
