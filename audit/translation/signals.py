@@ -316,10 +316,22 @@ def may_loop(text: str, lang: str) -> bool:
     for i, piece in enumerate(pieces):
         where.setdefault(piece, []).append(i)
     for positions in where.values():
-        if len(positions) >= 3:
-            seen = set(positions)
-            if any(p + step in seen and p + 2 * step in seen
-                   for p in positions for step in range(1, MAX_LOOP_STEP + 1)):
+        if len(positions) >= 3 and _three_at_equal_steps(positions):
+            return True
+    return False
+
+
+def _three_at_equal_steps(positions: list[int]) -> bool:
+    """Whether p, p + step and p + 2 step are all among the (ascending) positions for some
+    step up to MAX_LOOP_STEP: each close pair is extended by its own step, so only pairs
+    within MAX_LOOP_STEP of each other are tried, not every step from every position."""
+    seen = set(positions)
+    for i, first in enumerate(positions):
+        for second in positions[i + 1:]:
+            step = second - first
+            if step > MAX_LOOP_STEP:
+                break
+            if second + step in seen:
                 return True
     return False
 
