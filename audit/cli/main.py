@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import time
@@ -18,7 +17,7 @@ from audit import results
 from audit.errors import ExitCode, InputError
 from audit.io.files import progress_printer, read_parquet, refuse_existing
 from audit.paths import resolve_paths
-from audit.settings import Settings, configure
+from audit.settings import Settings, configure, one_blas_thread
 from audit.sql.safe import literal
 
 
@@ -204,9 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     """The entry point (`xhq-audit`, `python -m audit`): the settings from the environment,
     then the command; bad input is one line on stderr and exit 2."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    # numpy's OpenBLAS starts a thread per core at import that spins ~0.1 s of CPU beside
-    # the scan's start; the audit multiplies no matrices. (Before numpy is first imported.)
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    one_blas_thread()
     configure(Settings.from_env())
     plain_scan = argv[:1] == ["scan"] and not {"-h", "--help"} & set(argv)
     args = scan_parser().parse_args(argv[1:]) if plain_scan else parser().parse_args(argv)
