@@ -296,11 +296,14 @@ def _units(release, root: Path) -> None:
             return
         except duckdb.Error:
             index.unlink(missing_ok=True)   # unreadable: rebuild it
-    # Built now: the texts are kept (temp table lang_texts) for the signals the cache lacks,
-    # so each text is hashed once.
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_texts AS
-            SELECT *, sha256(text) AS key FROM ({units_sql()});
-        CREATE OR REPLACE TABLE lang_units AS SELECT * EXCLUDE (text) FROM lang_texts""")
+    # Built now: each distinct text is hashed once and kept (temp table lang_texts, one row
+    # per text) for the signals the cache lacks; the units take their keys by join.
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_all AS {units_sql()};
+        CREATE OR REPLACE TEMP TABLE lang_texts AS
+            SELECT text, sha256(text) AS key FROM (SELECT DISTINCT text FROM lang_all);
+        CREATE OR REPLACE TABLE lang_units AS
+            SELECT u.* EXCLUDE (text), t.key FROM lang_all u JOIN lang_texts t USING (text);
+        DROP TABLE lang_all""")
     with staged_file(index) as staging:
         con.execute(f"COPY lang_units TO {literal(str(staging))} (FORMAT parquet, "
                     "COMPRESSION zstd)")
@@ -376,9 +379,10 @@ def _unit_texts(con, keys: str) -> None:
     texts `_units` kept, else by hashing every text of the release again (a warm scan never
     needs any)."""
     texts = ("lang_texts" if _exists(con, "lang_texts") else
-             f"(SELECT sha256(text) AS key, text FROM ({units_sql()}))")
+             f"(SELECT sha256(text) AS key, text FROM (SELECT DISTINCT text FROM "
+             f"({units_sql()})))")
     con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_unit_texts AS
-        SELECT DISTINCT ON (key) key, text FROM {texts} SEMI JOIN ({keys}) USING (key)""")
+        SELECT key, text FROM {texts} SEMI JOIN ({keys}) USING (key)""")
 
 
 def _exists(con, table: str) -> bool:
