@@ -76,6 +76,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .. import settings
 from ..io import release as readers
@@ -204,12 +205,10 @@ def _computed_apart(con, identifier: LanguageIdentifier, total: int, seconds: di
                             _TODO_COLUMNS, functools.partial(_child_signals, identifier),
                             COMPUTE_BATCH, workdir)
     for table in background.tables():      # (which stops the children however it ends)
-        # The masks come from numpy: comparing with a Python scalar in Arrow would import
-        # pandas (0.25 s).
-        language = arrays.values(table.column("kind").cast(pa.bool_()))
-        yield (table.filter(arrays.numbers([not x for x in language], pa.bool_()))
-               .select(SCRIPT_SCHEMA.names),
-               table.filter(arrays.numbers(language, pa.bool_())).select(LANG_SCHEMA.names))
+        # The kind as a mask, not compared with a Python scalar (which imports pandas).
+        language = table.column("kind").cast(pa.bool_())
+        yield (table.filter(pc.invert(language)).select(SCRIPT_SCHEMA.names),
+               table.filter(language).select(LANG_SCHEMA.names))
     seconds["apart"] = time.perf_counter() - clock
 
 

@@ -105,8 +105,7 @@ def pair_signals(lang: str, source: str, translation: str, gates: dict | None = 
             ours = textsignals.longest_loop(source, "en")
             row.update(loop_unit=loop.unit, loop_count=loop.count, loop_span=loop.span,
                        source_loop=ours.count if ours else 1)
-    if textsignals.similarity_bound(
-            source, translation) >= MIN_KEPT_SIMILARITY:
+    if textsignals.similarity_bound(source, translation) >= MIN_KEPT_SIMILARITY:
         similarity = textsignals.similarity(source, translation)
         if similarity >= MIN_KEPT_SIMILARITY:
             row["similarity"] = similarity
@@ -217,9 +216,8 @@ FROM (SELECT DISTINCT lang, src, tgt FROM heur_text_units)
 """
 # Each distinct pair is hashed once and its key joined to its units (XHotpotQA+: 308,272
 # pairs in 2.2 M units; hashing every unit cost twice the grouping and the join).
-UNIT_COLUMNS = "owner, shared, paragraph_id, sentence_index, unit, lang, key"
-_KEYED_UNITS = f"""
-SELECT {", ".join(f"u.{c}" for c in UNIT_COLUMNS.split(", ")[:-1])}, p.key
+_KEYED_UNITS = """
+SELECT u.owner, u.shared, u.paragraph_id, u.sentence_index, u.unit, u.lang, p.key
 FROM heur_text_units u JOIN heur_pairs p USING (lang, src, tgt)"""
 INDEXES_KEPT = 8
 
