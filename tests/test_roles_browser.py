@@ -173,12 +173,14 @@ def test_an_operator_signs_in_and_can_push_upload_and_save(password_app, browser
     # The session stays signed in through the menu.
     tab.locator('[data-testid="stPageLink"]').filter(has_text="Review").click()
     tab.get_by_role("heading", name="Review").first.wait_for(timeout=90_000)
-    settled(tab, "Annotators and routing")
+    # The button closes the page: waited for as content, since under load the run may not
+    # yet show as running when the page's first texts are there.
+    settled(tab, "Annotators and routing", "Push batch")
     assert buttons(tab, "Push batch") == {"Push batch": 1}
     shot(tab, "roles-operator-review")
     tab.locator('[data-testid="stPageLink"]').filter(has_text="Annotations").click()
     tab.get_by_role("heading", name="Annotations").first.wait_for(timeout=90_000)
-    settled(tab, "Adjudication queue")
+    settled(tab, "Adjudication queue", WRITES[2], WRITES[3])
     assert buttons(tab, WRITES[2], WRITES[3]) == {WRITES[2]: 1, WRITES[3]: 1}
     tab.get_by_role("button", name="Sign out").click()
     settled(tab, "Viewer (read-only) · operators sign in")
