@@ -9,7 +9,8 @@ same shape with two and four sentences per context left untranslated, so that ex
 give ~2.3 M and ~4.0 M findings.
 Each scan is `python -m audit scan RELEASE --source …` in a child process: wall clock from
 the command to its exit (start-up included), the time to its first line (start-up), each
-phase from its progress lines, and its peak RSS. Runs: `cold`, the first scan ever (a fresh
+phase from its progress lines, its CPU time (user + system, its child processes included:
+steadier than wall clock on a machine whose speed drifts) and its peak RSS. Runs: `cold`, the first scan ever (a fresh
 cache directory: parsed sources, grouped contexts, record hashes, heuristics and language
 signals all computed); `warm`, the median of three rescans (the remembered results of the
 same inputs, policy, checks and code are copied: audit/results.py); `rescan`, the median of
@@ -50,12 +51,13 @@ _CHECK_LINE = re.compile(r"([a-z_:]+) done in ([\d.]+) s")   # one whole-release
 
 def run_scan(info: dict, cache: Path, *extra: str) -> dict:
     """One CLI scan in a child process (`extra`: more arguments): wall, start-up, phases,
-    peak RSS."""
+    CPU seconds, peak RSS."""
     out = Path(tempfile.mkdtemp(prefix="bench-scan-")) / "scan"
     env = {**os.environ, "AUDIT_CACHE_DIR": str(cache)}
     peak_file = out.parent / "peak"
-    # GNU time reports this run's own peak RSS (getrusage's children maximum spans runs).
-    command = ["/usr/bin/time", "-q", "-f", "%M", "-o", str(peak_file), PYTHON, "-m", "audit",
+    # GNU time reports this run's own peak RSS (getrusage's children maximum spans runs)
+    # and CPU seconds (of the scan and the processes it forked).
+    command = ["/usr/bin/time", "-q", "-f", "%M %U %S", "-o", str(peak_file), PYTHON, "-m", "audit",
                "scan", info["release"], "--source", f"validation={info['source']}",
                "--out", str(out), *extra]
     started = time.perf_counter()
@@ -68,10 +70,11 @@ def run_scan(info: dict, cache: Path, *extra: str) -> dict:
     if proc.returncode:
         raise SystemExit(f"scan failed: {first_line}{rest}")
     summary = json.loads((out / "summary.json").read_text())
-    peak = int(peak_file.read_text().split()[-1]) / 2**20
+    peak, user, system = peak_file.read_text().split()[-3:]
     shutil.rmtree(out.parent)
     lines = [m.groups() for m in map(_LINE.match, (first_line + rest).splitlines()) if m]
-    return {"wall": wall, "startup": startup, "peak_gib": peak, "lines": lines,
+    return {"wall": wall, "startup": startup, "peak_gib": int(peak) / 2**20,
+            "cpu": (float(user), float(system)), "lines": lines,
             "seconds": summary["seconds"], "findings": sum(summary["check_counts"].values()),
             "rows": summary["rows"], "signals": summary.get("signals", {})}
 
@@ -96,7 +99,8 @@ def report(name: str, label: str, f: dict) -> None:
           f"start-up {f['startup']:4.2f} s  open {opened:5.2f} s  checks {s['checks']:5.2f} s  "
           f"whole-release {s['whole_release_checks']:5.2f} s  findings+status "
           f"{s['findings_and_status']:5.2f} s ({share:.0%} of the scan)  scan {s['total']:6.2f} s"
-          f"  peak RSS {f['peak_gib']:.2f} GiB  findings {f['findings']:,}", flush=True)
+          f"  CPU {f['cpu'][0]:.1f} user + {f['cpu'][1]:.1f} sys s  peak RSS {f['peak_gib']:.2f} GiB"
+          f"  findings {f['findings']:,}", flush=True)
     slow = [(m.group(1), float(m.group(2))) for m in
             (_CHECK_LINE.fullmatch(text) for _, text in f["lines"]) if m and m.group(1) != "scan"]
     print("               whole-release checks: " + ", ".join(
