@@ -10,9 +10,9 @@ give ~2.3 M and ~4.0 M findings.
 Each scan is `python -m audit scan RELEASE --source …` in a child process: wall clock from
 the command to its exit (start-up included), the time to its first line (start-up), each
 phase from its progress lines, its CPU time (user + system, its child processes included:
-steadier than wall clock on a machine whose speed drifts) and its peak RSS. Runs: `cold`, the first scan ever (a fresh
-cache directory: parsed sources, grouped contexts, record hashes, heuristics and language
-signals all computed); `warm`, the median of three rescans (the remembered results of the
+steadier than wall clock on a machine whose speed drifts) and its peak RSS. Runs: `cold`,
+the first scan ever (a fresh cache directory: parsed sources, grouped contexts, record
+hashes, heuristics and language signals all computed); `warm`, the median of three rescans (the remembered results of the
 same inputs, policy, checks and code are copied: audit/results.py); `rescan`, the median of
 three `--fresh` rescans (every signal cache warm, the results computed again); `lang-cold`,
 the median of three `--fresh` rescans each with the language cache (AUDIT_CACHE_DIR/langid)
@@ -57,8 +57,8 @@ def run_scan(info: dict, cache: Path, *extra: str) -> dict:
     peak_file = out.parent / "peak"
     # GNU time reports this run's own peak RSS (getrusage's children maximum spans runs)
     # and CPU seconds (of the scan and the processes it forked).
-    command = ["/usr/bin/time", "-q", "-f", "%M %U %S", "-o", str(peak_file), PYTHON, "-m", "audit",
-               "scan", info["release"], "--source", f"validation={info['source']}",
+    command = ["/usr/bin/time", "-q", "-f", "%M %U %S", "-o", str(peak_file), PYTHON, "-m",
+               "audit", "scan", info["release"], "--source", f"validation={info['source']}",
                "--out", str(out), *extra]
     started = time.perf_counter()
     proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
@@ -99,8 +99,8 @@ def report(name: str, label: str, f: dict) -> None:
           f"start-up {f['startup']:4.2f} s  open {opened:5.2f} s  checks {s['checks']:5.2f} s  "
           f"whole-release {s['whole_release_checks']:5.2f} s  findings+status "
           f"{s['findings_and_status']:5.2f} s ({share:.0%} of the scan)  scan {s['total']:6.2f} s"
-          f"  CPU {f['cpu'][0]:.1f} user + {f['cpu'][1]:.1f} sys s  peak RSS {f['peak_gib']:.2f} GiB"
-          f"  findings {f['findings']:,}", flush=True)
+          f"  CPU {f['cpu'][0]:.1f} user + {f['cpu'][1]:.1f} sys s"
+          f"  peak RSS {f['peak_gib']:.2f} GiB  findings {f['findings']:,}", flush=True)
     slow = [(m.group(1), float(m.group(2))) for m in
             (_CHECK_LINE.fullmatch(text) for _, text in f["lines"]) if m and m.group(1) != "scan"]
     print("               whole-release checks: " + ", ".join(

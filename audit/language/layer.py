@@ -298,8 +298,7 @@ def _units(release, root: Path) -> None:
     # Built now: each distinct text is hashed once and kept (temp table lang_texts, one row
     # per text) for the signals the cache lacks; the units take their keys by join.
     con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_all AS {units_sql()};
-        CREATE OR REPLACE TEMP TABLE lang_texts AS
-            SELECT text, sha256(text) AS key FROM (SELECT DISTINCT text FROM lang_all);
+        CREATE OR REPLACE TEMP TABLE lang_texts AS {_keyed_texts("lang_all")};
         CREATE OR REPLACE TABLE lang_units AS
             SELECT u.* EXCLUDE (text), t.key FROM lang_all u JOIN lang_texts t USING (text);
         DROP TABLE lang_all""")
@@ -378,10 +377,14 @@ def _unit_texts(con, keys: str) -> None:
     texts `_units` kept, else by hashing every text of the release again (a warm scan never
     needs any)."""
     texts = ("lang_texts" if _exists(con, "lang_texts") else
-             f"(SELECT sha256(text) AS key, text FROM (SELECT DISTINCT text FROM "
-             f"({units_sql()})))")
+             f"({_keyed_texts(f'({units_sql()})')})")
     con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_unit_texts AS
         SELECT key, text FROM {texts} SEMI JOIN ({keys}) USING (key)""")
+
+
+def _keyed_texts(units: str) -> str:
+    """Each distinct text of the relation `units` once, with its key (sha256)."""
+    return f"SELECT text, sha256(text) AS key FROM (SELECT DISTINCT text FROM {units})"
 
 
 def _exists(con, table: str) -> bool:
