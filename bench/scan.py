@@ -12,11 +12,11 @@ the command to its exit (start-up included), the time to its first line (start-u
 phase from its progress lines, its CPU time (user + system, its child processes included:
 steadier than wall clock on a machine whose speed drifts) and its peak RSS. Runs: `cold`,
 the first scan ever (a fresh cache directory: parsed sources, grouped contexts, record
-hashes, heuristics and language signals all computed); `warm`, the median of three rescans (the remembered results of the
-same inputs, policy, checks and code are copied: audit/results.py); `rescan`, the median of
-three `--fresh` rescans (every signal cache warm, the results computed again); `lang-cold`,
-the median of three `--fresh` rescans each with the language cache (AUDIT_CACHE_DIR/langid)
-emptied, the issue's "cold cache".
+hashes, heuristics and language signals all computed); `warm`, the median of three rescans
+(the remembered results of the same inputs, policy, checks and code are copied:
+audit/results.py); `rescan`, the median of three `--fresh` rescans (every signal cache
+warm, the results computed again); `lang-cold`, the median of three `--fresh` rescans each
+with the language cache (AUDIT_CACHE_DIR/langid) emptied, the issue's "cold cache".
 
 With --reference, the reference toolkit's `build_record` builds the 23,760-row release from
 the same source records and views in the same run (bench/reference_build.py, in a venv of
