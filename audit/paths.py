@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob as globlib
 import json
+import re
 from pathlib import Path
 
 from .errors import InputError
@@ -68,3 +69,9 @@ def split_of(spec: str) -> tuple[str | None, Path]:
         split, path = spec.split("=", 1)
         return split, Path(path)
     return None, Path(spec)
+
+
+def safe_name(name: str) -> str:
+    """A release's name as one harmless path component (it comes from file names)."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return cleaned or "release"

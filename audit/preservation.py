@@ -69,7 +69,8 @@ import pyarrow as pa
 from . import settings
 from .checks.model import ALL, Check
 from .io import canonical, signal_cache
-from .io.files import cached_parquet, staged_file
+from .io.atomic import staged_file
+from .io.tables import cached_parquet
 from .language import descriptors
 from .languages import BY_CODE, CODES
 from .sql import arrays, macros

@@ -23,8 +23,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from .io.files import file_sha256, manifest_inputs, scan_target, staged_directory, write_json
-from .paths import release_name, split_of
+from .io.atomic import staged_directory, write_json
+from .io.digests import file_sha256
+from .paths import release_name, safe_name, split_of
 from .settings import cache_dir, current
 
 RESULTS_KEPT = 4
@@ -61,6 +62,22 @@ def _releases() -> list[str]:
     return sorted(folder.name for entry in sys.path if Path(entry).is_dir()
                   for folder in Path(entry).glob("*.dist-info")
                   if folder.name.split("-", 1)[0].lower() in wanted)
+
+
+def scan_target(name: str, fingerprint: str, out: Path | None,
+                scans: Path) -> tuple[str, Path]:
+    """A new scan's id and directory: `out`, else a versioned one under `scans`."""
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    scan_id = f"{stamp}-{fingerprint[:8]}"
+    return scan_id, Path(out) if out is not None else scans / safe_name(name) / scan_id
+
+
+def manifest_inputs(paths: list[Path], source_paths: list[Path],
+                    digests: dict[str, str]) -> list[dict[str, object]]:
+    """A manifest's `inputs`: each file's path, size, SHA-256 and role."""
+    return [{"path": str(p), "bytes": p.stat().st_size, "sha256": digests[str(p)],
+             "role": role} for role, files in (("release", paths), ("source", source_paths))
+            for p in files]
 
 
 def input_digests(paths: list[Path], sources: list[str]) -> dict[str, str]:

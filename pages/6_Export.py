@@ -9,7 +9,7 @@ import streamlit as st
 
 from audit.engine import store
 from audit.io import tables
-from audit.io.files import safe_name
+from audit.paths import safe_name
 from audit.reports import quarantine
 from audit.reports.render import plural
 from workbench import auth

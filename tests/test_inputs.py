@@ -218,7 +218,7 @@ def test_the_source_is_parsed_while_the_contexts_are_grouped(tmp_path, settings_
     """The source is hashed and parsed into the cache on a thread of its own during the
     grouping; the release knows its SHA-256 and no thread outlives the open."""
     from audit import settings
-    from audit.io.files import file_sha256
+    from audit.io.digests import file_sha256
     settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     synth.write_release([record()], tmp_path / "release")
     source_file = tmp_path / "source.json"

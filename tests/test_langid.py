@@ -9,6 +9,7 @@ import pytest
 from conftest import record, require_realdata, source
 
 from audit.io import signal_cache
+from audit.io.digests import text_sha256
 from audit.language import detectors, scripts, words
 from audit.language import layer as langid
 from audit.language import letters as letter_rule
@@ -396,7 +397,7 @@ def test_cache_is_reused_and_only_new_texts_are_detected(tmp_path):
     parts = sorted(cache.rglob("part-*.parquet"))
     assert len(parts) == 3
     keys = set().union(*(pq.read_table(p).column("key").to_pylist() for p in parts))
-    assert signal_cache.text_key("Welcher Fluss ist länger?") in keys
+    assert text_sha256("Welcher Fluss ist länger?") in keys
     assert sorted(k[64:] for k in keys if ":" in k) == [":en:de"] * first.seconds
 
     again = CountingIdentifier()

@@ -18,7 +18,7 @@ from conftest import require_realdata
 
 from audit.engine import scan
 from audit.io import release as readers
-from audit.io.files import file_sha256
+from audit.io.digests import file_sha256
 from audit.repair import plan
 
 SHARDS = 40

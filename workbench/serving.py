@@ -24,7 +24,7 @@ from pathlib import Path
 from audit import paths
 from audit.engine import scan
 from audit.errors import InputError
-from audit.io.files import safe_name
+from audit.paths import safe_name
 from audit.settings import REPO, current
 
 UPLOADS = REPO / "data" / "uploads"

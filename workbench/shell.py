@@ -25,7 +25,7 @@ from audit.engine import policy, store
 from audit.engine.scan import ScanResult
 from audit.errors import InputError
 from audit.io import release as readers
-from audit.io.files import staged_file
+from audit.io.atomic import staged_file
 from audit.reports import render
 from audit.settings import DEMO_RELEASE, Settings, configure, demo_sources
 from workbench import auth

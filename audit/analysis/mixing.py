@@ -29,6 +29,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from ..languages import BY_CODE, CODES
+from ..sql.connection import connect
 
 L_DEFAULT = len(CODES)
 ALL = "all"
@@ -184,8 +185,7 @@ def _matrix(con: duckdb.DuckDBPyConnection) -> pa.Table:
 
 def mixing(descriptor_table: pa.Table, L: int = L_DEFAULT) -> dict[str, pa.Table]:
     """All mixing statistics of one descriptor table (see the module docstring)."""
-    con = duckdb.connect()
-    con.execute("SET enable_progress_bar=false")
+    con = connect()
     con.register("d", descriptor_table)
     return {"rows": descriptor_table.num_rows, "L": L, "rates": _rates(con, L),
             "distribution": _distribution(con), "counts": _counts(con),

@@ -25,7 +25,7 @@ import duckdb
 import pyarrow as pa
 
 from ..io import canonical
-from ..io.files import staged_file
+from ..io.atomic import staged_file
 from ..settings import cache_dir
 from ..sql import arrays
 from ..sql.macros import create_table

@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 from audit.cli import options
+from audit.cli.progress import progress_printer
 from audit.engine import policy
 from audit.errors import ExitCode, InputError
-from audit.io.files import progress_printer, refuse_existing, staged_directory, write_json
+from audit.io.atomic import refuse_existing, staged_directory, write_json
 from audit.reports import compare
 from audit.settings import current
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from audit.cli import options
 from audit.errors import ExitCode, InputError
-from audit.io.files import refuse_existing
+from audit.io.atomic import refuse_existing
 
 
 def _say(message: str) -> None:
@@ -96,7 +96,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     reports = judge_reports(args.judge, release, findings, _human_scores(args.reviews),
                             args.n_boot, args.seed)
     if args.out:
-        from audit.io.files import staged_directory, write_json
+        from audit.io.atomic import staged_directory, write_json
         with staged_directory(Path(args.out), what="report") as staging:
             for name, table in reports.items():
                 if name != "files":
@@ -135,7 +135,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
                                      retrieval.parse_ks(args.k),
                                      n_boot=args.n_boot, seed=args.seed)
     if args.out:
-        from audit.io.files import staged_directory, write_json
+        from audit.io.atomic import staged_directory, write_json
         with staged_directory(Path(args.out), what="report") as staging:
             pq.write_table(report.metrics, staging / "metrics.parquet")
             pq.write_table(report.per_query, staging / "per_query.parquet")

@@ -14,8 +14,9 @@ import time
 from pathlib import Path
 
 from audit import results
+from audit.cli.progress import progress_printer
 from audit.errors import ExitCode, InputError
-from audit.io.files import progress_printer, read_parquet, refuse_existing
+from audit.io.atomic import refuse_existing
 from audit.paths import resolve_paths
 from audit.settings import Settings, configure, one_blas_thread
 from audit.sql.safe import literal
@@ -73,7 +74,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_manifest(args: argparse.Namespace) -> int:
     from audit.engine import store
-    from audit.io.files import staged_file
+    from audit.io.atomic import staged_file
     scan_dir = Path(args.scan)
     store.load_scan(scan_dir)
     text = (scan_dir / "manifest.json").read_text(encoding="utf-8")
@@ -100,7 +101,7 @@ def cmd_checks(args: argparse.Namespace) -> int:
 
 def cmd_descriptors(args: argparse.Namespace) -> int:
     from audit.io import release as readers
-    from audit.io.files import staged_file
+    from audit.io.atomic import staged_file
     from audit.language import descriptors
     out = Path(args.out)
     if out.is_dir():
@@ -118,6 +119,7 @@ def cmd_descriptors(args: argparse.Namespace) -> int:
 def _descriptor_table(spec: str, sources: list[str]):
     """A scan directory's descriptors.parquet, else the descriptors of a release."""
     from audit.io import release as readers
+    from audit.io.tables import read_parquet
     from audit.language import descriptors
     path = Path(spec)
     if path.is_dir() and (path / "descriptors.parquet").is_file():

@@ -25,8 +25,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from audit.cli.progress import progress_printer
 from audit.errors import ExitCode, InputError
-from audit.io.files import progress_printer, refuse_existing
+from audit.io.atomic import refuse_existing
 
 _DECISIONS = (("accept", "accepted"), ("reject", "rejected"), ("choose", "chosen"))
 
@@ -87,7 +88,7 @@ def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
     """A release's scan: a scan directory's, or a (saved) scan."""
     from audit.engine import policy, store
     from audit.io import release as readers
-    from audit.io.files import file_sha256
+    from audit.io.digests import file_sha256
     path = Path(spec)
     rules = policy.load(policy_file)
     if path.is_dir() and (path / "summary.json").is_file() and (
@@ -120,7 +121,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     counts = plan.summary(work)
     if args.out:
         from audit.io import tables
-        from audit.io.files import staged_directory, write_json
+        from audit.io.atomic import staged_directory, write_json
         with staged_directory(Path(args.out), what="work list") as staging:
             tables.write_table(work, staging / "plan.parquet", "parquet")
             tables.write_table(work, staging / "plan.csv", "csv")

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from audit.cli import options
 from audit.errors import ExitCode, InputError
-from audit.io.files import refuse_existing
+from audit.io.atomic import refuse_existing
 from audit.settings import current
 
 
@@ -149,7 +149,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         bars.close()
         sites.close()
     folder = batch_dir(batch.batch_id, workspace)
-    from audit.io.files import staged_file, write_json
+    from audit.io.atomic import staged_file, write_json
     with staged_file(folder / "spec.json") as staging:
         write_json(staging, spec.as_json())
     routed = len(batch.tasks) - len(report.routing["left_out"])
@@ -322,7 +322,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------- report
 
 def cmd_evidence(args: argparse.Namespace) -> int:
-    from audit.io.files import staged_file, write_json
+    from audit.io.atomic import staged_file, write_json
     from audit.review import paired
     found = paired.evidence(args.batch, _workspace(args), n_boot=args.n_boot, seed=args.seed)
     if args.out:

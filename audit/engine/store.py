@@ -16,16 +16,12 @@ import pyarrow as pa
 
 from ..checks import registry
 from ..errors import InputError
-from ..io.files import (
-    manifest_inputs,
-    read_parquet,
-    safe_name,
-    scan_target,
-    staged_directory,
-    write_json,
-)
+from ..io.atomic import staged_directory, write_json
 from ..io.model import Release
+from ..io.tables import read_parquet
 from ..language import descriptors
+from ..paths import safe_name
+from ..results import manifest_inputs, scan_target
 from ..settings import current
 from ..sql.safe import identifier, literal
 from .policy import Policy

@@ -40,7 +40,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -49,6 +48,7 @@ import pyarrow.parquet as pq
 from ..analysis import stats
 from ..errors import InputError
 from ..languages import BY_CODE, LANGUAGES
+from ..sql.connection import connect
 from ..sql.safe import identifier
 
 UNITS = ("paragraph", "question", "answer")
@@ -150,7 +150,7 @@ def validate(judge: JudgeFile, release=None, copies: pa.Table | None = None) -> 
     """Every departure from the schema and the published design (module docstring), one row
     each: severity, check, detail, n (rows concerned)."""
     table = judge.table
-    con = duckdb.connect()
+    con = connect()
     con.register("j", table)
     issues = list(judge.schema_issues)
 

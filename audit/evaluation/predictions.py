@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 
@@ -30,6 +29,7 @@ from ..errors import InputError
 from ..io.jsonl import iter_jsonl_objects
 from ..io.model import Release
 from ..languages import BY_CODE
+from ..sql.connection import connect
 from . import metrics
 
 METRICS = ("answer_em", "answer_f1", "support_em", "support_f1", "joint_em", "joint_f1")
@@ -155,7 +155,7 @@ ORDER BY g.rid
 def score(gold_rows: pa.Table, predictions: Predictions,
           protocols: tuple[str, ...] = metrics.PROTOCOLS) -> dict[str, Scores]:
     """Scores of every release row under each protocol (support is protocol-free)."""
-    con = duckdb.connect()
+    con = connect()
     con.register("gold_rows", gold_rows)
     con.register("predicted", predictions.table)
     joined = con.sql(_JOIN_QUERY).to_arrow_table()

@@ -33,16 +33,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from ..analysis import stats
-from ..io.files import staged_directory, write_json
+from ..io.atomic import staged_directory, write_json
 from ..language.descriptors import ROLE_CONDITIONS, ROLE_STATUSES, SCRIPT_RELATIONS, STRATA
 from ..languages import CODES
+from ..sql.connection import connect
 from . import predictions as pred
 from .metrics import DEFAULT_PROTOCOL, PROTOCOLS
 
@@ -117,7 +117,7 @@ FROM d ORDER BY rid
 def labels(descriptors: pa.Table, status: pa.Table) -> pa.Table:
     """Per release row: the slice label of every family, quarantined, and each contrast's
     side (TRUE positive, FALSE negative, NULL neither)."""
-    con = duckdb.connect()
+    con = connect()
     con.register("descriptors", descriptors)
     con.register("status", status.select(["row", "status"]))
     sides = ", ".join(f"({c.sql}) AS contrast_{i}" for i, c in enumerate(CONTRASTS))

@@ -180,14 +180,14 @@ ORDER BY m.ordinal
 def target_positions(run: dict, queries: dict) -> np.ndarray:
     """Per mapped query (mapping order) the 1-based position of its paper in the run under
     trec_eval's order (score ↓, docid ↓), 0 when the run does not retrieve it."""
-    import duckdb
+    from ..sql.connection import connect
     run_table = pa.table({
         "qid": [q for q, docs in run.items() for _ in docs],
         "docid": [d for docs in run.values() for d, _, _ in docs],
         "score": pa.array([s for docs in run.values() for _, _, s in docs], pa.float64())})
     mapping = pa.table({"ordinal": range(len(queries)), "qid": list(queries),
                         "paper": [paper for paper, _ in queries.values()]})
-    con = duckdb.connect()
+    con = connect()
     con.register("run", run_table)
     con.register("mapping", mapping)
     positions = con.sql(_POSITIONS).to_arrow_table().column("position")

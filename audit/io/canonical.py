@@ -11,7 +11,7 @@ import duckdb
 
 from ..settings import cache_dir
 from ..sql.safe import literal
-from .files import staged_directory
+from .atomic import staged_directory
 
 # Names the way contexts are numbered: caches that store context numbers key on it.
 CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"

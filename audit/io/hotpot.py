@@ -21,8 +21,10 @@ from ..paths import split_of
 from ..settings import cache_dir
 from ..sql import arrays, macros
 from ..sql.safe import literal
-from .files import cached_parquet, file_sha256, staged_file
+from .atomic import staged_file
+from .digests import file_sha256
 from .model import Release
+from .tables import cached_parquet
 
 _SOURCE_SCHEMA = pa.schema([
     ("source_id", pa.string()), ("source_split", pa.string()), ("source_position", pa.int32()),

@@ -10,7 +10,8 @@ from pathlib import Path
 import duckdb
 
 from ..paths import release_name
-from .files import file_sha256
+from ..sql.connection import quiet
+from .digests import file_sha256
 
 
 @dataclass
@@ -40,8 +41,7 @@ class Release:
         thread)."""
         cursor = getattr(self._threads, "cursor", None)
         if cursor is None:
-            cursor = self._threads.cursor = self.root.cursor()
-            cursor.execute("SET enable_progress_bar=false")
+            cursor = self._threads.cursor = quiet(self.root.cursor())
         return cursor
 
     def close(self) -> None:

@@ -13,7 +13,6 @@ import hashlib
 from concurrent.futures import wait
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -21,6 +20,7 @@ from .. import settings
 from ..errors import InputError
 from ..paths import JSONL_SUFFIXES, resolve_paths
 from ..sql import macros
+from ..sql.connection import connect
 from ..sql.safe import literal
 from . import layouts
 from .canonical import (
@@ -30,7 +30,7 @@ from .canonical import (
     _create_flat_views,
     _grouped_contexts,
 )
-from .files import file_sha256
+from .digests import file_sha256
 from .hotpot import attach_sources, parse_ahead
 from .jsonl import _read_jsonl
 from .model import Release
@@ -44,13 +44,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     already). `cache=False` never remembers its grouped contexts (a transient release,
     such as a repair's probe)."""
     paths = files if files is not None else resolve_paths(spec)
-    con = duckdb.connect()
     # A whole XHotpotQA+ release is ~8 GB of text: DuckDB spills past its share of memory.
-    con.execute("SET enable_progress_bar=false")
-    con.execute("SET memory_limit = ?", [settings.current().memory_limit])
-    spill = settings.cache_dir("duckdb-spill")
-    spill.mkdir(parents=True, exist_ok=True)
-    con.execute("SET temp_directory = ?", [str(spill)])
+    con = connect(settings.current().memory_limit, settings.cache_dir("duckdb-spill"))
     macros.register(con)
     if all(p.suffix in JSONL_SUFFIXES for p in paths):
         layout = "jsonl"

@@ -7,7 +7,6 @@ computation of the misses in two processes (`fill_signals`, `Background`)."""
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import re
 import shutil
@@ -27,15 +26,12 @@ import pyarrow.parquet as pq
 from ..sql import arrays
 from ..sql.macros import create_table
 from ..sql.safe import literal
-from .files import read_parquet, staged_file
+from .atomic import staged_file
+from .tables import read_parquet
 
 COMPACT_AFTER = 16   # part files
 # A layer's top-level signal function: columns of rows, as lists, to Arrow rows of its cache.
 SignalTable = Callable[[dict[str, list[Any]]], pa.Table]
-
-
-def text_key(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _safe(version: str) -> str:

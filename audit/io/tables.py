@@ -1,5 +1,6 @@
-"""Write a table (a quarantine list, a report) as CSV, JSONL or Parquet: the one writer of
-tables, whose CSV cells a spreadsheet shows and never evaluates."""
+"""Tables in and out: a whole Parquet file read as Arrow, a cache entry DuckDB can read, and
+the one writer of tables (a quarantine list, a report) as CSV, JSONL or Parquet, whose CSV
+cells a spreadsheet shows and never evaluates."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import io
 import json
 import unicodedata
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from .files import staged_file
+from .atomic import staged_file
+
+if TYPE_CHECKING:
+    import duckdb
 
 QUARANTINE_FORMATS = ("csv", "jsonl", "parquet")
 # A spreadsheet evaluates a cell whose first character, after any blanks it skips and under
@@ -73,3 +77,24 @@ def write_table(table: pa.Table, out: Path, fmt: str) -> Path:
     return Path(out)
 
 
+def read_parquet(path: Path, schema: pa.Schema | None = None) -> pa.Table:
+    """A whole Parquet file as an Arrow table, without pyarrow.dataset (whose import pulls
+    in pandas: 0.2 s of every CLI start)."""
+    table = pq.ParquetFile(path).read()
+    return table.cast(schema) if schema is not None else table
+
+
+def cached_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
+    """Whether a cache entry `path` is a Parquet file DuckDB reads (its metadata); one it
+    cannot read is deleted, so the caller computes it again."""
+    import duckdb
+
+    from ..sql.safe import literal
+    if not path.is_file():
+        return False
+    try:
+        con.sql(f"SELECT count(*) FROM read_parquet({literal(str(path))})").fetchall()
+        return True
+    except duckdb.Error:
+        path.unlink(missing_ok=True)
+        return False

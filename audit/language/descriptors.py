@@ -55,8 +55,9 @@ import pyarrow as pa
 from .. import languages as languages_module
 from ..io import canonical, hotpot, jsonl
 from ..io import release as readers
-from ..io.files import cached_parquet, read_parquet, staged_file
+from ..io.atomic import staged_file
 from ..io.model import Release
+from ..io.tables import cached_parquet, read_parquet
 from ..languages import LANGUAGES
 from ..settings import cache_dir
 from ..sql import arrays

@@ -80,7 +80,7 @@ import pyarrow.compute as pc
 
 from .. import settings
 from ..io import release as readers
-from ..io.files import staged_file
+from ..io.atomic import staged_file
 from ..io.signal_cache import Background, SignalAppender, SignalCache, cache_lock, cached_signals
 from ..languages import CODES
 from ..sql import arrays

@@ -36,7 +36,8 @@ import pyarrow as pa
 
 from ..engine.policy import DEFAULT, Policy
 from ..errors import InputError
-from ..io.files import file_sha256, refuse_existing, staged_directory, write_json
+from ..io.atomic import refuse_existing, staged_directory, write_json
+from ..io.digests import file_sha256
 from ..io.model import Release
 from ..paths import REPAIR_MANIFEST
 from . import changelog, jsonl, probe, record, units, writers

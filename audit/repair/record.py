@@ -32,7 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..io.files import staged_file
+from ..io.atomic import staged_file
 
 ACTIONS = ("proposed", "accepted", "rejected", "chosen", "applied", "held", "refused")
 DECISIONS = ("accepted", "rejected", "chosen")

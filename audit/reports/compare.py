@@ -49,7 +49,8 @@ from ..engine import scan, store
 from ..engine.policy import DEFAULT, Policy
 from ..errors import InputError
 from ..io import release
-from ..io.files import staged_directory, write_json
+from ..io.atomic import staged_directory, write_json
+from ..sql.connection import connect
 
 Progress = Callable[[str], None]
 N_BOOT = 2000
@@ -267,7 +268,7 @@ def compare(old: Version, new: Version, n_boot: int = N_BOOT, seed: int = stats.
             progress: Progress | None = None) -> Comparison:
     """Match `old` and `new` unit by unit and measure the structural change."""
     say = progress or (lambda message: None)
-    con = duckdb.connect()
+    con = connect()
     try:
         for side, version in (("old", old), ("new", new)):
             con.register(f"{side}_units_raw", version.units)

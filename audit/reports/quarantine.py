@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import duckdb
 import pyarrow as pa
 
+from ..sql.connection import connect
 from ..sql.safe import strings
 
 
@@ -13,7 +13,7 @@ def quarantine(findings: pa.Table, status: pa.Table,
                rows: list[int] | None = None) -> pa.Table:
     """One row per (release row, reason): id, split, status and each blocking/review finding
     with its location; optionally only the given release rows (a filtered view)."""
-    con = duckdb.connect()
+    con = connect()
     con.register("findings", findings)
     con.register("status", status)
     con.register("wanted", pa.table({"row": pa.array(rows or [], pa.int64())}))

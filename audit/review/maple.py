@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..io.files import staged_file
+from ..io.atomic import staged_file
 from ..io.jsonl import iter_jsonl_objects
 from ..settings import REPO
 

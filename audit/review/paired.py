@@ -55,7 +55,6 @@ import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import duckdb
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -66,6 +65,7 @@ from ..engine.scan import ScanResult
 from ..errors import InputError
 from ..io.jsonl import iter_jsonl_objects
 from ..reports.compare import VIEW_OF_ROW
+from ..sql.connection import connect
 from . import agreement, configs, kinds, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA
@@ -149,7 +149,7 @@ def _keyed(units: pa.Table, result: ScanResult) -> pa.Table:
     """The units with their match key: source_id, view, and `part` (the paragraph key of
     the item id, '-' for a question or answer)."""
     rows = result.cursor().sql(_VIEWS_QUERY).to_arrow_table()
-    con = duckdb.connect()
+    con = connect()
     con.register("units", units.append_column(
         "position", pa.array(range(units.num_rows), pa.int64())))
     con.register("views", rows)
@@ -161,7 +161,7 @@ def _keyed(units: pa.Table, result: ScanResult) -> pa.Table:
 
 def _match(old: pa.Table, new: pa.Table) -> tuple[pa.Table, list[dict]]:
     """(matched units in OLD's order, excluded units with their reason)."""
-    con = duckdb.connect()
+    con = connect()
     con.register("old", old)
     con.register("new", new)
     table = con.sql("""

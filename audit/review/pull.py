@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..io.files import staged_file
+from ..io.atomic import staged_file
 from . import agreement, configs, kinds
 from .labelstudio.client import Server
 from .routing import ADJUDICATION, ROLES

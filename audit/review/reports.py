@@ -243,7 +243,7 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
     """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
     as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
     directory that appears whole or not at all."""
-    from ..io.files import staged_directory
+    from ..io.atomic import staged_directory
     from . import charts
     from .push import queue_with_skips
     frame = ag.prepare(table)

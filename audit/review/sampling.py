@@ -69,10 +69,11 @@ import pyarrow as pa
 
 from ..analysis.stats import SEED
 from ..engine.scan import ScanResult
-from ..io.files import staged_file, write_json
+from ..io.atomic import staged_file, write_json
 from ..io.model import Release
 from ..language import descriptors as descriptor_module
 from ..languages import BY_CODE, LANGUAGES
+from ..sql.connection import connect
 from ..sql.safe import identifier
 
 UNITS = ("paragraph", "question", "answer", "instance")
@@ -132,7 +133,7 @@ CREATE OR REPLACE TEMP MACRO review_answer_type(a) AS CASE
 
 def answer_type(text: str | None) -> str | None:
     """The answer type of one English answer, by the same SQL the unit table uses."""
-    con = duckdb.connect()
+    con = connect()
     con.execute(_ANSWER_TYPE_MACRO)
     return con.execute("SELECT review_answer_type(?::VARCHAR)", [text]).fetchall()[0][0]
 
@@ -300,7 +301,7 @@ def sample(units: pa.Table, by: Sequence[str], *, seed: int,
     _check_arguments(units, by, allocation, size, per_stratum, where, levels)
     if isinstance(per_stratum, Mapping):
         levels.setdefault("unit", tuple(per_stratum))  # the mapping names the units sampled
-    con = duckdb.connect()
+    con = connect()
     con.register("units", units)
     predicate, params = _predicate(where, levels)
     con.execute("CREATE TABLE pool AS SELECT *, sha256(? || ':' || item_id) AS draw "

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import InputError
-from ..io.files import staged_file, write_json
+from ..io.atomic import staged_file, write_json
 from ..settings import current
 from . import maple, routing, sampling
 from .batches import ReviewBatch

@@ -46,7 +46,7 @@ import pyarrow as pa
 
 from .. import settings
 from ..io import canonical, signal_cache
-from ..io.files import staged_file
+from ..io.atomic import staged_file
 from ..language import scripts
 from ..languages import CODES
 from ..sql import arrays

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from audit.evaluation.judge import item_ids
-from audit.io.files import staged_file
+from audit.io.atomic import staged_file
 from audit.review.schemas import ANNOTATION_SCHEMA
 
 ANNOTATORS = ("synthetic-annotator-1@example.org", "synthetic-annotator-2@example.org")

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from audit.evaluation.judge import DESIGN, LANGUAGE_CODES, SAMPLING_SEED, SCHEMA, UNITS
-from audit.io.files import staged_file
+from audit.io.atomic import staged_file
 from audit.languages import BY_CODE
 
 # Published per-language means (P, Q, A) of the two GLM-5.2 judge audits.

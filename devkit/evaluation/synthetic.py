@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.io.files import staged_file
+from audit.io.atomic import staged_file
 from audit.io.model import Release
 
 _ROWS = """
