@@ -67,9 +67,10 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from . import settings
-from .checks.model import ALL, Check
-from .io import canonical, signal_cache
+from .checks.model import MULTIHOP, Check
+from .io import signal_cache
 from .io.atomic import staged_file
+from .io.layouts.multihop import CONTEXT_NUMBERING
 from .io.tables import cached_parquet
 from .language import descriptors
 from .languages import BY_CODE, CODES
@@ -494,7 +495,7 @@ def _units(release: "Release", root: Path) -> None:
                     "('views', 'contexts') ORDER BY 1").fetchall()
     digest = hashlib.sha256("\n".join(
         [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), macros.MACROS,
-         canonical.CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
+         CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
     digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))
@@ -607,7 +608,7 @@ def _bridge_entity_lost(release: "Release", t: dict) -> str:
 
 
 def _check(name: str, description: str, query) -> Check:
-    return Check(name, "sentence", "review", "translation", description, ALL, query=query,
+    return Check(name, "sentence", "review", "translation", description, MULTIHOP, query=query,
                  thresholds=tuple(THRESHOLDS.items()), categories=("lost", "unverifiable"),
                  category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION,
                  layers=(sys.modules[__name__],))   # this module is their signal layer

@@ -35,7 +35,7 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 import realdata_release as real  # noqa: E402
 
-from audit.io import layouts  # noqa: E402
+from audit.io.layouts import v11  # noqa: E402
 from audit.languages import BY_NAME, VIEW_ORDER  # noqa: E402
 from devkit import synth  # noqa: E402
 
@@ -108,7 +108,7 @@ def build(target: Path, sources: int, views: int = 24, untranslated: int = 0) ->
         "\r\n")[:-1]
     assert len(english) == len(ntrex["de"]), "NTREX files must be line-aligned"
     rng = random.Random(SEED)
-    schema = layouts.V11
+    schema = v11.SCHEMA
     writer = pq.ParquetWriter(target / "validation-00000.parquet", schema, compression="zstd")
     records, source_records, position = [], [], 0
     for s in range(sources):

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from audit.checks import record_hash as hashing
 from audit.engine import scan
 from audit.io import release as readers
+from audit.io.layouts import checksum
 from devkit import synth
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)),
@@ -32,7 +33,7 @@ def test_checksums_reproduce_for_any_text(tmp_path_factory, question, answer, se
     folder = tmp_path_factory.mktemp("hash")
     synth.write_release([rows[0], tampered], folder)
     release = readers.open_release(folder)
-    hashing.mismatches(release.con, release.layout)
+    checksum.mismatches(release.con, release.layout.checksum)
     found = release.con.sql("SELECT rid, computed FROM hash_mismatches").fetchall()
     assert found == [(1, synth.record_sha256(tampered))]
 

@@ -69,7 +69,7 @@ def bad_inputs(tmp_path: Path, good: Path) -> dict[str, tuple[Path, str]]:
             table.schema.get_field_index("source_position"), "source_position",
             pa.array(["0"]))), "column 'source_position' has type string (expected int32)"),
         "foreign parquet": (write_table(tmp_path / "foreign.parquet", pa.table({"x": [1]})),
-                            "not an XHotpotQA release"),
+                            "not a release of a known layout"),
         "invalid utf-8": (tmp_path / "bad_utf8.jsonl", "line 2: invalid UTF-8"),
         "invalid json": (tmp_path / "bad_json.jsonl", "line 3: invalid JSON"),
     }
@@ -179,7 +179,7 @@ def test_context_numbers_out_of_step_with_the_rows_are_never_paired(tmp_path, se
     import duckdb
 
     from audit import settings
-    from audit.io import canonical
+    from audit.io.layouts import multihop
     settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     synth.write_release([record(), record(source(_id="5a0000000000000000000002"),
                                           position=1)], tmp_path / "release")
@@ -194,7 +194,7 @@ def test_context_numbers_out_of_step_with_the_rows_are_never_paired(tmp_path, se
     assert pq.read_table(cached_dir / "context_of.parquet").column("rid").to_pylist() == [0, 1]
     release.con.execute("DROP TABLE raw_views")
     with pytest.raises(duckdb.Error, match="context numbers out of step"):
-        canonical._create_views(release.con, "(SELECT * FROM (VALUES (1, 0), (0, 1)) t(rid, ctx))")
+        multihop.create_views(release.con, "(SELECT * FROM (VALUES (1, 0), (0, 1)) t(rid, ctx))")
 
 
 def test_a_bad_source_still_leaves_a_complete_contexts_cache(tmp_path, settings_env):

@@ -13,7 +13,7 @@ from audit.io import release as readers
 def test_v2_sample_reproduces_reference_flags_status_and_hashes(realdata):
     release = readers.open_release(realdata / "xhotpotqa_v2_sample" /
                                    "xhotpotqa_v2_sample.parquet")
-    assert (release.layout, release.rows) == ("v2", 197)
+    assert (release.layout.name, release.rows) == ("v2", 197)
     result = scan.run(release)
     counts = result.summary["check_counts"]
     for name in ("status_mismatch", "structural_flags_mismatch", "record_hash_mismatch"):
@@ -46,7 +46,7 @@ def test_jsonl_release(tmp_path):
     path = tmp_path / "release.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     release = readers.open_release(path)
-    assert (release.layout, release.rows) == ("jsonl", 2)
+    assert (release.layout.name, release.rows) == ("jsonl", 2)
     result = scan.run(release)
     found = sorted((r["id"], r["check"], r["paragraph_id"], r["sentence_index"])
                    for r in result.findings.to_pylist())

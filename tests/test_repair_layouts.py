@@ -17,7 +17,8 @@ from test_compare import record as jsonl_record
 
 from audit.engine import scan
 from audit.io import release as readers
-from audit.repair import jsonl, plan, record, units
+from audit.io.layouts import jsonl
+from audit.repair import plan, record, units
 
 V2_SAMPLE = "xhotpotqa_v2_sample/xhotpotqa_v2_sample.parquet"
 BLANK_ROW, COUNT_ROW, COPY_ROW = ("xhp-validation-5a8133725542995ce29dcbdb",

@@ -14,7 +14,8 @@ from conftest import require_realdata
 
 from audit.checks import registry
 from audit.engine import scan
-from audit.io import layouts, release
+from audit.io import release
+from audit.io.layouts import v11
 from devkit import synth
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -42,8 +43,8 @@ def plus(tmp_path_factory):
     out = tmp_path_factory.mktemp("plus")
     built = realtext.build(out / "plus", sources=4)
     rows = pq.read_table(built["release"]).to_pylist()
-    pq.write_table(pa.Table.from_pylist(rows, schema=layouts.V11), out / "clean.parquet")
-    pq.write_table(pa.Table.from_pylist(drifted(rows), schema=layouts.V11),
+    pq.write_table(pa.Table.from_pylist(rows, schema=v11.SCHEMA), out / "clean.parquet")
+    pq.write_table(pa.Table.from_pylist(drifted(rows), schema=v11.SCHEMA),
                    out / "drifted.parquet")
     return {name: scan.run(release.open_release(out / f"{name}.parquet"), skip=OTHERS)
             for name in ("clean", "drifted")}

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from .. import controls
 from ..sql.macros import create_table
-from .model import ALL, Check
+from .model import UNITS_ONLY, Check
 
 if TYPE_CHECKING:
     from ..io.model import Release
@@ -88,7 +88,7 @@ HIDING_CHECKS = (
           "A title, sentence, question or answer holds a character that reorders or hides "
           "text (bidi embeddings, overrides and isolates, U+FEFF after the first character: "
           "review; U+200B, U+2060: info). ZWNJ/ZWJ and LRM/RLM/ALM belong to the writing "
-          "systems and are never flagged.", ALL,
+          "systems and are never flagged.", UNITS_ONLY,
           categories=("bidi_or_bom", "zero_width"),
           category_severity=(("zero_width", "info"),), query=_invisible_control),
 )

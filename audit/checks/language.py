@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..language import detectors, scripts
 from ..language import layer as langid
-from .model import ALL, Check
+from .model import UNITS_ONLY, Check
 
 if TYPE_CHECKING:
     from ..io.model import Release
@@ -83,9 +83,9 @@ LANGUAGE_CHECKS = (
     Check("script_mismatch", "sentence", "review", "translation",
           "The letters of a translated title, sentence, question or answer are not mostly in "
           "the assigned language's script (Latin names, digits and punctuation set aside).",
-          ALL, query=_script_mismatch, version=scripts.SCRIPT_VERSION, layers=(langid,)),
+          UNITS_ONLY, query=_script_mismatch, version=scripts.SCRIPT_VERSION, layers=(langid,)),
     Check("language_mismatch", "paragraph", "review", "translation",
           "Language ID disagrees with the assigned language for a paragraph (all its "
-          "sentences), a question or an answer.", ALL, query=_language_mismatch,
+          "sentences), a question or an answer.", UNITS_ONLY, query=_language_mismatch,
           version=detectors.LANGUAGE_RULE_VERSION, layers=(langid,)),
 )

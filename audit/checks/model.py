@@ -34,7 +34,10 @@ class Check:
     severity: str
     origin: str
     description: str
-    layouts: frozenset[str]
+    # The layout capabilities (audit/io/layouts/base.CAPABILITIES) it reads: on a layout
+    # without them it is not planned at all; nor on one with a capability of `unless`
+    # (whose own flags report the same defect).
+    requires: frozenset[str]
     # Its SQL at the level it reads (see module doc), None when the layout never carries
     # what it needs: `sql` over a row's own fields, once per view; `context_sql` over a
     # context (candidates, supporting facts, title keys, the source row `s`), once per
@@ -65,6 +68,11 @@ class Check:
     version: str = ""
     # Tunable thresholds (name, default): a policy file may override them per check.
     thresholds: tuple[tuple[str, bool | int | float], ...] = ()
+    unless: frozenset[str] = frozenset()
+
+    def applies(self, capabilities: frozenset[str]) -> bool:
+        """Whether a layout with these capabilities runs it."""
+        return self.requires <= capabilities and not self.unless & capabilities
 
     def plan(self, capabilities: frozenset[str]) -> tuple[str | None, str | None, bool]:
         """(row SQL, context SQL, whether they see every case); when they do not, a flag
@@ -74,6 +82,8 @@ class Check:
         return None, self.witness, False
 
 
-V1 = frozenset({"v1.1", "jsonl"})
-ALL = frozenset({"v1.1", "v2", "jsonl"})
-V2 = frozenset({"v2"})
+# What the checks of multi-hop releases read: questions, contexts, supporting facts.
+MULTIHOP = frozenset({"questions", "contexts", "supporting_facts"})
+V1 = MULTIHOP | {"flags:v1.1"}      # the V1.1 reference flags and their kin
+V2 = MULTIHOP | {"flags:v2"}        # the V2 RC1 builder's flags
+UNITS_ONLY: frozenset[str] = frozenset()   # read only `units`: every layout

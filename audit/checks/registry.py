@@ -6,6 +6,8 @@ import hashlib
 import inspect
 import json
 
+from ..io.layouts.base import Layout
+from ..io.layouts.registry import LAYOUTS
 from ..preservation import PRESERVATION_CHECKS
 from ..sql import macros
 from .hiding import HIDING_CHECKS
@@ -27,17 +29,24 @@ LAYERS: tuple[SignalLayer, ...] = tuple(dict.fromkeys(
     layer for check in REGISTRY for layer in check.layers))
 
 __all__ = ["BY_NAME", "CONSISTENCY_CHECKS", "FINGERPRINT", "LAYERS", "REGISTRY", "SEVERITIES",
-           "declaration", "fingerprint", "for_layout"]
+           "declaration", "fingerprint", "for_layout", "layouts_of"]
 
 
-def for_layout(layout: str) -> tuple[Check, ...]:
-    return tuple(check for check in REGISTRY if layout in check.layouts)
+def for_layout(layout: Layout) -> tuple[Check, ...]:
+    """The checks a layout runs: those whose required capabilities it has."""
+    return tuple(check for check in REGISTRY if check.applies(layout.capabilities))
+
+
+def layouts_of(check: Check) -> list[str]:
+    """The names of the layouts that run a check."""
+    return [layout.name for layout in LAYOUTS if check.applies(layout.capabilities)]
 
 
 def declaration(check: Check) -> dict[str, object]:
     """Everything that decides what a check finds and how it counts, as plain data."""
     return {"name": check.name, "unit": check.unit, "severity": check.severity,
-            "origin": check.origin, "layouts": sorted(check.layouts), "sql": check.sql,
+            "origin": check.origin, "requires": sorted(check.requires),
+            "unless": sorted(check.unless), "sql": check.sql,
             "context_sql": check.context_sql,
             "needs": sorted(check.needs), "witness": check.witness,
             "reference": check.reference, "categories": list(check.categories),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import record_hash
-from .model import ALL, Check
+from .model import Check
 
 if TYPE_CHECKING:
     from ..io.model import Release
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 def _duplicate_id(release: "Release") -> str:
     return """SELECT rid, id, source_split, 'duplicate_id', NULL, NULL,
         n || ' rows share this id', NULL FROM (SELECT rid, id, source_split,
-        count(*) OVER (PARTITION BY id, source_split) AS n FROM release) WHERE n > 1"""
+        count(*) OVER (PARTITION BY id, source_split) AS n FROM views) WHERE n > 1"""
 
 
 def _missing_source_id(release: "Release") -> str:
@@ -105,28 +105,31 @@ def _view_context_drift(release: "Release") -> str:
 RELEASE_CHECKS = (
     Check("record_hash_mismatch", "row", "review", "release",
           "The row's record checksum does not reproduce from its content.",
-          frozenset({"v1.1", "v2"}), needs=frozenset({"record_hash"}),
+          frozenset({"record_hash"}),
           query=record_hash.verify_query, layers=(record_hash,)),
     Check("duplicate_id", "release", "review", "release",
-          "Two or more release rows share an id within a split.", ALL, query=_duplicate_id),
+          "Two or more release rows share an id within a split.", frozenset(),
+          query=_duplicate_id),
     Check("view_context_drift", "release", "review", "release",
           "The views of one source (XHotpotQA+) do not share one context: a view's "
           "candidates, sentences or supporting facts differ from those most of its siblings "
-          "share; the finding names the unit that differs and the sibling view.", ALL,
+          "share; the finding names the unit that differs and the sibling view.",
+          frozenset({"contexts"}),
           query=_view_context_drift),
     Check("missing_source_id", "release", "review", "source",
-          "A HotpotQA source record has no release row (omitted).", ALL,
+          "A HotpotQA source record has no release row (omitted).", frozenset({"contexts"}),
           needs=frozenset({"source"}), query=_missing_source_id),
     Check("unexpected_source_id", "release", "review", "release",
-          "A release row's source id is not in the HotpotQA source.", ALL,
+          "A release row's source id is not in the HotpotQA source.",
+          frozenset({"contexts"}),
           needs=frozenset({"source"}), query=_unexpected_source_id),
     # Compare the shipped status and flags with what the release's own rule derives from
     # the other findings: they run last, in scan._consistency.
     Check("status_mismatch", "row", "review", "release",
           "The shipped status differs from the one the release's own rule derives.",
-          frozenset({"v1.1", "v2"})),
+          frozenset({"shipped_status"})),
     Check("structural_flags_mismatch", "row", "review", "release",
           "The shipped flags differ from the re-derived reference flags.",
-          frozenset({"v1.1", "v2"})),
+          frozenset({"shipped_status"})),
 )
 CONSISTENCY_CHECKS = ("status_mismatch", "structural_flags_mismatch")

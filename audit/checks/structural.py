@@ -20,7 +20,7 @@ from .dsl import (
     per_sentence,
     when,
 )
-from .model import ALL, COPY_CATEGORIES, NONE, V1, Check
+from .model import COPY_CATEGORIES, NONE, V1, Check
 
 
 def _v1(name: str, unit: str, description: str, severity: str = "blocking", **kw: Any) -> Check:
@@ -140,7 +140,8 @@ V11_CHECKS = (
 BEYOND_CHECKS = (
     Check("exact_source_copy", "sentence", "review", "translation",
           "A non-English sentence, title, question or answer is byte-equal to its English "
-          "source; the category separates likely invariants from ordinary sentences.", ALL,
+          "source; the category separates likely invariants from ordinary sentences.",
+          frozenset({"questions", "contexts"}),
           # Numbers, punctuation and names legitimately stay as they are (SPEC §3).
           categories=COPY_CATEGORIES, category_severity=(("number_or_date", "info"), ("punctuation", "info"),
                              ("name_like", "info")),
@@ -158,12 +159,13 @@ BEYOND_CHECKS = (
                            "'sentence equals the English source'", "copy_category({t})"))),
     Check("placeholder_sentence", "sentence", "review", "translation",
           "A translated sentence is a stand-in (em dash, ellipsis, N/A) where the source "
-          "sentence has content.", ALL,
+          "sentence has content.", frozenset({"contexts"}),
           context_sql=per_sentence("is_placeholder({t}) AND NOT is_blank({src}) AND "
                                    "length(py_strip({src})) > 1",
                                    "'placeholder ' || py_strip({t}) || ' for a non-blank source'")),
     Check("invalid_unicode", "sentence", "review", "translation",
-          "Text contains U+FFFD or a C0/C1 control character.", ALL,
+          "Text contains U+FFFD or a C0/C1 control character.",
+          frozenset({"questions", "contexts"}),
           sql=concat(when("has_invalid_chars(r.question)", "'question'"),
                      when("has_invalid_chars(r.answer)", "'answer'")),
           context_sql=concat(per_candidate("has_invalid_chars(c.title)", "'title'"),
@@ -171,11 +173,13 @@ BEYOND_CHECKS = (
     # On V2 the release's own source:… flags report these two defects: one finding per
     # defect, under the reference name (whose detail names ours).
     Check("source_blank_sentence", "sentence", "review", "source",
-          "A source (English) sentence is blank: inherited from HotpotQA.", V1,
+          "A source (English) sentence is blank: inherited from HotpotQA.",
+          frozenset({"contexts"}), unless=frozenset({"flags:v2"}),
           context_sql=per_sentence("is_blank({src})", "'source sentence is blank'",
                                    over="source_sentences")),
     Check("source_support_index_out_of_range", "fact", "review", "source",
-          "A supporting fact points past its source paragraph: inherited from HotpotQA.", V1,
+          "A supporting fact points past its source paragraph: inherited from HotpotQA.",
+          frozenset({"contexts", "supporting_facts"}), unless=frozenset({"flags:v2"}),
           context_sql=per_fact(f"{FACT_SOURCE_LEN} >= 0 AND f.sentence_index >= {FACT_SOURCE_LEN}",
                                f"'sentence ' || f.sentence_index || ' of ' || {FACT_SOURCE_LEN} || "
                                "' source sentences'")),

@@ -10,7 +10,7 @@ from .. import length_prior
 from ..sql.safe import literal
 from ..translation import layer as heuristics
 from ..translation.layer import LENGTH_BINS, UNITS, prepare
-from .model import ALL, COPY_CATEGORIES, Check
+from .model import COPY_CATEGORIES, UNITS_ONLY, Check
 
 if TYPE_CHECKING:
     from ..io.model import Release
@@ -180,7 +180,7 @@ def _terminal_punctuation_mismatch(release: "Release", t: dict[str, Any]) -> str
 
 def _check(name: str, description: str, query: Callable[..., str], thresholds: dict[str, Any],
            categories: tuple[str, ...], **kw: Any) -> Check:
-    return Check(name, "sentence", "review", "translation", description, ALL,
+    return Check(name, "sentence", "review", "translation", description, UNITS_ONLY,
                  query=query, thresholds=tuple(thresholds.items()), categories=categories,
                  layers=(heuristics,), **kw)
 

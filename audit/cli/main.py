@@ -90,7 +90,7 @@ def cmd_checks(args: argparse.Namespace) -> int:
     from audit.checks import registry
     for check in registry.REGISTRY:
         print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
-              f"{','.join(sorted(check.layouts)):16} {check.description}")
+              f"{','.join(sorted(registry.layouts_of(check))):16} {check.description}")
         if check.thresholds:
             print(f"{'':45} thresholds: " + ", ".join(
                 f"{name} = {str(value).lower() if isinstance(value, bool) else value}"

@@ -377,7 +377,7 @@ def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
     con = release.con
     return {
         "rows": release.rows,
-        "layout": release.layout,
+        "layout": release.layout.name,
         "release": release.name,
         "rows_per_split": _counts(con, "SELECT source_split, count(*) FROM status GROUP BY 1 "
                                        "ORDER BY 1"),

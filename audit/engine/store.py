@@ -51,7 +51,7 @@ def manifest(result: ScanResult, scan_id: str) -> dict[str, Any]:
     return {
         "scan_id": scan_id,
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "layout": release.layout,
+        "layout": release.layout.name,
         "inputs": inputs,
         "rows": summary["rows"],
         "rows_per_split": summary["rows_per_split"],

@@ -26,8 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..errors import InputError
-from ..io.jsonl import iter_jsonl_objects
 from ..io.model import Release
+from ..io.tables import iter_jsonl_objects
 from ..languages import BY_CODE
 from ..sql.connection import connect
 from . import metrics

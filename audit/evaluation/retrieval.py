@@ -124,7 +124,7 @@ def read_queries(path: str | Path) -> dict[str, tuple[str, str]]:
     path = Path(path)
     mapping: dict[str, tuple[str, str]] = {}
     if path.suffix.lower() in (".jsonl", ".ndjson"):
-        from ..io.jsonl import iter_jsonl_objects
+        from ..io.tables import iter_jsonl_objects
         entries = ((where, [obj.get("query_id"), obj.get("paper_id"), obj.get("aspect")])
                    for where, obj in iter_jsonl_objects(path))
     else:

@@ -12,6 +12,7 @@ import duckdb
 from ..paths import release_name
 from ..sql.connection import quiet
 from .digests import file_sha256
+from .layouts.base import Layout
 
 
 @dataclass
@@ -20,7 +21,7 @@ class Release:
     views; callers query it through `con`."""
 
     paths: list[Path]
-    layout: str
+    layout: Layout
     root: duckdb.DuckDBPyConnection
     rows: int
     single_file: bool = True

@@ -1,5 +1,5 @@
-"""Tables in and out: a whole Parquet file read as Arrow, a cache entry DuckDB can read, and
-the one writer of tables (a quarantine list, a report) as CSV, JSONL or Parquet, whose CSV
+"""Tables in and out: a whole Parquet file read as Arrow, a cache entry DuckDB can read, the
+objects of a JSON-lines file, and the one writer of tables (a quarantine list, a report) as CSV, JSONL or Parquet, whose CSV
 cells a spreadsheet shows and never evaluates."""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import csv
 import io
 import json
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -98,3 +99,27 @@ def cached_parquet(con: duckdb.DuckDBPyConnection, path: Path) -> bool:
     except duckdb.Error:
         path.unlink(missing_ok=True)
         return False
+
+
+def iter_jsonl_objects(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(`line N`, object) for each non-blank line; bad UTF-8, bad JSON or a non-object line
+    is an InputError naming the line."""
+    with path.open("rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            where = f"line {number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InputError(path, f"invalid UTF-8 at byte {error.start}", where=where,
+                                 expected="UTF-8 text") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(path, f"invalid JSON ({error.msg}, column {error.colno})",
+                                 where=where, expected="one JSON object per line") from None
+            if not isinstance(obj, dict):
+                raise InputError(path, f"a JSON {type(obj).__name__}", where=where,
+                                 expected="a JSON object")
+            yield where, obj

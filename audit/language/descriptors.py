@@ -53,7 +53,7 @@ import duckdb
 import pyarrow as pa
 
 from .. import languages as languages_module
-from ..io import canonical, hotpot, jsonl
+from ..io import hotpot, layouts
 from ..io import release as readers
 from ..io.atomic import staged_file
 from ..io.model import Release
@@ -287,10 +287,11 @@ def descriptors(release: Release) -> pa.Table:
 def _content_key(release: Release) -> str:
     digest = hashlib.sha256(unicodedata.unidata_version.encode("ascii"))
     # The reader's modules: what a release's canonical rows are made of.
-    for module in (__file__, languages_module.__file__, readers.__file__, canonical.__file__,
-                   jsonl.__file__, hotpot.__file__, sqltext.__file__):
+    readers_ = sorted(Path(layouts.__file__).parent.glob("*.py"))
+    for module in (__file__, languages_module.__file__, readers.__file__, hotpot.__file__,
+                   sqltext.__file__, *readers_):
         digest.update(Path(module).read_bytes())
-    for part in (release.layout, *release.content):
+    for part in (release.layout.name, *release.content):
         digest.update(b"\0" + part.encode("utf-8"))
     return digest.hexdigest()
 

@@ -79,8 +79,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import settings
-from ..io import release as readers
 from ..io.atomic import staged_file
+from ..io.layouts.multihop import CONTEXT_NUMBERING
 from ..io.signal_cache import Background, SignalAppender, SignalCache, cache_lock, cached_signals
 from ..languages import CODES
 from ..sql import arrays
@@ -282,7 +282,7 @@ def _units(release, root: Path) -> None:
     con = release.con
     views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
                     "('views', 'contexts') ORDER BY 1").fetchall()
-    digest = hashlib.sha256((units_sql() + repr(views) + readers.CONTEXT_NUMBERING
+    digest = hashlib.sha256((units_sql() + repr(views) + CONTEXT_NUMBERING
                              ).encode("utf-8"))
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))

@@ -10,6 +10,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Sequence
 
+from ..io.units import SEPARATOR
 from ..languages import BY_CODE, CODES
 from ..sql.macros import NAME_CONNECTORS
 
@@ -337,7 +338,6 @@ def is_name_like(text: str) -> bool:
 
 
 SCRIPT_VERSION = (f"script-4-f{MIN_FOREIGN}-s{MIN_SHARE}-k{KANA_MIN}.{KANA_SHARE}")
-SEPARATOR = "\x1f"   # joins a paragraph's sentences in its cache text (see _UNIT_TEXTS)
 
 
 @lru_cache(maxsize=1)

@@ -6,8 +6,8 @@
     probe        the registry's checks on corrected units (verdicts) and on corrected rows
                  (flags and status by the release's own rule)
     record       the append-only correction record and its workspace
-    writers      a corrected release in its own Parquet layout; jsonl: the same for JSONL
-    apply        the whole apply, staged and atomic; changelog: its CHANGELOG.md
+    apply        the whole apply, staged and atomic, the corrected release written by its
+                 layout (audit/io/layouts/); changelog: its CHANGELOG.md
     (its commands, `python -m audit repair plan|apply`, are audit/cli/repair.py)
 
 A library: no Streamlit, no repository paths, no environment reads.

@@ -11,8 +11,9 @@ The order of things:
 3. every text check judges the corrected units (probe.judge); an edit that still raises a
    blocking or review finding is held, unless a reviewer accepted it;
 4. the applied edits' views (all views holding an edited context) get their flags and
-   status re-derived by the release's own rule (probe.derive), their provenance pointed at
-   the record's digest and their checksum recomputed (writers.finish);
+   status re-derived by the release's own rule (probe.derive, where the layout ships a
+   status), their provenance pointed at the record's digest and their checksum recomputed
+   as the layout writes them (audit/io/layouts/);
 5. the record (the workspace's rows and this run's), the release, the manifest and the
    changelog are written into a staging directory renamed into place; then this run's rows
    are appended to the workspace.
@@ -38,11 +39,13 @@ from ..engine.policy import DEFAULT, Policy
 from ..errors import InputError
 from ..io.atomic import refuse_existing, staged_directory, write_json
 from ..io.digests import file_sha256
+from ..io.layouts.base import Corrected
+from ..io.layouts.parquet import relative_names
 from ..io.model import Release
 from ..paths import REPAIR_MANIFEST
-from . import changelog, jsonl, probe, record, units, writers
+from . import changelog, probe, record, units
 from .corrections import Correction, Distances, Located, locate
-from .edits import Edit, group, patched_contexts
+from .edits import Edit, group, patches
 from .record import Origin, Workspace
 
 Progress = Callable[[str], None]
@@ -88,7 +91,8 @@ def from_record(row: dict) -> Correction:
 
 def _unit_columns(x: Located, release: Release) -> dict:
     c = x.correction
-    return dict(correction_id=c.correction_id, release=release.content, layout=release.layout,
+    return dict(correction_id=c.correction_id, release=release.content,
+                layout=release.layout.name,
                 row_id=c.row_id, source_split=x.source_split, source_id=x.source_id,
                 unit=c.unit, paragraph_id=c.paragraph_id, sentence_index=c.sentence_index,
                 language=x.language, views=x.views, old_sha256=c.old_sha256,
@@ -296,8 +300,8 @@ def apply(release: Release, corrections: list[Correction], out: Path, *,
         scratch.mkdir()
         # Patched once: the same contexts serve the verdicts and, when every judged edit is
         # applied, the corrected rows.
-        patched = (patched_contexts(release, judged)
-                   if release.layout != "jsonl" and judged else None)
+        patched = (release.layout.patched_contexts(release, patches(judged))
+                   if release.layout.has("shipped_status") and judged else None)
         applied = _judged(judged, probe.judge(release, judged, scratch, policy, skip, say,
                                               patched), latest, by_id, outcomes)
         new_rows = proposed_rows(release, fresh, measuring.result(), now) + decided
@@ -305,7 +309,7 @@ def apply(release: Release, corrections: list[Correction], out: Path, *,
         full = record.table(_unique(earlier.to_pylist() + new_rows))
         digest = record.digest(full)
         record.write(full, staging / RECORD_FILE)
-        names = writers.relative_names(release.paths)
+        names = relative_names(release.paths)
         changed, transitions = _write_release(
             release, applied, scratch, staging, names, digest, say,
             patched if len(applied) == len(judged) else None)
@@ -346,29 +350,26 @@ def _changed_rows(release: Release, applied: list[Edit]) -> list[int]:
 def _write_release(release: Release, applied: list[Edit], scratch: Path, staging: Path,
                    names: list[str], digest: str, say: Progress, patched: pa.Table | None
                    ) -> tuple[list[int], Counter]:
-    """Write the corrected release files; returns the changed rows and the status
-    transitions (old → new) among them."""
+    """Write the corrected release files through its layout; returns the changed rows and
+    the status transitions (old → new) among them (a layout that ships a status has its
+    corrected rows' flags and status re-derived first)."""
     rids = _changed_rows(release, applied)
-    if release.layout == "jsonl":
-        say(f"writing {len(names)} file(s)")
-        jsonl.write_release(release, staging, names, applied, rids, digest)
-        return rids, Counter()
-    corrected = probe.derive(release, applied, scratch, rids, say, patched) if rids else None
-    transitions: Counter = Counter()
+    corrected = Corrected(patches(applied), rids, digest)
+    if rids and release.layout.has("shipped_status"):
+        corrected.derived = probe.derive(release, applied, scratch, rids, say, patched)
     try:
-        if corrected is not None:
-            writers.finish(corrected, rids, digest)
-            new = dict(corrected.con.sql("SELECT rid, status FROM final_rows").fetchall())
+        release.layout.write(release, staging, names, corrected, say)
+        if corrected.derived is not None:
+            new = dict(corrected.derived.con.sql("SELECT rid, status FROM final_rows").fetchall())
             con = release.con.cursor()
             old = dict(con.sql(f"SELECT rid, status FROM views WHERE rid IN "
                                f"{units.among(con, rids)}").fetchall())
             con.close()
-            transitions = Counter(f"{old[r]} → {new[r]}" for r in rids)
-        writers.write_parquet(release, corrected, staging, names, say)
+            corrected.transitions.update(f"{old[r]} → {new[r]}" for r in rids)
     finally:
-        if corrected is not None:
-            corrected.close()
-    return rids, transitions
+        if corrected.derived is not None:
+            corrected.derived.close()
+    return rids, corrected.transitions
 
 
 def _file(path: Path, role: str) -> dict:
@@ -407,10 +408,9 @@ def _manifest(release: Release, inputs: list[Path], workspace: Workspace | None,
         if o.action == "applied":
             languages[o.located.language]["views"] += o.located.views
     proposals = sum(1 for r in new_rows if r["action"] == "proposed")
-    struct, name = writers.PROVENANCE[release.layout]
     return {
         "manifest_version": MANIFEST_VERSION, "created_at": now, "apply_id": apply_id,
-        "layout": release.layout,
+        "layout": release.layout.name,
         "inputs": [_file(p, "release") for p in release.paths]
                   + [_file(Path(p), "corrections") for p in inputs],
         "workspace": str(workspace.root) if workspace is not None else None,
@@ -419,9 +419,9 @@ def _manifest(release: Release, inputs: list[Path], workspace: Workspace | None,
                         "sha256": file_sha256(staging / n)} for n in [*names, RECORD_FILE]},
         "record": {"file": RECORD_FILE, "digest": digest, "entries": full.num_rows,
                    "new_entries": len(new_rows)},
-        "provenance": {"field": writers.provenance_field(release.layout),
+        "provenance": {"field": release.layout.provenance_field,
                        "appended": f"+repair.{digest}",
-                       "checksum": writers.CHECKSUM[release.layout]},
+                       "checksum": release.layout.checksum_field},
         "counts": {"proposed": proposals, "corrections": len(outcomes),
                    "duplicates": proposals - len({r["correction_id"] for r in new_rows
                                                   if r["action"] == "proposed"}),

@@ -30,8 +30,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import InputError
-from ..io.jsonl import iter_jsonl_objects
 from ..io.model import Release
+from ..io.tables import iter_jsonl_objects
 from . import units
 from .record import Origin, is_sha256
 

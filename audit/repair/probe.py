@@ -24,16 +24,17 @@ from pathlib import Path
 from typing import Callable
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..checks import registry
+from ..checks.model import Check
 from ..engine import scan
 from ..engine.policy import Policy
 from ..io import release as readers
+from ..io.layouts.base import Layout
 from ..io.model import Release
-from ..sql.safe import identifier, literal, strings
-from . import jsonl, units
-from .edits import Edit, context_edits, patched_contexts, patched_rows
+from ..sql.safe import strings
+from . import units
+from .edits import Edit, patches
 
 Progress = Callable[[str], None]
 # Checks about the release as a whole, not about one unit's text. A probe holds each row
@@ -60,47 +61,12 @@ class Verdict:
 
 # ------------------------------------------------------------------- writing a probe
 
-def _columns(release: Release) -> list[str]:
-    return pq.read_schema(release.paths[0]).names
-
-
-CHUNK = 20_000    # probe rows per part file: each part is sorted on its own
-
-
 def write_rows(release: Release, folder: Path, selection: pa.Table, edits: list[Edit],
                contexts: pa.Table | None = None) -> Path:
-    """Write the selected rows (`selection`: probe_rid, rid, patched) in the release's
-    layout into the new `folder`, in probe_rid order (Parquet: parts of CHUNK rows, so no
-    sort ever holds more); a patched row carries every edit (`contexts`: the edits'
+    """The selected rows (`selection`: probe_rid, rid, patched) written by the release's
+    layout into the new `folder`; a patched row carries every edit (`contexts`: the edits'
     patched contexts, when the caller has them). Returns the folder."""
-    folder.mkdir()
-    if release.layout == "jsonl":
-        jsonl.write_probe(release, folder / "probe.jsonl", selection, edits)
-        return folder
-    con = release.con.cursor()
-    con.register("probe_contexts", contexts if contexts is not None
-                 else patched_contexts(release, edits))
-    con.register("probe_rows", patched_rows(edits))
-    picked = []
-    for name in _columns(release):
-        column = identifier(name)
-        if name in ("candidates", "supporting_facts"):
-            picked.append(f"CASE WHEN s.patched AND n.ctx IS NOT NULL THEN n.{column} "
-                          f"ELSE c.{column} END AS {column}")
-        elif name in units.ROW_UNITS:
-            picked.append(f"CASE WHEN s.patched AND r.{column} IS NOT NULL THEN r.{column} "
-                          f"ELSE v.{column} END AS {column}")
-        else:
-            picked.append(f"v.{column}")
-    for part, start in enumerate(range(0, selection.num_rows, CHUNK)):
-        con.register("probe_selection", selection.slice(start, CHUNK))
-        con.execute(f"""COPY (SELECT {", ".join(picked)}
-            FROM probe_selection s JOIN raw_views v USING (rid) JOIN raw_contexts c USING (ctx)
-            LEFT JOIN probe_contexts n USING (ctx) LEFT JOIN probe_rows r USING (rid)
-            ORDER BY s.probe_rid)
-            TO {literal(str(folder / f"part-{part:05d}.parquet"))} (FORMAT parquet, COMPRESSION zstd)""")
-        con.unregister("probe_selection")
-    con.close()
+    release.layout.write_rows(release, folder, selection, patches(edits), contexts)
     return folder
 
 
@@ -121,7 +87,7 @@ def _open(path: Path) -> Release:
 
 def _representatives(release: Release, edits: list[Edit]) -> dict[int, int]:
     """{ctx: the first view holding it} for the contexts an edit changes."""
-    ctxs = sorted(context_edits(edits))
+    ctxs = sorted({e.first.ctx for e in edits if e.unit in units.CONTEXT_UNITS})
     if not ctxs:
         return {}
     con = release.con.cursor()
@@ -221,7 +187,7 @@ def _verdict(edit: Edit, old: list[dict], new: list[dict], checks_run: list[str]
 
 # ------------------------------------------------------------ flags by the release's rule
 
-def reference_checks(layout: str) -> tuple:
+def reference_checks(layout: Layout) -> tuple[Check, ...]:
     return tuple(c for c in registry.for_layout(layout) if c.reference)
 
 
@@ -251,25 +217,6 @@ def derive(release: Release, edits: list[Edit], folder: Path, rids: list[int],
                 f"{strings(exhaustive)}, x))")
 
     found = "coalesce(d.found, []::VARCHAR[])"
-    if release.layout == "v1.1":
-        flags = f"list_sort(list_distinct(list_concat({kept('structural_flags')}, {found})))"
-        status = (f"CASE WHEN len(list_filter(structural_flags, lambda x: NOT list_contains("
-                  f"{strings(review)}, x))) > 0 THEN 'quarantined' "
-                  "WHEN len(structural_flags) > 0 THEN 'review_required' ELSE 'accepted' END")
-        con.execute(f"""CREATE OR REPLACE TABLE raw_views AS
-            SELECT * REPLACE ({status} AS status)
-            FROM (SELECT v.* REPLACE ({flags} AS structural_flags)
-                  FROM raw_views v LEFT JOIN derived_flags d USING (rid))""")
-    else:
-        split = (lambda keep: f"list_filter({found}, lambda x: {'' if keep else 'NOT '}"
-                              f"list_contains({strings(review)}, x))")
-        structural = (f"list_sort(list_distinct(list_concat({kept('structural_flags')}, "
-                      f"{split(False)})))")
-        quality = f"list_sort(list_distinct(list_concat({kept('quality_flags')}, {split(True)})))"
-        con.execute(f"""CREATE OR REPLACE TABLE raw_views AS
-            SELECT * REPLACE (CASE WHEN len(structural_flags) > 0 THEN 'quarantined'
-                                   WHEN len(quality_flags) > 0 THEN 'review_required'
-                                   ELSE 'accepted' END AS status)
-            FROM (SELECT v.* REPLACE ({structural} AS structural_flags, {quality} AS quality_flags)
-                  FROM raw_views v LEFT JOIN derived_flags d USING (rid))""")
+    con.execute("CREATE OR REPLACE TABLE raw_views AS "
+                + release.layout.status_rule(found, kept, review))
     return probe

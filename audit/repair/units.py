@@ -11,18 +11,19 @@ paragraph, of its sentences as compact JSON (`ensure_ascii=False`).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import uuid
 
 import pyarrow as pa
 
 from ..checks import registry
+from ..io.digests import text_sha256 as digest
+from ..io.units import CONTEXT_UNITS, CORRECTABLE_UNITS, paragraph_text
 from ..sql.safe import strings
 
-UNITS = ("question", "answer", "title", "sentence", "paragraph")
+__all__ = ["CONTEXT_UNITS", "digest", "paragraph_text"]
+
+UNITS = CORRECTABLE_UNITS
 ROW_UNITS = ("question", "answer")
-CONTEXT_UNITS = ("title", "sentence", "paragraph")
 
 # Checks whose findings no text correction can change: a unit's language assignment, or
 # the shape of the context (a candidate missing, out of order, a paragraph id); plus every
@@ -41,15 +42,6 @@ SENTENCE_COUNT = ("paragraph_sentence_shortfall", "paragraph_sentence_surplus",
 # Checks about a title that name no 'title' in their detail.
 TITLE_CHECKS = ("duplicate_normalized_translated_title", "xhotpot:blank_translated_title")
 FACT_CHECKS = tuple(c.name for c in registry.REGISTRY if c.unit == "fact")
-
-
-def paragraph_text(sentences: list[str]) -> str:
-    """A paragraph as one text: its sentences as compact JSON, non-ASCII kept."""
-    return json.dumps(list(sentences), ensure_ascii=False, separators=(",", ":"))
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def finding_unit_sql(f: str = "f") -> str:

@@ -147,7 +147,7 @@ def version_of(result: scan.ScanResult) -> Version:
         status = con.sql(_ROW_STATUS).to_arrow_table()
     finally:
         con.close()
-    return Version(result.release.name, result.release.layout, result.release.rows,
+    return Version(result.release.name, result.release.layout.name, result.release.rows,
                    result.identity, result.release.content, units, findings, status)
 
 

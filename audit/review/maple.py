@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..io.atomic import staged_file
-from ..io.jsonl import iter_jsonl_objects
+from ..io.tables import iter_jsonl_objects
 from ..settings import REPO
 
 SOURCES = ("MAPLE", "human-written", "LLM+human-edited", "LLM")

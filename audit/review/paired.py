@@ -63,7 +63,7 @@ import pyarrow.compute as pc
 from ..analysis import stats
 from ..engine.scan import ScanResult
 from ..errors import InputError
-from ..io.jsonl import iter_jsonl_objects
+from ..io.tables import iter_jsonl_objects
 from ..reports.compare import VIEW_OF_ROW
 from ..sql.connection import connect
 from . import agreement, configs, kinds, routing, sampling
@@ -207,7 +207,7 @@ def _old_is_y(seed: int | str, pair_id: str) -> bool:
 
 
 def _release_note(result: ScanResult) -> dict:
-    return {"name": result.release.name, "layout": result.release.layout,
+    return {"name": result.release.name, "layout": result.release.layout.name,
             "identity": result.identity, "content": result.release.content}
 
 

@@ -45,8 +45,9 @@ import duckdb
 import pyarrow as pa
 
 from .. import settings
-from ..io import canonical, signal_cache
+from ..io import signal_cache
 from ..io.atomic import staged_file
+from ..io.layouts.multihop import CONTEXT_NUMBERING
 from ..language import scripts
 from ..languages import CODES
 from ..sql import arrays
@@ -186,7 +187,7 @@ _CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
 _JUDGED = (f"lang IN {_CODES} AND NOT is_blank(src) AND src <> tgt AND "
            r"regexp_matches(tgt, '[\p{L}\p{N}]')")
 
-# The views of one source share its context (canonical.CONTEXT_NUMBERING): titles and
+# The views of one source share its context (CONTEXT_NUMBERING): titles and
 # sentences are units of a context (owner: its number), questions and answers of a row.
 _ROWS = """
 CREATE OR REPLACE TEMP TABLE heur_rows AS SELECT rid, ctx AS rep, id, source_split FROM views
@@ -231,7 +232,7 @@ def _index(release: "Release", root: Path) -> bool:
     views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
                     "('views', 'contexts') ORDER BY 1").fetchall()
     digest = hashlib.sha256((_ROWS + _TEXT_UNITS + _KEYED_UNITS + repr(views)
-                             + canonical.CONTEXT_NUMBERING).encode())
+                             + CONTEXT_NUMBERING).encode())
     for path in release.paths:
         digest.update(release.digests[str(path)].encode("ascii"))
     stem = root / "units" / digest.hexdigest()
