@@ -26,7 +26,7 @@ the check says it cannot tell.
 Thresholds: for every language of NTREX-128 (all 23), names (capitalised runs not at a
 sentence start) of the English lines looked for in their own line's translation (found =
 the name survives or is transliterated) and in an unrelated line's (a false match), at each
-candidate threshold. SCRIPT_SCORES (audit/preservation.py) takes, per script, the lowest
+candidate threshold. SCRIPT_SCORES (audit/checks/preservation.py) takes, per script, the lowest
 threshold whose false matches stay within about 1 % in each of its languages.
 """
 
@@ -51,11 +51,11 @@ import cache_kind  # noqa: E402
 import realdata_release  # noqa: E402
 import xquad_release  # noqa: E402
 
-from audit import preservation  # noqa: E402
 from audit.checks import registry  # noqa: E402
 from audit.engine import policy, scan  # noqa: E402
 from audit.io import release as readers  # noqa: E402
 from audit.languages import BY_CODE  # noqa: E402
+from audit.translation import preservation  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"
 MAX_FALSE_ALARMS, MIN_RECALL = 0.01, 0.90
@@ -189,8 +189,9 @@ def thresholds() -> None:
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from audit import preservation
+from audit.checks import preservation as preservation_checks
 from audit.engine import policy
+from audit.translation import preservation
 from audit.io import release as readers
 sys.path.insert(0, "bench")
 import cache_kind
@@ -200,7 +201,7 @@ started = time.perf_counter()
 prepared = preservation.prepare(release)
 counts = {c.name: release.con.sql("SELECT category, count(*) FROM (" + c.query(
               release, policy.DEFAULT.thresholds(c.name)) + ") GROUP BY 1").fetchall()
-          for c in preservation.PRESERVATION_CHECKS}
+          for c in preservation_checks.PRESERVATION_CHECKS}
 seconds = time.perf_counter() - started
 peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)

@@ -41,7 +41,9 @@ import realtext  # noqa: E402
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 from audit.io import release as readers  # noqa: E402
-from audit.repair import units  # noqa: E402
+from audit.io.digests import text_sha256  # noqa: E402
+from audit.io.units import paragraph_text  # noqa: E402
+from audit.sql.macros import among  # noqa: E402
 
 SEED = 20261221
 MIX = (("sentence", 0.70), ("title", 0.10), ("paragraph", 0.05), ("question", 0.10),
@@ -80,14 +82,14 @@ def draw(release_path: str, n: int, seed: int) -> list[dict]:
     kinds = rng.choices([k for k, _ in MIX], [w for _, w in MIX], k=n * 2)
     chosen_ctx = rng.sample(range(contexts), min(contexts, n * 2))
     chosen_rid = rng.sample(range(rows), n * 2)
-    wanted = units.among(con, chosen_ctx, pa.int32())
+    wanted = among(con, chosen_ctx, pa.int32())
     cands = dict(con.sql(f"SELECT ctx, candidates FROM contexts WHERE ctx IN {wanted}"
                          ).fetchall())
     first = dict(con.sql(f"SELECT ctx, min_by(id, rid) FROM views WHERE ctx IN {wanted} "
                          "GROUP BY ctx").fetchall())
     views = {rid: (i, q, a, ql) for rid, i, q, a, ql in con.sql(
         "SELECT rid, id, question, answer, question_language FROM views WHERE rid IN "
-        f"{units.among(con, chosen_rid)}").fetchall()}
+        f"{among(con, chosen_rid)}").fetchall()}
     out, used = [], set()
     ctx_iter, rid_iter = iter(chosen_ctx), iter(chosen_rid)
     for kind in kinds:
@@ -100,7 +102,7 @@ def draw(release_path: str, n: int, seed: int) -> list[dict]:
             new = swapped(old, language, rng)
             if new is None:
                 continue
-            out.append({"id": row_id, "unit": kind, "old_sha256": units.digest(old),
+            out.append({"id": row_id, "unit": kind, "old_sha256": text_sha256(old),
                         "text": new, "reason": "post-edit", "author": "bench"})
             continue
         ctx = next(ctx_iter)
@@ -114,7 +116,7 @@ def draw(release_path: str, n: int, seed: int) -> list[dict]:
         if kind == "title":
             new = swapped(paragraph["title"], code, rng)
             if new is not None:
-                out.append({**base, "old_sha256": units.digest(paragraph["title"]),
+                out.append({**base, "old_sha256": text_sha256(paragraph["title"]),
                             "text": new})
             continue
         sentences = list(paragraph["sentences"])
@@ -123,11 +125,11 @@ def draw(release_path: str, n: int, seed: int) -> list[dict]:
         if new is None:
             continue
         if kind == "sentence":
-            out.append({**base, "sentence_index": k, "old_sha256": units.digest(sentences[k]),
+            out.append({**base, "sentence_index": k, "old_sha256": text_sha256(sentences[k]),
                         "text": new})
         else:
             edited = sentences[:k] + [new] + sentences[k + 1:]
-            out.append({**base, "old_sha256": units.digest(units.paragraph_text(sentences)),
+            out.append({**base, "old_sha256": text_sha256(paragraph_text(sentences)),
                         "sentences": edited})
     con.close()
     return out

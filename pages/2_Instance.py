@@ -54,8 +54,8 @@ def evidence(findings: list[dict], key: str = "evidence") -> tuple[str, ...]:
 
 
 def unit_findings(unit: str) -> list[dict]:
-    """The row's findings about its question or answer (their detail names the unit)."""
-    return [f for f in item["row_findings"] if f["detail"].startswith(f"{unit}:")]
+    """The row's findings on its question or answer."""
+    return [f for f in item["row_findings"] if f.get("unit") == unit]
 
 
 def findings_html(findings: list[dict]) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import realdata_release as real
 
-from audit import preservation
+from audit.checks import preservation
 from audit.checks import translation as heuristic_checks
 
 REPO = Path(__file__).resolve().parent.parent

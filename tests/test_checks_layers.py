@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import record, scan_records
 
 from audit.checks import record_hash, registry
-from audit.checks.model import ALL, Check
+from audit.checks.model import UNITS_ONLY, Check
 from audit.io import signal_cache
 from audit.language import layer as language_layer
 from audit.translation import layer as heuristics_layer
@@ -25,7 +25,7 @@ ROW_FIELDS = re.compile(r"\br\.(?!candidates\b|supporting_facts\b|title_keys\b)[
 
 
 def test_each_expression_is_declared_at_the_level_it_reads():
-    rows = contexts = 0
+    rows = contexts = units = 0
     for check in registry.REGISTRY:
         if check.sql:
             rows += 1
@@ -34,15 +34,22 @@ def test_each_expression_is_declared_at_the_level_it_reads():
             if sql:
                 contexts += 1
                 assert not ROW_FIELDS.search(sql), check.name
-    assert (rows, contexts) == (15, 31)    # as the regex classified them before
+        if check.unit_sql:
+            units += 1
+            assert not re.search(r"\b[rcs]\.", check.unit_sql), check.name
+    # Exact copies, placeholders and invalid characters read units: they were 2 row and
+    # 3 context expressions.
+    assert (rows, contexts, units) == (13, 28, 3)
 
 
 def test_the_plan_follows_the_declared_fields():
     both = registry.BY_NAME["english_identity_mismatch"]
-    assert both.plan(frozenset()) == (both.sql, both.context_sql, True)
+    assert both.plan(frozenset()) == (both.sql, both.context_sql, None, True)
     witnessed = registry.BY_NAME["supporting_title_missing"]
-    assert witnessed.plan(frozenset()) == (None, witnessed.witness, False)
-    assert witnessed.plan(frozenset({"source"})) == (None, witnessed.context_sql, True)
+    assert witnessed.plan(frozenset()) == (None, witnessed.witness, None, False)
+    assert witnessed.plan(frozenset({"source"})) == (None, witnessed.context_sql, None, True)
+    copies = registry.BY_NAME["exact_source_copy"]
+    assert copies.plan(frozenset()) == (None, None, copies.unit_sql, True)
 
 
 def test_the_registered_layers_are_those_the_checks_name():
@@ -111,10 +118,11 @@ def test_a_new_layer_runs_without_an_edit_to_the_scan(tmp_path, monkeypatch):
 
     def query(release) -> str:
         fake.prepare(release)
-        return ("SELECT rid, id, source_split, 'fake_check', NULL, NULL, 'seen', NULL "
-                "FROM fake_signals")
+        return ("SELECT rid, id, source_split, 'fake_check', 'instance', NULL, NULL, 'seen', "
+                "NULL FROM fake_signals")
 
-    check = Check("fake_check", "row", "review", "translation", "Reads the fake layer.", ALL,
+    check = Check("fake_check", ("instance",), "review", "translation", "Reads the fake layer.",
+                  UNITS_ONLY,
                   query=query, layers=(fake,))
     monkeypatch.setattr(registry, "REGISTRY", registry.REGISTRY + (check,))
     monkeypatch.setitem(registry.BY_NAME, check.name, check)

@@ -1,4 +1,4 @@
-"""answer_not_in_evidence and bridge_entity_lost (audit/preservation.py): the matcher across
+"""answer_not_in_evidence and bridge_entity_lost (audit/checks/preservation.py, audit/translation/preservation.py): the matcher across
 scripts (romanised names, numbers by value, whole words for short names), the units a
 release gives (answers in supporting sentences, bridge titles mentioned), the renderings the
 release holds, review vs info, the evidence on both sides, the cache and the policy; and real
@@ -12,14 +12,15 @@ import pytest
 import xquad_release
 from conftest import record, require_realdata, scan_records
 
-from audit import preservation as pres
+from audit.checks import preservation as preservation_checks
 from audit.checks import registry
 from audit.engine import policy as policies
 from audit.engine import scan
 from audit.errors import InputError
 from audit.io import release
+from audit.translation import preservation as pres
 
-OTHERS = frozenset(c.name for c in registry.REGISTRY) - set(pres.PRESERVATION_NAMES)
+OTHERS = frozenset(c.name for c in registry.REGISTRY) - set(preservation_checks.PRESERVATION_NAMES)
 OBAMA = "Barack Obama was born in Hawaii."
 
 

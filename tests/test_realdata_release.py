@@ -12,8 +12,7 @@ import pytest
 import realdata_release
 from conftest import require_realdata
 
-from audit import preservation
-from audit.checks import structural
+from audit.checks import preservation, structural
 from audit.checks import translation as heuristic_checks
 from audit.engine import scan
 from audit.io import release

@@ -15,7 +15,9 @@ from conftest import record, source
 
 from audit.errors import InputError
 from audit.io import release as readers
-from audit.repair import corrections, units
+from audit.io.digests import text_sha256
+from audit.io.units import paragraph_text
+from audit.repair import corrections
 from devkit import synth
 
 SENTENCES = ["German 0: Danube.", "German 1: Danube.", "German 2: Danube."]
@@ -34,7 +36,7 @@ def release(tmp_path_factory) -> Path:
 
 def good(**changes) -> dict:
     line = {"id": "q1", "unit": "sentence", "paragraph_id": "p00", "sentence_index": 1,
-            "old_sha256": units.digest(SENTENCES[1]), "text": "Sie fließt nach Osten.",
+            "old_sha256": text_sha256(SENTENCES[1]), "text": "Sie fließt nach Osten.",
             "reason": "mistranslation", "author": "ana@example.org"}
     line.update(changes)
     return {k: v for k, v in line.items() if v is not None}
@@ -54,10 +56,10 @@ def _refused(done, out: Path, message: str) -> None:
 
 def test_jsonl_and_csv_say_the_same(tmp_path):
     lines = [good(), good(unit="paragraph", sentence_index=None, text=None,
-                          old_sha256=units.digest(units.paragraph_text(SENTENCES)),
+                          old_sha256=text_sha256(paragraph_text(SENTENCES)),
                           sentences=["Eins.", "Zwei.", "Drei."]),
              good(unit="question", paragraph_id=None, sentence_index=None,
-                  old_sha256=units.digest("Welcher Fluss ist länger?"), text="Welcher Fluss?")]
+                  old_sha256=text_sha256("Welcher Fluss ist länger?"), text="Welcher Fluss?")]
     jsonl = rh.write_lines(tmp_path / "fixes.jsonl", lines)
     with (tmp_path / "fixes.csv").open("w", newline="", encoding="utf-8") as stream:
         writer = csv.DictWriter(stream, fieldnames=corrections.FIELDS)
@@ -117,9 +119,9 @@ def test_a_malformed_line_stops_everything_naming_its_line_and_row(release, tmp_
     (dict(sentence_index=7), "line 1, id q1: paragraph p00 has 3 sentence(s), no sentence 7 "
                              "(expected a sentence_index below the sentence count (a missing "
                              "sentence is a paragraph correction))"),
-    (dict(old_sha256=units.digest("German 1: Danube!")),
-     f"line 1, id q1: stale correction: old_sha256 {units.digest('German 1: Danube!')[:12]}… "
-     f"is not the SHA-256 of the sentence's current text ({units.digest(SENTENCES[1])[:12]}…)"
+    (dict(old_sha256=text_sha256("German 1: Danube!")),
+     f"line 1, id q1: stale correction: old_sha256 {text_sha256('German 1: Danube!')[:12]}… "
+     f"is not the SHA-256 of the sentence's current text ({text_sha256(SENTENCES[1])[:12]}…)"
      " (expected the digest of the text this release holds)"),
     (dict(id="q2"), "line 1, id q2: 2 release rows have id 'q2' (expected 'source_split' to "
                     "tell them apart)"),

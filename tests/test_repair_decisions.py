@@ -18,7 +18,9 @@ from conftest import require_realdata
 
 from audit.engine import scan
 from audit.io import release as readers
-from audit.repair import plan, record, units
+from audit.io.digests import text_sha256
+from audit.io.units import paragraph_text
+from audit.repair import plan, record
 
 REVIEWER = "Rhea Reviewer"
 
@@ -57,12 +59,12 @@ def setup(tmp_path_factory):
         sentences = list(old)
         sentences[u["sentence_index"]] = text
         return {"id": u["id"], "unit": "paragraph", "paragraph_id": u["paragraph_id"],
-                "old_sha256": units.digest(units.paragraph_text(old)),
+                "old_sha256": text_sha256(paragraph_text(old)),
                 "sentences": sentences, "reason": "untranslated", "author": "vendor"}
 
     es_view = release.con.sql("SELECT id, question FROM views WHERE source_id LIKE '%-00000' "
                               "AND question_language = 'es'").fetchall()[0]
-    question = {"id": es_view[0], "unit": "question", "old_sha256": units.digest(es_view[1]),
+    question = {"id": es_view[0], "unit": "question", "old_sha256": text_sha256(es_view[1]),
                 "text": es_view[1].replace("la emoción", "sus emociones"), "author": "editor"}
     lines = [
         _line(hi1, good(hi1), view=5), _line(hi1, good(hi1), view=5),   # the same line twice

@@ -17,8 +17,9 @@ from test_compare import record as jsonl_record
 
 from audit.engine import scan
 from audit.io import release as readers
+from audit.io.digests import text_sha256
 from audit.io.layouts import jsonl
-from audit.repair import plan, record, units
+from audit.repair import plan, record
 
 V2_SAMPLE = "xhotpotqa_v2_sample/xhotpotqa_v2_sample.parquet"
 BLANK_ROW, COUNT_ROW, COPY_ROW = ("xhp-validation-5a8133725542995ce29dcbdb",
@@ -122,8 +123,8 @@ def canonical(tmp_path_factory):
     fixes = folder / "fixes.csv"
     fixes.write_text(
         "id,unit,paragraph_id,sentence_index,old_sha256,text,author\n"
-        f"q1,question,,,{units.digest(' ')},\"Welcher Fluss ist länger? (1)\",ana\n"
-        f"q2,sentence,p01,0,{units.digest('Der Rhein fließt durch sechs Länder.')},"
+        f"q1,question,,,{text_sha256(' ')},\"Welcher Fluss ist länger? (1)\",ana\n"
+        f"q2,sentence,p01,0,{text_sha256('Der Rhein fließt durch sechs Länder.')},"
         "Der Rhein fließt durch sechs Staaten.,ana\n", encoding="utf-8")
     out = folder / "corrected"
     done = rh.cli("repair", "apply", release, "--corrections", fixes, "--out", out)

@@ -22,7 +22,8 @@ from conftest import require_realdata
 
 from audit.engine import scan
 from audit.io import release as readers
-from audit.repair import corrections, plan, record, units
+from audit.io.digests import text_sha256
+from audit.repair import corrections, plan, record
 from devkit import synth
 
 # Where each planted kind lands on the work list (the two kinds a text cannot repair —
@@ -100,11 +101,11 @@ def test_the_work_list_names_every_plant_a_text_can_repair(built):
         assert u["required_for"] == ["paragraph_sentence_shortfall",
                                      "support_index_out_of_range"]
         assert len(u["sentences"]) == len(u["source_sentences"]) - 1
-        assert u["old_sha256"] == units.digest(json.dumps(u["sentences"], ensure_ascii=False,
+        assert u["old_sha256"] == text_sha256(json.dumps(u["sentences"], ensure_ascii=False,
                                                           separators=(",", ":")))
     blank = next(u for u in work if u["unit"] == "question")
     assert (blank["text"], blank["views"], blank["status"]) == ("", 1, "quarantined")
-    assert blank["old_sha256"] == units.digest("")
+    assert blank["old_sha256"] == text_sha256("")
     assert blank["source_text"] == _sources(built)[blank["id"]][1]["question"] != ""
 
 

@@ -15,7 +15,8 @@ from conftest import source
 
 from audit.errors import InputError
 from audit.io import release as readers
-from audit.repair import apply, record, units
+from audit.io.digests import text_sha256
+from audit.repair import apply, record
 from audit.repair.corrections import Correction
 from audit.repair.record import Origin, Workspace
 from devkit import synth
@@ -70,7 +71,7 @@ def test_a_post_edit_pull_appends_proposals_that_an_apply_takes_up(tmp_path):
     synth.write_release([v11_record(source(_id="q1"), question=" ")], folder)
     release = readers.open_release(folder)
     pulled = Correction(row_id="q1", unit="question", paragraph_id=None, sentence_index=None,
-                        old_sha256=units.digest(" "), new_text="Welcher Fluss ist länger?",
+                        old_sha256=text_sha256(" "), new_text="Welcher Fluss ist länger?",
                         reason="untranslated", author="ana@example.org", origin=EDIT)
     rows = apply.propose(release, [pulled])
     assert [(r["action"], r["old_text"], r["new_text"], r["views"], r["language"])
@@ -79,7 +80,7 @@ def test_a_post_edit_pull_appends_proposals_that_an_apply_takes_up(tmp_path):
     assert (rows[0]["edit_distance"], rows[0]["ter"]) == (24, 100.0)
     workspace = tmp_path / "ws"
     assert Workspace(workspace).append(rows) == 1
-    stale = Correction(**{**pulled.__dict__, "old_sha256": units.digest("?"),
+    stale = Correction(**{**pulled.__dict__, "old_sha256": text_sha256("?"),
                           "correction_id": ""})
     with pytest.raises(InputError, match="stale correction"):
         apply.propose(release, [stale])

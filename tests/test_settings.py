@@ -29,7 +29,8 @@ def test_an_empty_variable_is_the_default_for_every_layer(tmp_path):
     assert unset.labelstudio_url is None and unset.labelstudio_token is None
     # In a process started in an empty directory with AUDIT_CACHE_DIR="", every layer's
     # cache is under data/cache.
-    probe = ("from audit import preservation, settings\n"
+    probe = ("from audit import settings\n"
+             "from audit.translation import preservation\n"
              "from audit.language import layer\n"
              "from audit.translation import layer as translation\n"
              "import json\n"

@@ -314,8 +314,8 @@ def test_policy_categories_are_validated_and_never_reach_sql(tmp_path):
 def test_the_registry_fingerprint_follows_the_declarations():
     base = registry.fingerprint(registry.REGISTRY)
     assert base == registry.FINGERPRINT
-    extra = model.Check("extra_check", "row", "review", "translation", "A new check.",
-                         model.ALL, sql=dsl.when("FALSE"))
+    extra = model.Check("extra_check", ("instance",), "review", "translation", "A new check.",
+                         model.UNITS_ONLY, sql=dsl.when("FALSE"))
     assert registry.fingerprint(registry.REGISTRY + (extra,)) != base
     first, *rest = registry.REGISTRY
     changed = model.Check(**{**{f: getattr(first, f) for f in first.__slots__},

@@ -1,4 +1,4 @@
-"""V1.1 releases of REAL aligned answers for the preservation checks (audit/preservation.py):
+"""V1.1 releases of REAL aligned answers for the preservation checks (audit/checks/preservation.py, audit/translation/preservation.py):
 the ground truth of tests/test_preservation.py and bench/preservation.py.
 
 XQuAD (../shared/realdata/xquad) is SQuAD v1.1 dev with professional translations in 11 of

@@ -26,17 +26,17 @@ def _scoped(result: ScanResult, rows: list[int] | None):
 
 def findings_by_check(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
     """One row per check and severity in force (a check whose categories carry different
-    severities appears once per severity, with those categories): findings, rows and
-    share of the scope's rows."""
+    severities appears once per severity, with those categories): the units its findings
+    sit on, findings, rows and share of the scope's rows."""
     meta = pa.table({
         "check": [c.name for c in registry.REGISTRY],
-        "unit": [c.unit for c in registry.REGISTRY],
         "description": [c.description for c in registry.REGISTRY]})
     con = _scoped(result, rows)
     con.register("check_meta", meta)
     total = result.release.rows if rows is None else max(len(rows), 1)
     return con.sql("""
-        SELECT f."check", f.severity, any_value(f.origin) AS origin, any_value(m.unit) AS unit,
+        SELECT f."check", f.severity, any_value(f.origin) AS origin,
+               array_to_string(list_sort(list(DISTINCT f.unit)), ', ') AS units,
                coalesce(array_to_string(list_sort(list(DISTINCT f.category)), ', '), '')
                  AS categories,
                count(*) AS findings, count(DISTINCT f."row") AS rows,
@@ -72,10 +72,13 @@ def examples(result: ScanResult, check: str, limit: int = 50,
 
 
 def language_check_counts(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
-    """Findings per (unit language, check): a paragraph's own language where the finding
-    sits in a paragraph, the question language otherwise."""
+    """Findings per (unit language, check): an answer's language for an answer's finding, a
+    paragraph's own language where the finding sits in a paragraph, the question language
+    otherwise."""
     return _scoped(result, rows).sql("""
-        SELECT coalesce(c.language_code, r.question_language) AS language, f."check",
+        SELECT CASE WHEN f.unit = 'answer' THEN r.answer_language
+                    ELSE coalesce(c.language_code, r.question_language) END AS language,
+               f."check",
                count(*) AS findings
         FROM scoped_findings f JOIN release r ON r.rid = f."row"
         LEFT JOIN candidates c ON c.rid = f."row" AND c.paragraph_id = f.paragraph_id
@@ -86,9 +89,7 @@ def language_check_counts(result: ScanResult, rows: list[int] | None = None) -> 
 def copy_categories(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
     """Exact source copies by category and unit, with the severity the policy gives."""
     return _scoped(result, rows).sql("""
-        SELECT category, CASE WHEN paragraph_id IS NULL THEN split_part(detail, ' ', 1)
-                              WHEN sentence_index IS NULL THEN 'title' ELSE 'sentence' END
-                         AS unit, any_value(severity) AS severity, count(*) AS findings
+        SELECT category, unit, any_value(severity) AS severity, count(*) AS findings
         FROM scoped_findings WHERE "check" = 'exact_source_copy' GROUP BY ALL ORDER BY ALL
     """).to_arrow_table()
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from .. import controls
+from ..io.units import LEAF_UNITS, kinds_sql
 from ..sql.macros import create_table
 from .model import UNITS_ONLY, Check
 
@@ -20,27 +21,13 @@ _HIDING = controls.regex_class(controls.BIDI + controls.INFO)
 # character: the cheap filter that leaves only the rare texts to describe.
 _HIDING_PATTERN = f"{_HIDING}|(?s:.){controls.regex_class([controls.BOM])}"
 
-# Texts holding such a character: questions and answers per view, titles and sentences once
-# per distinct context.
-_HIDING_UNITS = """
-SELECT rid, NULL::INTEGER AS ctx, NULL AS paragraph_id, NULL::INTEGER AS sentence_index,
-       'question' AS unit, question AS text FROM views WHERE regexp_matches(question, $p)
-UNION ALL
-SELECT rid, NULL, NULL, NULL, 'answer', answer FROM views WHERE regexp_matches(answer, $p)
-UNION ALL
-SELECT NULL, ctx, c.paragraph_id, NULL, 'title', c.title
-FROM (SELECT ctx, unnest(candidates) AS c FROM contexts
-      WHERE len(list_filter(candidates, lambda c: regexp_matches(c.title, $p))) > 0)
-WHERE regexp_matches(c.title, $p)
-UNION ALL
-SELECT NULL, ctx, c.paragraph_id, k - 1, 'sentence', c.sentences[k]
-FROM (SELECT ctx, c, unnest(range(1, len(c.sentences) + 1)) AS k
-      FROM (SELECT ctx, unnest(candidates) AS c FROM contexts
-            WHERE len(list_filter(candidates, lambda c: len(list_filter(
-                      c.sentences, lambda s: regexp_matches(s, $p))) > 0)) > 0))
-WHERE regexp_matches(c.sentences[k], $p)
+# The translated texts holding such a character (questions and answers per view, titles and
+# sentences once per distinct context).
+_HIDING_UNITS = f"""
+SELECT rid, ctx, unit, paragraph_id, sentence_index, tgt AS text FROM units
+WHERE unit IN {kinds_sql(LEAF_UNITS)} AND regexp_matches(tgt, $p)
 """
-_HIDING_SCHEMA = pa.schema([("rid", pa.int64()), ("ctx", pa.int32()),
+_HIDING_SCHEMA = pa.schema([("rid", pa.int64()), ("ctx", pa.int32()), ("unit", pa.string()),
                             ("paragraph_id", pa.string()), ("sentence_index", pa.int32()),
                             ("detail", pa.string()), ("category", pa.string()),
                             ("evidence", pa.string())])
@@ -66,7 +53,7 @@ def _invisible_control(release: "Release") -> str:
         kinds = {controls.kind(ch) for _, ch in found}
         position, char = found[0]
         more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-        for key in ("rid", "ctx", "paragraph_id", "sentence_index"):
+        for key in ("rid", "ctx", "unit", "paragraph_id", "sentence_index"):
             rows[key].append(unit[key])
         rows["detail"].append(f"{unit['unit']}: {controls.name(char)} at character "
                               f"{position}{more}")
@@ -74,17 +61,17 @@ def _invisible_control(release: "Release") -> str:
         rows["evidence"].append(char)
     create_table(con, "invisible_control_rows", _HIDING_SCHEMA, rows, temp=True)
     # A title's or sentence's finding reaches every view of its context.
-    return """SELECT v.rid, v.id, v.source_split, 'invisible_control', f.paragraph_id,
+    return """SELECT v.rid, v.id, v.source_split, 'invisible_control', f.unit, f.paragraph_id,
         f.sentence_index, f.detail, f.category, f.evidence
         FROM invisible_control_rows f JOIN views v USING (rid)
         UNION ALL
-        SELECT v.rid, v.id, v.source_split, 'invisible_control', f.paragraph_id,
+        SELECT v.rid, v.id, v.source_split, 'invisible_control', f.unit, f.paragraph_id,
         f.sentence_index, f.detail, f.category, f.evidence
         FROM invisible_control_rows f JOIN views v USING (ctx)"""
 
 
 HIDING_CHECKS = (
-    Check("invisible_control", "sentence", "review", "translation",
+    Check("invisible_control", LEAF_UNITS, "review", "translation",
           "A title, sentence, question or answer holds a character that reorders or hides "
           "text (bidi embeddings, overrides and isolates, U+FEFF after the first character: "
           "review; U+200B, U+2060: info). ZWNJ/ZWJ and LRM/RLM/ALM belong to the writing "

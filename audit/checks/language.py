@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..io.units import IDENTIFIED_UNITS, kinds_sql
 from ..language import detectors, scripts
 from ..language import layer as langid
 from .model import UNITS_ONLY, Check
@@ -49,7 +50,8 @@ def _script_mismatch(release: "Release") -> str:
              f"ELSE {scripts.group_name_sql('x.dom_nn')} END")
     # The cached verdicts: a bit per script rule, for the text and for each of its pieces
     # (a paragraph's sentences; a title, question or answer is one piece).
-    return _to_views(f"""SELECT rid, ctx, 'script_mismatch' AS "check", paragraph_id,
+    return _to_views(f"""SELECT rid, ctx, 'script_mismatch' AS "check",
+            CASE WHEN unit = 'paragraph' THEN 'sentence' ELSE unit END AS unit, paragraph_id,
             CASE WHEN unit = 'paragraph' THEN f.k END AS sentence_index,
             CASE WHEN unit = 'paragraph' THEN 'sentence' ELSE unit END || ': ' || f.g ||
               ', expected ' || ({detectors.group_sql('lang')}) AS detail,
@@ -69,22 +71,24 @@ def _language_mismatch(release: "Release") -> str:
     prepared = langid.prepare(release)
     rule = detectors.language_rule_sql("j", "s", prepared.min_confidence)
     # The confidence shown is the second opinion's where there is one (same script).
-    return _to_views(f"""SELECT j.rid, j.ctx, 'language_mismatch' AS "check", j.paragraph_id,
+    return _to_views(f"""SELECT j.rid, j.ctx, 'language_mismatch' AS "check", j.unit,
+            j.paragraph_id,
             NULL::INTEGER AS sentence_index,
             j.unit || ': detected ' || j.detected || ' (' ||
               printf('%.2f', coalesce(s.second_confidence, j.confidence)) ||
               '), assigned ' || j.lang AS detail, NULL::VARCHAR AS category
         FROM lang_judged j
         LEFT JOIN lang_second s ON s.key = j.key AND s.detected = j.detected AND s.lang = j.lang
-        WHERE j.unit <> 'title' AND {rule}""")
+        WHERE j.unit IN {kinds_sql(IDENTIFIED_UNITS)} AND {rule}""")
 
 
 LANGUAGE_CHECKS = (
-    Check("script_mismatch", "sentence", "review", "translation",
+    Check("script_mismatch", ("title", "sentence", "question", "answer", "text"), "review",
+          "translation",
           "The letters of a translated title, sentence, question or answer are not mostly in "
           "the assigned language's script (Latin names, digits and punctuation set aside).",
           UNITS_ONLY, query=_script_mismatch, version=scripts.SCRIPT_VERSION, layers=(langid,)),
-    Check("language_mismatch", "paragraph", "review", "translation",
+    Check("language_mismatch", IDENTIFIED_UNITS, "review", "translation",
           "Language ID disagrees with the assigned language for a paragraph (all its "
           "sentences), a question or an answer.", UNITS_ONLY, query=_language_mismatch,
           version=detectors.LANGUAGE_RULE_VERSION, layers=(langid,)),

@@ -16,21 +16,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from ..io.units import FINDING_UNITS
+
 if TYPE_CHECKING:
     from .layers import SignalLayer
 
 COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
-UNITS = ("row", "paragraph", "sentence", "fact", "release")
 SEVERITIES = ("blocking", "review", "info")
 ORIGINS = ("source", "translation", "release")
-FINDING = "STRUCT(p VARCHAR, s INTEGER, d VARCHAR, c VARCHAR, e VARCHAR)"
+# What a text correction can do about a check's finding: correcting the unit it sits on may
+# resolve it ("unit"), only a correction of its whole paragraph can (a sentence count is
+# wrong: "paragraph"), or none can (a language assignment, the context's shape, an
+# inherited or release-level defect: "none").
+FIXES = ("unit", "paragraph", "none")
+FINDING = "STRUCT(u VARCHAR, p VARCHAR, s INTEGER, d VARCHAR, c VARCHAR, e VARCHAR)"
 NONE = f"[]::{FINDING}[]"
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
     name: str
-    unit: str
+    # The units its findings sit on (audit/io/units.FINDING_UNITS).
+    units: tuple[str, ...]
     severity: str
     origin: str
     description: str
@@ -41,9 +48,11 @@ class Check:
     # Its SQL at the level it reads (see module doc), None when the layout never carries
     # what it needs: `sql` over a row's own fields, once per view; `context_sql` over a
     # context (candidates, supporting facts, title keys, the source row `s`), once per
-    # distinct context. A check that reads both declares both parts.
+    # distinct context; `unit_sql` over a translated unit `u`, once per unit of `units`. A
+    # check that reads several declares each part.
     sql: str | None = None
     context_sql: str | None = None
+    unit_sql: str | None = None
     # Capabilities its SQL needs ("source", "record_hash"); without them `witness` (a
     # context expression) runs instead.
     needs: frozenset[str] = frozenset()
@@ -57,9 +66,10 @@ class Check:
     category_severity: tuple[tuple[str, str], ...] = ()
     # A whole-release check instead of a row expression: prepares what it needs (it may
     # compute slow signals once per distinct text) and returns a SELECT of findings rows
-    # (rid, id, source_split, check, paragraph_id, sentence_index, detail, category) and
-    # optionally a ninth column, evidence (the substring a view highlights). A check with
-    # thresholds is called with the ones in force as a second argument, {name: value}.
+    # (rid, id, source_split, check, unit, paragraph_id, sentence_index, detail, category)
+    # and optionally a tenth column, evidence (the substring a view highlights), and an
+    # eleventh, source_evidence. A check with thresholds is called with the ones in force
+    # as a second argument, {name: value}.
     query: Callable[..., str] | None = None
     # The slow signal layers its query reads (`audit.checks.layers`).
     layers: tuple[SignalLayer, ...] = ()
@@ -69,17 +79,29 @@ class Check:
     # Tunable thresholds (name, default): a policy file may override them per check.
     thresholds: tuple[tuple[str, bool | int | float], ...] = ()
     unless: frozenset[str] = frozenset()
+    # What a text correction can do about its findings (FIXES); by default "unit" for a
+    # check of translation origin, "none" for the others.
+    fix: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fix:
+            object.__setattr__(self, "fix", "unit" if self.origin == "translation" else "none")
+        unknown = [u for u in self.units if u not in FINDING_UNITS]
+        assert self.units and not unknown, f"{self.name}: units {unknown or 'missing'}"
+        assert self.fix in FIXES and self.severity in SEVERITIES and self.origin in ORIGINS
 
     def applies(self, capabilities: frozenset[str]) -> bool:
         """Whether a layout with these capabilities runs it."""
         return self.requires <= capabilities and not self.unless & capabilities
 
-    def plan(self, capabilities: frozenset[str]) -> tuple[str | None, str | None, bool]:
-        """(row SQL, context SQL, whether they see every case); when they do not, a flag
-        the release shipped is carried over as a finding rather than silently contradicted."""
-        if (self.sql or self.context_sql) and self.needs <= capabilities:
-            return self.sql, self.context_sql, True
-        return None, self.witness, False
+    def plan(self, capabilities: frozenset[str]
+             ) -> tuple[str | None, str | None, str | None, bool]:
+        """(row SQL, context SQL, unit SQL, whether they see every case); when they do not,
+        a flag the release shipped is carried over as a finding rather than silently
+        contradicted."""
+        if (self.sql or self.context_sql or self.unit_sql) and self.needs <= capabilities:
+            return self.sql, self.context_sql, self.unit_sql, True
+        return None, self.witness, None, False
 
 
 # What the checks of multi-hop releases read: questions, contexts, supporting facts.

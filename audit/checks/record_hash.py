@@ -139,6 +139,7 @@ def discard(con: Any) -> Prepared | None:
 def verify_query(release: Release) -> str:
     """Findings for rows whose shipped checksum does not reproduce."""
     prepare(release)
-    return """SELECT m.rid, v.id, v.source_split, 'record_hash_mismatch', NULL, NULL,
+    return """SELECT m.rid, v.id, v.source_split, 'record_hash_mismatch', 'instance', NULL,
+        NULL,
         'shipped ' || coalesce(m.shipped, 'none') || ', computed ' || m.computed, NULL
         FROM hash_mismatches m JOIN views v USING (rid)"""

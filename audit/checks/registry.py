@@ -8,18 +8,20 @@ import json
 
 from ..io.layouts.base import Layout
 from ..io.layouts.registry import LAYOUTS
-from ..preservation import PRESERVATION_CHECKS
 from ..sql import macros
 from .hiding import HIDING_CHECKS
 from .language import LANGUAGE_CHECKS
 from .layers import SignalLayer
 from .model import SEVERITIES, Check
+from .preservation import PRESERVATION_CHECKS
 from .release import CONSISTENCY_CHECKS, RELEASE_CHECKS
 from .structural import BEYOND_CHECKS, V11_CHECKS
+from .texts import TEXT_CHECKS
 from .translation import HEURISTIC_CHECKS
 from .v2 import V2_CHECKS
 
-REGISTRY: tuple[Check, ...] = (V11_CHECKS + BEYOND_CHECKS + HIDING_CHECKS + LANGUAGE_CHECKS
+REGISTRY: tuple[Check, ...] = (V11_CHECKS + TEXT_CHECKS + BEYOND_CHECKS + HIDING_CHECKS
+                               + LANGUAGE_CHECKS
                                + HEURISTIC_CHECKS + PRESERVATION_CHECKS + V2_CHECKS
                                + RELEASE_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
@@ -44,10 +46,10 @@ def layouts_of(check: Check) -> list[str]:
 
 def declaration(check: Check) -> dict[str, object]:
     """Everything that decides what a check finds and how it counts, as plain data."""
-    return {"name": check.name, "unit": check.unit, "severity": check.severity,
+    return {"name": check.name, "units": list(check.units), "severity": check.severity,
             "origin": check.origin, "requires": sorted(check.requires),
             "unless": sorted(check.unless), "sql": check.sql,
-            "context_sql": check.context_sql,
+            "context_sql": check.context_sql, "unit_sql": check.unit_sql, "fix": check.fix,
             "needs": sorted(check.needs), "witness": check.witness,
             "reference": check.reference, "categories": list(check.categories),
             "category_severity": [list(pair) for pair in check.category_severity],

@@ -14,20 +14,22 @@ if TYPE_CHECKING:
     from ..io.model import Release
 
 def _duplicate_id(release: "Release") -> str:
-    return """SELECT rid, id, source_split, 'duplicate_id', NULL, NULL,
+    return """SELECT rid, id, source_split, 'duplicate_id', 'instance', NULL, NULL,
         n || ' rows share this id', NULL FROM (SELECT rid, id, source_split,
         count(*) OVER (PARTITION BY id, source_split) AS n FROM views) WHERE n > 1"""
 
 
 def _missing_source_id(release: "Release") -> str:
-    return """SELECT NULL, s.source_id, s.source_split, 'missing_source_id', NULL, NULL,
+    return """SELECT NULL, s.source_id, s.source_split, 'missing_source_id', 'release', NULL,
+        NULL,
         'source record ' || s.source_position || ' of ' || s.file || ' has no release row',
         NULL FROM sources s ANTI JOIN release r
         ON r.source_id = s.source_id AND r.source_split = s.source_split"""
 
 
 def _unexpected_source_id(release: "Release") -> str:
-    return """SELECT r.rid, r.id, r.source_split, 'unexpected_source_id', NULL, NULL,
+    return """SELECT r.rid, r.id, r.source_split, 'unexpected_source_id', 'instance', NULL,
+        NULL,
         'source id ' || r.source_id || ' is not in the HotpotQA source', NULL
         FROM release r ANTI JOIN sources s
         ON r.source_id = s.source_id AND r.source_split = s.source_split
@@ -58,7 +60,13 @@ cand AS (SELECT * EXCLUDE (ca, cb), ca[i + 1] AS a, cb[i + 1] AS b
          FROM (SELECT *, unnest(range(greatest(len(ca), len(cb)))) AS i FROM pairs)),
 units AS (
     SELECT ctx, n, total, ref_n, ref_rid, coalesce(a.paragraph_id, b.paragraph_id) AS p,
-           NULL::INTEGER AS k, CASE
+           NULL::INTEGER AS k,
+           CASE WHEN a IS NOT NULL AND b IS NOT NULL
+                     AND a.paragraph_id IS NOT DISTINCT FROM b.paragraph_id
+                     AND a.language_code IS NOT DISTINCT FROM b.language_code
+                     AND (a.title IS DISTINCT FROM b.title
+                          OR a.source_title IS DISTINCT FROM b.source_title)
+                THEN 'title' ELSE 'paragraph' END AS unit, CASE
         WHEN a IS NULL THEN 'candidate ' || (i + 1) || ' (missing here, ' || b.paragraph_id ||
                             ' in the sibling)'
         WHEN b IS NULL THEN 'candidate ' || (i + 1) || ' (' || a.paragraph_id ||
@@ -76,7 +84,7 @@ units AS (
              THEN 'candidate index or language name' END AS what
     FROM cand
     UNION ALL
-    SELECT ctx, n, total, ref_n, ref_rid, a.paragraph_id, k::INTEGER,
+    SELECT ctx, n, total, ref_n, ref_rid, a.paragraph_id, k::INTEGER, 'sentence',
            'translated sentence ' || k
     FROM (SELECT *, unnest(range(len(a.sentences))) AS k FROM cand
           WHERE a.paragraph_id IS NOT DISTINCT FROM b.paragraph_id
@@ -87,10 +95,10 @@ units AS (
             AND len(a.sentences) = len(b.sentences) AND a.sentences <> b.sentences)
     WHERE a.sentences[k + 1] IS DISTINCT FROM b.sentences[k + 1]
     UNION ALL
-    SELECT ctx, n, total, ref_n, ref_rid, NULL, NULL,
+    SELECT ctx, n, total, ref_n, ref_rid, NULL, NULL, 'fact',
            'supporting facts (' || len(fa) || ' here, ' || len(fb) || ' in the sibling)'
     FROM pairs WHERE fa IS DISTINCT FROM fb)
-SELECT v.rid, v.id, v.source_split, 'view_context_drift', u.p, u.k,
+SELECT v.rid, v.id, v.source_split, 'view_context_drift', u.unit, u.p, u.k,
        'differs from sibling view ' || sib.id || ' in ' || u.what || '; ' || u.ref_n ||
        ' of the ' || u.total || ' views of source ' || v.source_id ||
        ' share the sibling''s context, ' || u.n || ' this one''s', NULL
@@ -103,32 +111,32 @@ def _view_context_drift(release: "Release") -> str:
 
 
 RELEASE_CHECKS = (
-    Check("record_hash_mismatch", "row", "review", "release",
+    Check("record_hash_mismatch", ("instance",), "review", "release",
           "The row's record checksum does not reproduce from its content.",
           frozenset({"record_hash"}),
           query=record_hash.verify_query, layers=(record_hash,)),
-    Check("duplicate_id", "release", "review", "release",
+    Check("duplicate_id", ("instance",), "review", "release",
           "Two or more release rows share an id within a split.", frozenset(),
           query=_duplicate_id),
-    Check("view_context_drift", "release", "review", "release",
+    Check("view_context_drift", ("title", "paragraph", "sentence", "fact"), "review", "release",
           "The views of one source (XHotpotQA+) do not share one context: a view's "
           "candidates, sentences or supporting facts differ from those most of its siblings "
           "share; the finding names the unit that differs and the sibling view.",
           frozenset({"contexts"}),
           query=_view_context_drift),
-    Check("missing_source_id", "release", "review", "source",
+    Check("missing_source_id", ("release",), "review", "source",
           "A HotpotQA source record has no release row (omitted).", frozenset({"contexts"}),
           needs=frozenset({"source"}), query=_missing_source_id),
-    Check("unexpected_source_id", "release", "review", "release",
+    Check("unexpected_source_id", ("instance",), "review", "release",
           "A release row's source id is not in the HotpotQA source.",
           frozenset({"contexts"}),
           needs=frozenset({"source"}), query=_unexpected_source_id),
     # Compare the shipped status and flags with what the release's own rule derives from
     # the other findings: they run last, in scan._consistency.
-    Check("status_mismatch", "row", "review", "release",
+    Check("status_mismatch", ("instance",), "review", "release",
           "The shipped status differs from the one the release's own rule derives.",
           frozenset({"shipped_status"})),
-    Check("structural_flags_mismatch", "row", "review", "release",
+    Check("structural_flags_mismatch", ("instance",), "review", "release",
           "The shipped flags differ from the re-derived reference flags.",
           frozenset({"shipped_status"})),
 )

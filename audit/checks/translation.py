@@ -7,9 +7,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import length_prior
+from ..io.units import LEAF_UNITS, SENTENCE_LIKE_UNITS, TERMINAL_UNITS
 from ..sql.safe import literal
 from ..translation import layer as heuristics
-from ..translation.layer import LENGTH_BINS, UNITS, prepare
+from ..translation.layer import LENGTH_BINS, prepare
 from .model import COPY_CATEGORIES, UNITS_ONLY, Check
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 def _located(found: str, detail: str, category: str, evidence: str) -> str:
     """Findings rows from `found` (units with their signals, alias f): a context unit goes
     to every row sharing the context, a question or answer to its own row."""
-    columns = (f"r.rid, r.id, r.source_split, f.paragraph_id, f.sentence_index, "
+    columns = (f"r.rid, r.id, r.source_split, f.unit, f.paragraph_id, f.sentence_index, "
                f"{detail} AS detail, {category} AS category, {evidence} AS evidence")
     return f"""SELECT {columns} FROM ({found}) f JOIN heur_rows r ON r.rep = f.owner
                WHERE f.shared
@@ -28,10 +29,10 @@ def _located(found: str, detail: str, category: str, evidence: str) -> str:
 
 
 def _query(name: str, condition: str, detail: str, category: str = "NULL",
-           evidence: str = "NULL", units: tuple[str, ...] = UNITS) -> str:
+           evidence: str = "NULL", units: tuple[str, ...] = LEAF_UNITS) -> str:
     found = f"SELECT * FROM heur_found s WHERE s.unit IN {_tuple(units)} AND {condition}"
     located = _located(found, f"f.unit || ': ' || {detail}", category, evidence)
-    return f"""SELECT rid, id, source_split, {literal(name)} AS "check", paragraph_id,
+    return f"""SELECT rid, id, source_split, {literal(name)} AS "check", unit, paragraph_id,
                       sentence_index, detail, category::VARCHAR AS category,
                       evidence::VARCHAR AS evidence
                FROM ({located})"""
@@ -50,7 +51,7 @@ def _number_mismatch(release: "Release", t: dict[str, Any]) -> str:
 
 # Units the NTREX-128 sentence prior stands for: sentences (titles and answers are names
 # and phrases; questions calibrate on the release alone, as before).
-PRIOR_UNITS = ("sentence",)
+PRIOR_UNITS = SENTENCE_LIKE_UNITS
 
 
 def _prior_sql() -> str:
@@ -130,8 +131,9 @@ def _length_ratio_outlier(release: "Release", t: dict[str, Any]) -> str:
               "ELSE '' END")
     located = _located(found, detail, "CASE WHEN f.z < 0 THEN 'short' ELSE 'long' END",
                        "NULL")
-    return f"""SELECT rid, id, source_split, 'length_ratio_outlier' AS "check", paragraph_id,
-                      sentence_index, detail, category, evidence::VARCHAR AS evidence
+    return f"""SELECT rid, id, source_split, 'length_ratio_outlier' AS "check", unit,
+                      paragraph_id, sentence_index, detail, category,
+                      evidence::VARCHAR AS evidence
                FROM ({located})"""
 
 
@@ -175,13 +177,14 @@ def _terminal_punctuation_mismatch(release: "Release", t: dict[str, Any]) -> str
                   f"s.term_category IS NOT NULL AND s.len_s >= {literal(int(t['min_source_chars']))}",
                   "'source ends with ' || replace(term_source, '_', ' ') || "
                   "', translation with ' || replace(term_translation, '_', ' ')",
-                  "term_category", "term_tail", units=("sentence", "question"))
+                  "term_category", "term_tail", units=TERMINAL_UNITS)
 
 
 def _check(name: str, description: str, query: Callable[..., str], thresholds: dict[str, Any],
-           categories: tuple[str, ...], **kw: Any) -> Check:
-    return Check(name, "sentence", "review", "translation", description, UNITS_ONLY,
-                 query=query, thresholds=tuple(thresholds.items()), categories=categories,
+           categories: tuple[str, ...], units: tuple[str, ...] = LEAF_UNITS,
+           **kw: Any) -> Check:
+    return Check(name, units, "review", "translation", description, UNITS_ONLY, query=query,
+                 thresholds=tuple(thresholds.items()), categories=categories,
                  layers=(heuristics,), **kw)
 
 
@@ -218,6 +221,7 @@ HEURISTIC_CHECKS = (
            "A sentence or question ends with other punctuation than its source: a question "
            "that no longer ends as one (review), a dropped or changed final mark (info).",
            _terminal_punctuation_mismatch, {"min_source_chars": 20},
-           ("question_lost", "question_added", "dropped", "changed"), category_severity=(("dropped", "info"), ("changed", "info"))),
+           ("question_lost", "question_added", "dropped", "changed"),
+           category_severity=(("dropped", "info"), ("changed", "info")), units=TERMINAL_UNITS),
 )
 HEURISTIC_NAMES = tuple(check.name for check in HEURISTIC_CHECKS)

@@ -89,7 +89,7 @@ def cmd_manifest(args: argparse.Namespace) -> int:
 def cmd_checks(args: argparse.Namespace) -> int:
     from audit.checks import registry
     for check in registry.REGISTRY:
-        print(f"{check.name:45} {check.unit:9} {check.severity:8} {check.origin:11} "
+        print(f"{check.name:45} {','.join(check.units):9} {check.severity:8} {check.origin:11} "
               f"{','.join(sorted(registry.layouts_of(check))):16} {check.description}")
         if check.thresholds:
             print(f"{'':45} thresholds: " + ", ".join(

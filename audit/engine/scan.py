@@ -29,11 +29,12 @@ STATUS_ORDER = ("quarantined", "review_required", "accepted")
 
 # The release's own rule (SPEC §2 / §1.2) maps a reference flag's default severity to status.
 _RULE_STATUS = {"blocking": "quarantined", "review": "review_required"}
-_QUERY_COLUMNS = 'rid, id, source_split, "check", paragraph_id, sentence_index, detail, category'
+_QUERY_COLUMNS = ('rid, id, source_split, "check", unit, paragraph_id, sentence_index, detail, '
+                  'category')
 _NO_FINDINGS = """SELECT NULL::BIGINT AS rid, NULL::VARCHAR AS id, NULL::VARCHAR AS source_split,
-    NULL::VARCHAR AS "check", NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
-    NULL::VARCHAR AS detail, NULL::VARCHAR AS category, NULL::VARCHAR AS evidence,
-    NULL::VARCHAR AS source_evidence WHERE false"""
+    NULL::VARCHAR AS "check", NULL::VARCHAR AS unit, NULL::VARCHAR AS paragraph_id,
+    NULL::INTEGER AS sentence_index, NULL::VARCHAR AS detail, NULL::VARCHAR AS category,
+    NULL::VARCHAR AS evidence, NULL::VARCHAR AS source_evidence WHERE false"""
 
 
 _SCAN_NUMBERS = itertools.count(1)
@@ -102,23 +103,29 @@ def _context_source(plans: dict[str, str]) -> str:
     return f"SELECT r.*{extra} FROM contexts r"
 
 
-def _plan(active: tuple[Check, ...], caps: frozenset[str]
-          ) -> tuple[dict[str, str], dict[str, str], set[str]]:
-    """{check: row SQL}, {check: context SQL}, and the checks that cannot see every case."""
-    rows: dict[str, str] = {}
-    contexts: dict[str, str] = {}
-    partial: set[str] = set()
+@dataclass
+class Plan:
+    """The SQL-declared checks to run, by the relation they read ({check: SQL}), and the
+    checks that cannot see every case."""
+
+    rows: dict[str, str] = dataclasses.field(default_factory=dict)
+    contexts: dict[str, str] = dataclasses.field(default_factory=dict)
+    units: dict[str, str] = dataclasses.field(default_factory=dict)
+    partial: set[str] = dataclasses.field(default_factory=set)
+
+
+def _plan(active: tuple[Check, ...], caps: frozenset[str]) -> Plan:
+    plan = Plan()
     for check in active:
         if check.query is not None or check.name in registry.CONSISTENCY_CHECKS:
             continue
-        row, context, exhaustive = check.plan(caps)
-        if row is not None:
-            rows[check.name] = row
-        if context is not None:
-            contexts[check.name] = context
+        row, context, unit, exhaustive = check.plan(caps)
+        for sql, into in ((row, plan.rows), (context, plan.contexts), (unit, plan.units)):
+            if sql is not None:
+                into[check.name] = sql
         if not exhaustive:
-            partial.add(check.name)
-    return rows, contexts, partial
+            plan.partial.add(check.name)
+    return plan
 
 
 def _columns(plans: dict[str, str]) -> str:
@@ -126,8 +133,9 @@ def _columns(plans: dict[str, str]) -> str:
 
 
 def _finding_rows(name: str, table: str, key: str) -> str:
-    """The findings one check's list column holds, one row each, keyed by rid or ctx."""
-    return f"""SELECT {key}, {literal(name)} AS "check", f.p AS paragraph_id,
+    """The findings one check's list column holds, one row each, keyed by `key` (rid, ctx,
+    or both for units)."""
+    return f"""SELECT {key}, {literal(name)} AS "check", f.u AS unit, f.p AS paragraph_id,
                       f.s AS sentence_index, f.d AS detail, f.c AS category, f.e AS evidence
                FROM (SELECT {key}, unnest({identifier(name)}) AS f FROM {table}
                      WHERE len({identifier(name)}) > 0)"""
@@ -140,7 +148,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     con = release.con
     started = time.perf_counter()
     active = tuple(c for c in registry.for_layout(release.layout) if c.name not in skip)
-    rows, contexts, partial = _plan(active, release.capabilities)
+    plan = _plan(active, release.capabilities)
     # The signal layers the checks to run read start first: the heuristics' signals compute
     # in two child processes meanwhile (the language layer, which reads when its first check
     # asks, shares a large release's texts between two children of its own).
@@ -152,7 +160,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
             f"{time.perf_counter() - started:.1f} s")
     try:
-        return _run(release, policy, say, active, rows, contexts, partial, started)
+        return _run(release, policy, say, active, plan, started)
     except BaseException:
         for layer in registry.LAYERS:
             layer.discard(con)
@@ -160,25 +168,34 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
 
 
 def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, ...],
-         rows: dict[str, str], contexts: dict[str, str], partial: set[str], started: float
-         ) -> ScanResult:
+         plan: Plan, started: float) -> ScanResult:
     con = release.con
     clock = time.perf_counter()
-    distinct = con.sql("SELECT count(*) FROM contexts").fetchall()[0][0]
-    say(f"running {len(rows)} row checks over {release.rows:,} rows and {len(contexts)} "
-        f"context checks over {distinct:,} distinct contexts")
+    rows, contexts = plan.rows, plan.contexts
+    distinct = (con.sql("SELECT count(*) FROM contexts").fetchall()[0][0]
+                if release.layout.has("contexts") else 0)
+    say(f"running {len(rows)} row checks over {release.rows:,} rows, {len(contexts)} "
+        f"context checks over {distinct:,} distinct contexts and {len(plan.units)} unit "
+        "checks over their units")
     con.execute(f"""CREATE OR REPLACE TABLE row_checks AS
         SELECT r.rid, r.ctx, r.id, r.source_id, r.source_split, r.status AS shipped_status,
                list_concat(r.structural_flags, r.quality_flags) AS shipped_flags
                {_columns(rows)}
         FROM views r""")
-    con.execute(f"""CREATE OR REPLACE TABLE context_checks AS
-        SELECT r.ctx {_columns(contexts)}
-        FROM ({_context_source(contexts)}) r
-        LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
-        """)
+    if contexts:
+        con.execute(f"""CREATE OR REPLACE TABLE context_checks AS
+            SELECT r.ctx {_columns(contexts)}
+            FROM ({_context_source(contexts)}) r
+            LEFT JOIN sources s ON s.source_id = r.source_id AND s.source_split = r.source_split
+            """)
+    if plan.units:
+        # Only the units some check finds something on are kept (most units: none).
+        found = " OR ".join(f"len({identifier(name)}) > 0" for name in plan.units)
+        con.execute(f"""CREATE OR REPLACE TABLE unit_checks AS
+            SELECT * FROM (SELECT u.rid, u.ctx {_columns(plan.units)} FROM units u)
+            WHERE {found}""")
     check_seconds = time.perf_counter() - clock
-    say(f"row and context checks done in {check_seconds:.1f} s")
+    say(f"row, context and unit checks done in {check_seconds:.1f} s")
 
     # Each kind's findings are collected first and joined to the views once: a context's
     # findings reach every view of that context.
@@ -191,18 +208,29 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
                                              for name in plans))
             parts.append(f"""SELECT k.rid, k.id, k.source_split, f.* EXCLUDE ({key})
                              FROM {kind}_findings f JOIN row_checks k USING ({key})""")
-    for name in sorted(partial):
-        found = []
+    if plan.units:
+        # A row's unit reaches its row, a context's unit every view of the context.
+        collected.append("unit_findings")
+        con.execute("CREATE OR REPLACE TEMP TABLE unit_findings AS " + " UNION ALL ".join(
+            _finding_rows(name, "unit_checks", "rid, ctx") for name in plan.units))
+        parts.append("""SELECT * FROM (
+                        SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (rid, ctx)
+                        FROM unit_findings f JOIN row_checks k USING (rid)
+                        UNION ALL
+                        SELECT k.rid, k.id, k.source_split, f.* EXCLUDE (rid, ctx)
+                        FROM unit_findings f JOIN row_checks k USING (ctx))""")
+    for name in sorted(plan.partial):
+        shown = []
         if name in rows:
-            found.append(f"len({identifier(name)}) = 0")
+            shown.append(f"len({identifier(name)}) = 0")
         if name in contexts:
-            found.append(f"ctx NOT IN (SELECT ctx FROM context_checks "
+            shown.append(f"ctx NOT IN (SELECT ctx FROM context_checks "
                          f"WHERE len({identifier(name)}) > 0)")
         parts.append(f"""SELECT rid, id, source_split, {literal(name)} AS "check",
-            NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
+            'instance' AS unit, NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
             'flag shipped by the release; this layout cannot show it' AS detail,
             NULL::VARCHAR AS category, NULL::VARCHAR AS evidence
-            FROM row_checks WHERE {" AND ".join(found + [""])}
+            FROM row_checks WHERE {" AND ".join(shown + [""])}
                                   list_contains(shipped_flags, {literal(name)})""")
     # A whole-release query yields the first eight columns in order, and may add a ninth,
     # `evidence` (the substring a view highlights), and a tenth, `source_evidence` (what it
@@ -236,7 +264,7 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     seconds = {"checks": check_seconds, "whole_release_checks": query_seconds,
                "findings_and_status": time.perf_counter() - started - check_seconds
                - query_seconds}
-    summary = _summary(release, active, policy, partial, seconds,
+    summary = _summary(release, active, policy, plan.partial, seconds,
                        time.perf_counter() - started)
     summary["signals"] = signals
     tables = table_names()
@@ -296,7 +324,7 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
     if "status_mismatch" in names:
         release.con.execute(f"""
             INSERT INTO consistency_findings ({_QUERY_COLUMNS})
-            SELECT rid, id, source_split, 'status_mismatch', NULL, NULL,
+            SELECT rid, id, source_split, 'status_mismatch', 'instance', NULL, NULL,
                    'shipped ' || shipped_status || ', the release rule gives ' || rule_status,
                    NULL
             FROM derived WHERE shipped_status IS DISTINCT FROM rule_status""")
@@ -304,7 +332,7 @@ def _consistency(release: Release, active: tuple[Check, ...]) -> None:
         return
     release.con.execute(f"""
         INSERT INTO consistency_findings ({_QUERY_COLUMNS})
-        SELECT rid, id, source_split, 'structural_flags_mismatch', NULL, NULL,
+        SELECT rid, id, source_split, 'structural_flags_mismatch', 'instance', NULL, NULL,
                concat_ws('; ',
                  CASE WHEN len(list_filter(shipped_flags, lambda x: NOT list_contains(flags, x)))
                       > 0 THEN 'shipped only: ' || array_to_string(list_sort(list_filter(
@@ -337,7 +365,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
         CREATE OR REPLACE TABLE findings AS
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
                {case('f."check"', {c.name: c.origin for c in active})} AS origin,
-               f.paragraph_id, f.sentence_index, f.detail, f.category, f.evidence,
+               f.unit, f.paragraph_id, f.sentence_index, f.detail, f.category, f.evidence,
                f.rid AS "row", f.source_evidence
         FROM (SELECT * FROM findings_raw
               UNION ALL BY NAME SELECT * FROM consistency_findings) f

@@ -59,7 +59,8 @@ def manifest(result: ScanResult, scan_id: str) -> dict[str, Any]:
         "check_counts": summary["check_counts"],
         "policy": result.policy.as_record(),
         "registry_fingerprint": registry.FINGERPRINT,
-        "checks": [{"name": c.name, "unit": c.unit, "severity": result.policy.severity(c.name),
+        "checks": [{"name": c.name, "units": list(c.units),
+                    "severity": result.policy.severity(c.name),
                     "origin": c.origin, "description": c.description}
                    for c in checks],
         # The thresholds in force (registry defaults, tuned by the policy file).
@@ -101,9 +102,13 @@ def _scan_dir(scan_dir: Path) -> Path:
 
 
 def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
+    """A scan directory's findings, status and summary; the findings of a scan made before
+    findings carried their unit get an empty `unit` column."""
     scan_dir = _scan_dir(scan_dir)
-    return (read_parquet(scan_dir / "findings.parquet"),
-            read_parquet(scan_dir / "status.parquet"),
+    findings = read_parquet(scan_dir / "findings.parquet")
+    if "unit" not in findings.column_names:
+        findings = findings.append_column("unit", pa.nulls(findings.num_rows, pa.string()))
+    return (findings, read_parquet(scan_dir / "status.parquet"),
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
 
 

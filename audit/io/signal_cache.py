@@ -1,12 +1,14 @@
-"""A content-addressed cache of slow signals, shared by the signal layers: Parquet parts
-under `<root>/<signal>/<version>/`, one row per text (or pair) key, appended atomically
-under an exclusive file lock and compacted past COMPACT_AFTER parts; the lookup of a
-release's keys against it, the appender that fills a table and the cache at once, and the
-computation of the misses in two processes (`fill_signals`, `Background`)."""
+"""What the signal layers share: a release's unit index remembered per content
+(`unit_index`), and a content-addressed cache of slow signals — Parquet parts under
+`<root>/<signal>/<version>/`, one row per text (or pair) key, appended atomically under an
+exclusive file lock and compacted past COMPACT_AFTER parts; the lookup of a release's keys
+against it, the appender that fills a table and the cache at once, and the computation of
+the misses in two processes (`fill_signals`, `Background`)."""
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import re
 import shutil
@@ -17,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack, contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -27,11 +29,58 @@ from ..sql import arrays
 from ..sql.macros import create_table
 from ..sql.safe import literal
 from .atomic import staged_file
+from .layouts.multihop import CONTEXT_NUMBERING
 from .tables import read_parquet
 
+if TYPE_CHECKING:
+    from .model import Release
+
 COMPACT_AFTER = 16   # part files
+UNIT_INDEXES_KEPT = 8   # per layer: the unit indexes of the releases scanned last
 # A layer's top-level signal function: columns of rows, as lists, to Arrow rows of its cache.
 SignalTable = Callable[[dict[str, list[Any]]], pa.Table]
+
+
+def unit_index(release: Release, root: Path, tables: Sequence[str], build: Callable[[], None],
+               *parts: str, temp: bool = True) -> bool:
+    """A layer's tables of units and their signal keys (no text): read from
+    `<root>/units/<digest>-<table>.parquet` when remembered, else made by `build()` and
+    remembered. The digest holds the release files' SHA-256s, the relations the units are
+    read from (views, contexts, units), the context numbering and `parts` (the SQL and what
+    else builds the tables), so a warm rescan reads no text at all. An unreadable entry is
+    built again. Returns whether the tables were built now."""
+    con = release.con
+    relations = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
+                        "('views', 'contexts', 'units') ORDER BY 1").fetchall()
+    digest = hashlib.sha256("\n".join([*parts, repr(relations), CONTEXT_NUMBERING]
+                                      ).encode("utf-8"))
+    for path in release.paths:
+        digest.update(release.digests[str(path)].encode("ascii"))
+    files = {table: root / "units" / f"{digest.hexdigest()}-{table}.parquet"
+             for table in tables}
+    kind = "TEMP TABLE" if temp else "TABLE"
+    if all(path.is_file() for path in files.values()):
+        try:
+            for table, path in files.items():
+                con.execute(f"CREATE OR REPLACE {kind} {table} AS "
+                            f"SELECT * FROM read_parquet({literal(str(path))})")
+                os.utime(path)    # most recently used
+            return False
+        except duckdb.Error:      # unreadable: built again below
+            pass
+    build()
+    root.joinpath("units").mkdir(parents=True, exist_ok=True)
+    for table, path in files.items():
+        with staged_file(path) as staging:
+            con.execute(f"COPY {table} TO {literal(str(staging))} "
+                        "(FORMAT parquet, COMPRESSION zstd)")
+    first = tables[0]
+    for old in sorted(root.joinpath("units").glob(f"*-{first}.parquet"),
+                      key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
+        for table in tables:
+            Path(str(old).replace(f"-{first}.parquet", f"-{table}.parquet")).unlink(
+                missing_ok=True)
+    return True
 
 
 def _safe(version: str) -> str:

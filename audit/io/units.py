@@ -11,6 +11,8 @@ A unit is one text in a language beside its English source. Every layout yields 
     unit            its kind (UNITS)
     paragraph_id    the candidate paragraph it belongs to, where it has one
     sentence_index  a sentence's 0-based position in its paragraph
+    position        a context unit's candidate's 0-based place in its context (a
+                    paragraph id may repeat or be missing; the place never does)
     lang            its assigned language (a code)
     src, tgt        the English source text and the translation (NULL where absent)
     key             the unit's stable name within the release (its kind, owner, position)
@@ -26,7 +28,10 @@ every finding, and repair, compare and review read that column.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from ..sql.safe import literal
 
 # Translated units, and what each is.
 UNITS = {
@@ -57,6 +62,11 @@ CORRECTABLE_UNITS = ("question", "answer", "title", "sentence", "paragraph")
 FINDING_UNITS = (*UNITS, "fact", "instance", "release")
 
 SEPARATOR = "\x1f"   # between a paragraph's sentences in its text
+
+
+def kinds_sql(kinds: Iterable[str]) -> str:
+    """A set of unit kinds as an SQL list for `unit IN …`."""
+    return "(" + ", ".join(literal(kind) for kind in kinds) + ")"
 
 
 def paragraph_text(sentences: list[str]) -> str:

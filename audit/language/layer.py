@@ -67,21 +67,24 @@ sha256 of the release files and of the SQL reading them): a warm rescan hashes n
 from __future__ import annotations
 
 import functools
-import hashlib
-import os
 import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from .. import settings
-from ..io.atomic import staged_file
-from ..io.layouts.multihop import CONTEXT_NUMBERING
-from ..io.signal_cache import Background, SignalAppender, SignalCache, cache_lock, cached_signals
+from ..io.signal_cache import (
+    Background,
+    SignalAppender,
+    SignalCache,
+    cache_lock,
+    cached_signals,
+    unit_index,
+)
+from ..io.units import IDENTIFIED_UNITS, LANGUAGE_UNITS, kinds_sql
 from ..languages import CODES
 from ..sql import arrays
 from ..sql.safe import literal
@@ -106,36 +109,19 @@ SECOND_SCHEMA = pa.schema([("key", pa.string()), ("lang", pa.string()),
 
 # ------------------------------------------------------------- signals for a whole release
 
-# One unit per title, paragraph, question and answer whose language is one of the 24. A
-# paragraph's text is its sentences joined with U+001F, so one cached row per paragraph
-# holds a script profile per sentence (and its language, detected on the sentences joined
-# with a space): each sentence is hashed once, as part of its paragraph. The warm path
-# keeps only the key of each unit; texts are rebuilt only when some key is not cached.
-# Titles and paragraphs once per distinct context (`ctx`), questions and answers per view
-# (`rid`).
-_UNIT_TEXTS = """
-WITH c AS (
-    SELECT ctx, unnest(list_transform(candidates, lambda c: {{
-        'p': c.paragraph_id, 'l': c.language_code, 't': c.title, 's': c.sentences}})) AS c
-    FROM contexts)
-SELECT NULL::BIGINT AS rid, ctx, c.p AS paragraph_id, 'title' AS unit, c.l AS lang,
-       c.t AS text
-FROM c WHERE c.l IN {codes} AND c.t IS NOT NULL
-UNION ALL
-SELECT NULL, ctx, c.p, 'paragraph', c.l, array_to_string(c.s, chr(31))
-FROM c WHERE c.l IN {codes} AND len(c.s) > 0
-UNION ALL
-SELECT rid, NULL, NULL, 'question', question_language, question
-FROM views WHERE question_language IN {codes} AND question IS NOT NULL
-UNION ALL
-SELECT rid, NULL, NULL, 'answer', answer_language, answer
-FROM views WHERE answer_language IN {codes} AND answer IS NOT NULL
-"""
-
-
+# The units read (LANGUAGE_UNITS: titles, paragraphs, questions, answers, texts) whose
+# language is one of the 24. A paragraph's text is its sentences joined with U+001F, so one
+# cached row per paragraph holds a script profile per sentence (and its language, detected
+# on the sentences joined with a space): each sentence is hashed once, as part of its
+# paragraph. The warm path keeps only the key of each unit; texts are rebuilt only when some
+# key is not cached. A context's units are read once per distinct context (`ctx`), a row's
+# per view (`rid`).
 def units_sql() -> str:
     """Every judged unit of the release with its text (`text`)."""
-    return _UNIT_TEXTS.format(codes="(" + ", ".join(f"'{c}'" for c in CODES) + ")")
+    codes = ", ".join(literal(code) for code in CODES)
+    return f"""SELECT rid, ctx, paragraph_id, unit, lang, tgt AS text FROM units
+               WHERE unit IN {kinds_sql(LANGUAGE_UNITS)} AND lang IN ({codes})
+                 AND tgt IS NOT NULL"""
 
 
 @dataclass
@@ -272,42 +258,19 @@ def _script_table(keys: list[str], counts, pieces: list[int]) -> pa.Table:
                          "parts": parts}, SCRIPT_SCHEMA)
 
 
-UNIT_INDEXES_KEPT = 8
-
-
 def _units(release, root: Path) -> None:
     """Table lang_units: every judged unit and the sha256 key of its text. Hashing every
-    text is most of a warm scan's cost, so the table is itself cached, keyed by the sha256 of
-    the release files (hashlib: ~0.05 s per 100 MB) and of the SQL that reads them."""
-    con = release.con
-    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
-                    "('views', 'contexts') ORDER BY 1").fetchall()
-    digest = hashlib.sha256((units_sql() + repr(views) + CONTEXT_NUMBERING
-                             ).encode("utf-8"))
-    for path in release.paths:
-        digest.update(release.digests[str(path)].encode("ascii"))
-    index = root / "units" / f"{digest.hexdigest()}.parquet"
-    if index.is_file():
-        try:
-            con.execute(f"CREATE OR REPLACE TABLE lang_units AS SELECT * FROM "
-                        f"read_parquet({literal(str(index))})")
-            os.utime(index)   # most recently used
-            return
-        except duckdb.Error:
-            index.unlink(missing_ok=True)   # unreadable: rebuild it
-    # Built now: each distinct text is hashed once and kept (temp table lang_texts, one row
-    # per text) for the signals the cache lacks; the units take their keys by join.
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_all AS {units_sql()};
-        CREATE OR REPLACE TEMP TABLE lang_texts AS {_keyed_texts("lang_all")};
-        CREATE OR REPLACE TABLE lang_units AS
-            SELECT u.* EXCLUDE (text), t.key FROM lang_all u JOIN lang_texts t USING (text);
-        DROP TABLE lang_all""")
-    with staged_file(index) as staging:
-        con.execute(f"COPY lang_units TO {literal(str(staging))} (FORMAT parquet, "
-                    "COMPRESSION zstd)")
-    for old in sorted(index.parent.glob("*.parquet"),
-                      key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
-        old.unlink(missing_ok=True)
+    text is most of a warm scan's cost, so the table is itself remembered per release
+    content (`signal_cache.unit_index`). Built now, each distinct text is hashed once and
+    kept (temp table lang_texts, one row per text) for the signals the cache lacks; the
+    units take their keys by join."""
+    def build() -> None:
+        release.con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_all AS {units_sql()};
+            CREATE OR REPLACE TEMP TABLE lang_texts AS {_keyed_texts("lang_all")};
+            CREATE OR REPLACE TABLE lang_units AS
+                SELECT u.* EXCLUDE (text), t.key FROM lang_all u JOIN lang_texts t USING (text);
+            DROP TABLE lang_all""")
+    unit_index(release, root, ["lang_units"], build, units_sql(), temp=False)
 
 
 # As a signal layer (`audit.checks.layers.SignalLayer`) of the two language checks.
@@ -343,7 +306,7 @@ def prepare(release, cache_dir: Path | None = None,
         done.script_texts, done.script_misses = cached_signals(
             con, scripts, "lang_script", "SELECT key FROM lang_units", "lang_missing_script")
         done.lang_texts, done.lang_misses = cached_signals(
-            con, languages, "lang_detect", "SELECT key FROM lang_units WHERE unit <> 'title'",
+            con, languages, "lang_detect", f"SELECT key FROM lang_units WHERE unit IN {kinds_sql(IDENTIFIED_UNITS)}",
             "lang_missing_lang")
         done.seconds["lookup"] = time.perf_counter() - clock
         if done.script_misses or done.lang_misses:
@@ -401,7 +364,7 @@ def _second_opinions(con, identifier: LanguageIdentifier, cache: SignalCache
     con.execute(f"""CREATE OR REPLACE TEMP TABLE lang_suspects AS
         SELECT DISTINCT key || ':' || detected || ':' || lang AS pair, key, detected, lang
         FROM lang_judged
-        WHERE unit <> 'title' AND detected <> lang AND {group_sql('detected')} = {group_sql('lang')}
+        WHERE unit IN {kinds_sql(IDENTIFIED_UNITS)} AND detected <> lang AND {group_sql('detected')} = {group_sql('lang')}
           AND confidence >= {literal(identifier.min_confidence)}""")
     suspects, misses = cached_signals(con, cache, "lang_confirmed",
                                       "SELECT pair AS key FROM lang_suspects",

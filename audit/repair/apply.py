@@ -38,12 +38,14 @@ import pyarrow as pa
 from ..engine.policy import DEFAULT, Policy
 from ..errors import InputError
 from ..io.atomic import refuse_existing, staged_directory, write_json
-from ..io.digests import file_sha256
+from ..io.digests import file_sha256, text_sha256
 from ..io.layouts.base import Corrected
 from ..io.layouts.parquet import relative_names
 from ..io.model import Release
+from ..io.units import CONTEXT_UNITS, ROW_UNITS
 from ..paths import REPAIR_MANIFEST
-from . import changelog, probe, record, units
+from ..sql.macros import among
+from . import changelog, probe, record
 from .corrections import Correction, Distances, Located, locate
 from .edits import Edit, group, patches
 from .record import Origin, Workspace
@@ -96,7 +98,7 @@ def _unit_columns(x: Located, release: Release) -> dict:
                 row_id=c.row_id, source_split=x.source_split, source_id=x.source_id,
                 unit=c.unit, paragraph_id=c.paragraph_id, sentence_index=c.sentence_index,
                 language=x.language, views=x.views, old_sha256=c.old_sha256,
-                old_text=x.old_text, new_text=c.new_text, new_sha256=units.digest(c.new_text))
+                old_text=x.old_text, new_text=c.new_text, new_sha256=text_sha256(c.new_text))
 
 
 def propose(release: Release, corrections: list[Correction]) -> list[dict]:
@@ -336,12 +338,12 @@ def _unique(rows: list[dict]) -> list[dict]:
 
 
 def _changed_rows(release: Release, applied: list[Edit]) -> list[int]:
-    ctxs = sorted({e.first.ctx for e in applied if e.unit in units.CONTEXT_UNITS})
-    rids = {e.first.rid for e in applied if e.unit in units.ROW_UNITS}
+    ctxs = sorted({e.first.ctx for e in applied if e.unit in CONTEXT_UNITS})
+    rids = {e.first.rid for e in applied if e.unit in ROW_UNITS}
     if ctxs:
         con = release.con.cursor()
         rids |= {rid for (rid,) in con.sql(
-            f"SELECT rid FROM views WHERE ctx IN {units.among(con, ctxs, pa.int32())}"
+            f"SELECT rid FROM views WHERE ctx IN {among(con, ctxs, pa.int32())}"
         ).fetchall()}
         con.close()
     return sorted(rids)
@@ -363,7 +365,7 @@ def _write_release(release: Release, applied: list[Edit], scratch: Path, staging
             new = dict(corrected.derived.con.sql("SELECT rid, status FROM final_rows").fetchall())
             con = release.con.cursor()
             old = dict(con.sql(f"SELECT rid, status FROM views WHERE rid IN "
-                               f"{units.among(con, rids)}").fetchall())
+                               f"{among(con, rids)}").fetchall())
             con.close()
             corrected.transitions.update(f"{old[r]} → {new[r]}" for r in rids)
     finally:

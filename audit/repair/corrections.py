@@ -30,9 +30,11 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..errors import InputError
+from ..io.digests import text_sha256
 from ..io.model import Release
 from ..io.tables import iter_jsonl_objects
-from . import units
+from ..io.units import CONTEXT_UNITS, CORRECTABLE_UNITS, ROW_UNITS, paragraph_text
+from ..sql.macros import among
 from .record import Origin, is_sha256
 
 FIELDS = ("id", "source_split", "unit", "paragraph_id", "sentence_index", "old_sha256",
@@ -92,14 +94,14 @@ def _problem(obj: dict) -> str | None:
     if not obj["id"] or not obj["author"].strip():
         return "'id' and 'author' must not be empty"
     unit = obj["unit"]
-    if unit not in units.UNITS:
-        return f"unknown unit '{unit}' (expected {' / '.join(units.UNITS)})"
+    if unit not in CORRECTABLE_UNITS:
+        return f"unknown unit '{unit}' (expected {' / '.join(CORRECTABLE_UNITS)})"
     if not is_sha256(obj["old_sha256"]):
         return "'old_sha256' is not 64 lower-case hex digits"
     pid, k = obj.get("paragraph_id"), obj.get("sentence_index")
-    if unit in units.CONTEXT_UNITS and not pid:
+    if unit in CONTEXT_UNITS and not pid:
         return f"a {unit} needs 'paragraph_id'"
-    if unit in units.ROW_UNITS and pid is not None:
+    if unit in ROW_UNITS and pid is not None:
         return f"a {unit} takes no 'paragraph_id'"
     if unit == "sentence":
         if not isinstance(k, int) or isinstance(k, bool) or k < 0:
@@ -125,7 +127,7 @@ def _correction(obj: dict, origin: Origin) -> Correction:
     return Correction(
         row_id=obj["id"], unit=obj["unit"], paragraph_id=obj.get("paragraph_id"),
         sentence_index=obj.get("sentence_index"), old_sha256=obj["old_sha256"],
-        new_text=units.paragraph_text(sentences) if sentences is not None else obj["text"],
+        new_text=paragraph_text(sentences) if sentences is not None else obj["text"],
         reason=obj.get("reason") or "", author=obj["author"], origin=origin,
         source_split=obj.get("source_split"),
         sentences=tuple(sentences) if sentences is not None else None)
@@ -218,7 +220,7 @@ class Located:
     def unit_key(self) -> tuple:
         """Equal for two corrections of the same text (a context unit by its context)."""
         c = self.correction
-        if c.unit in units.ROW_UNITS:
+        if c.unit in ROW_UNITS:
             return ("row", self.rid, c.unit)
         return ("ctx", self.ctx, c.paragraph_id, c.unit, c.sentence_index)
 
@@ -252,8 +254,8 @@ def locate(release: Release, corrections: list[Correction]) -> list[Located]:
         GROUP BY w.k ORDER BY w.k""").to_arrow_table().to_pylist()
     con.unregister("repair_wanted")
     ctxs = sorted({r["ctx"] for r, c in zip(rows, corrections)
-                   if r["n"] == 1 and c.unit in units.CONTEXT_UNITS})
-    wanted_ctx = units.among(con, ctxs, pa.int32())
+                   if r["n"] == 1 and c.unit in CONTEXT_UNITS})
+    wanted_ctx = among(con, ctxs, pa.int32())
     candidates = dict(con.sql(f"SELECT ctx, candidates FROM contexts WHERE ctx IN "
                               f"{wanted_ctx}").fetchall())
     views = dict(con.sql(f"SELECT ctx, count(*) FROM views WHERE ctx IN {wanted_ctx} "
@@ -272,7 +274,7 @@ def _located(c: Correction, row: dict, candidates: dict, views: dict) -> Located
                     expected="'source_split' to tell them apart")
     base = dict(correction=c, rid=row["rid"], ctx=row["ctx"], source_id=row["source_id"],
                 source_split=row["split"])
-    if c.unit in units.ROW_UNITS:
+    if c.unit in ROW_UNITS:
         located = Located(**base, language=row["ql" if c.unit == "question" else "al"],
                           views=1, old_text=row[c.unit])
     else:
@@ -285,7 +287,7 @@ def _located(c: Correction, row: dict, candidates: dict, views: dict) -> Located
         if c.unit == "title":
             old = paragraph["title"]
         elif c.unit == "paragraph":
-            old = units.paragraph_text(sentences)
+            old = paragraph_text(sentences)
         elif c.sentence_index >= len(sentences):
             raise _fail(c, f"paragraph {c.paragraph_id} has {len(sentences)} sentence(s), no "
                         f"sentence {c.sentence_index}",
@@ -295,9 +297,9 @@ def _located(c: Correction, row: dict, candidates: dict, views: dict) -> Located
             old = sentences[c.sentence_index]
         located = Located(**base, language=paragraph["language_code"], views=views[row["ctx"]],
                           old_text=old, old_sentences=sentences)
-    if units.digest(located.old_text) != c.old_sha256:
+    if text_sha256(located.old_text) != c.old_sha256:
         raise _fail(c, f"stale correction: old_sha256 {c.old_sha256[:12]}… is not the SHA-256 "
-                    f"of the {c.unit}'s current text ({units.digest(located.old_text)[:12]}…)",
+                    f"of the {c.unit}'s current text ({text_sha256(located.old_text)[:12]}…)",
                     expected="the digest of the text this release holds")
     return located
 
@@ -323,7 +325,7 @@ def _distances(pairs: list[tuple[str, object, object]]) -> list[tuple[int, float
         elif unit != "paragraph":
             out.append((Levenshtein.distance(old, new), round(ter.sentence_score(new, [old]).score, 4)))
         else:
-            edit = Levenshtein.distance(units.paragraph_text(old), units.paragraph_text(new))
+            edit = Levenshtein.distance(paragraph_text(old), paragraph_text(new))
             score = (ter.corpus_score(new, [old]) if len(old) == len(new) else
                      ter.sentence_score(" ".join(new), [" ".join(old)])).score
             out.append((edit, round(score, 4)))

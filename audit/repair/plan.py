@@ -3,12 +3,12 @@ text and its English source, like the reference toolkit's pending corrections
 ("required_for").
 
 From a scanned release (its `findings` and `status` tables), the blocking and review
-findings of rows of the chosen statuses are placed on units (units.finding_unit_sql) and
-kept when a text correction can change them (units.NOT_TEXT lists those it cannot: a
-language assignment, the context's shape, inherited or release-level defects). A paragraph
-whose sentence count is wrong becomes one paragraph unit that takes its sentences' findings
-and the supporting facts pointing past it: its fix is the whole paragraph, one text per
-source sentence. A context unit is listed once however many views hold it (`views`,
+findings of rows of the chosen statuses, each on the unit its `unit` column names, are kept
+when a text correction can change them (their check's `fix` is not "none": a language
+assignment, the context's shape, inherited or release-level defects are not). A paragraph
+whose sentence count is wrong (a check whose `fix` is "paragraph") becomes one paragraph
+unit that takes its sentences' findings and the supporting facts pointing past it: its fix
+is the whole paragraph, one text per source sentence. A context unit is listed once however many views hold it (`views`,
 `view_ids`).
 
 `template` turns the list into a corrections file pre-filled with each unit's current text
@@ -21,9 +21,12 @@ import json
 
 import pyarrow as pa
 
+from ..checks import registry
 from ..engine.scan import ScanResult
+from ..io.digests import text_sha256
+from ..io.units import CONTEXT_UNITS, CORRECTABLE_UNITS, ROW_UNITS, paragraph_text
+from ..sql.macros import among
 from ..sql.safe import strings
-from . import units
 
 STATUSES = ("quarantined", "review_required")
 FINDING = pa.struct([("check", pa.string()), ("severity", pa.string()),
@@ -43,20 +46,26 @@ _RANK = "CASE {} WHEN 'blocking' THEN 2 WHEN 'review' THEN 1 ELSE 0 END"
 _STATUS_RANK = "CASE {} WHEN 'quarantined' THEN 2 WHEN 'review_required' THEN 1 ELSE 0 END"
 
 
+def _fixed_by(*fixes: str) -> list[str]:
+    """The checks whose findings a correction of their unit, or of their paragraph, can
+    change (`Check.fix`)."""
+    return sorted(c.name for c in registry.REGISTRY if c.fix in fixes)
+
+
 def _placed(statuses: tuple[str, ...], checks: tuple[str, ...]) -> str:
     """Blocking and review findings of rows of those statuses, on their repair units."""
     wanted = f"AND list_contains({strings(checks)}, f.\"check\")" if checks else ""
     return f"""
         CREATE OR REPLACE TEMP TABLE plan_found AS
         SELECT f."row" AS rid, v.ctx, f."check", f.severity, f.paragraph_id,
-               f.sentence_index, f.detail, f.evidence, s.status,
-               {units.finding_unit_sql('f')} AS unit
+               f.sentence_index, f.detail, f.evidence, s.status, f.unit
         FROM findings f JOIN status s ON s."row" = f."row" JOIN views v ON v.rid = f."row"
         WHERE f.severity IN ('blocking', 'review') AND list_contains({strings(statuses)},
-              s.status) AND {units.text_check_sql('f')} {wanted};
+              s.status) AND list_contains({strings(_fixed_by("unit", "paragraph"))},
+              f."check") {wanted};
         CREATE OR REPLACE TEMP TABLE plan_whole AS
         SELECT DISTINCT ctx, paragraph_id FROM plan_found
-        WHERE list_contains({strings(units.SENTENCE_COUNT)}, "check");
+        WHERE list_contains({strings(_fixed_by("paragraph"))}, "check");
         CREATE OR REPLACE TEMP TABLE plan_units AS
         SELECT p.*, CASE
             WHEN p.unit IN ('question', 'answer', 'title') THEN p.unit
@@ -97,8 +106,8 @@ def work_list(scanned: ScanResult, statuses: tuple[str, ...] = STATUSES,
     con = scanned.cursor()
     con.execute(_placed(tuple(statuses), tuple(checks)))
     groups = con.sql(_GROUPED).to_arrow_table().to_pylist()
-    ctxs = sorted({g["ctx"] for g in groups if g["unit"] not in units.ROW_UNITS})
-    wanted = units.among(con, ctxs, pa.int32())
+    ctxs = sorted({g["ctx"] for g in groups if g["unit"] not in ROW_UNITS})
+    wanted = among(con, ctxs, pa.int32())
     contexts = dict(con.sql(f"SELECT ctx, candidates FROM contexts WHERE ctx IN {wanted}"
                             ).fetchall())
     view_ids = dict(con.sql(f"SELECT ctx, list(id ORDER BY rid) FROM views WHERE ctx IN "
@@ -106,7 +115,7 @@ def work_list(scanned: ScanResult, statuses: tuple[str, ...] = STATUSES,
     con.close()
     rows = [_row(g, contexts, view_ids) for g in groups]
     rows = [r for r in rows if not languages or r["language"] in languages]
-    rows.sort(key=lambda r: (r["language"] or "", units.UNITS.index(r["unit"]), r["id"],
+    rows.sort(key=lambda r: (r["language"] or "", CORRECTABLE_UNITS.index(r["unit"]), r["id"],
                              r["paragraph_id"] or "",
                              -1 if r["sentence_index"] is None else r["sentence_index"]))
     return pa.Table.from_pylist(rows, schema=SCHEMA)
@@ -123,7 +132,7 @@ def _row(g: dict, contexts: dict, view_ids: dict) -> dict:
                                                            if f["sentence_index"] is not None
                                                            else -1, f["detail"] or "")),
            "sentences": None, "source_sentences": None}
-    if g["unit"] in units.ROW_UNITS:
+    if g["unit"] in ROW_UNITS:
         row.update(language=g[f"{g['unit']}_language"], views=1, view_ids=[g["id"]],
                    text=g[g["unit"]], source_text=g[f"source_{g['unit']}"])
     else:
@@ -137,10 +146,10 @@ def _row(g: dict, contexts: dict, view_ids: dict) -> dict:
             k = g["k"]
             row.update(text=sentences[k], source_text=source[k] if k < len(source) else None)
         else:
-            row.update(text=units.paragraph_text(sentences),
-                       source_text=units.paragraph_text(source), sentences=sentences,
+            row.update(text=paragraph_text(sentences),
+                       source_text=paragraph_text(source), sentences=sentences,
                        source_sentences=source)
-    row["old_sha256"] = units.digest(row["text"])
+    row["old_sha256"] = text_sha256(row["text"])
     return row
 
 
@@ -166,7 +175,7 @@ def template(plan: pa.Table) -> list[str]:
     for r in plan.to_pylist():
         line = {"id": r["id"], "source_split": r["source_split"], "unit": r["unit"],
                 "old_sha256": r["old_sha256"], "reason": "", "author": ""}
-        if r["unit"] in units.CONTEXT_UNITS:
+        if r["unit"] in CONTEXT_UNITS:
             line["paragraph_id"] = r["paragraph_id"]
         if r["unit"] == "sentence":
             line["sentence_index"] = r["sentence_index"]

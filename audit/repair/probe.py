@@ -32,8 +32,9 @@ from ..engine.policy import Policy
 from ..io import release as readers
 from ..io.layouts.base import Layout
 from ..io.model import Release
+from ..io.units import CONTEXT_UNITS, ROW_UNITS
+from ..sql.macros import among
 from ..sql.safe import strings
-from . import units
 from .edits import Edit, patches
 
 Progress = Callable[[str], None]
@@ -87,13 +88,13 @@ def _open(path: Path) -> Release:
 
 def _representatives(release: Release, edits: list[Edit]) -> dict[int, int]:
     """{ctx: the first view holding it} for the contexts an edit changes."""
-    ctxs = sorted({e.first.ctx for e in edits if e.unit in units.CONTEXT_UNITS})
+    ctxs = sorted({e.first.ctx for e in edits if e.unit in CONTEXT_UNITS})
     if not ctxs:
         return {}
     con = release.con.cursor()
     try:
         return dict(con.sql(f"SELECT ctx, min(rid) FROM views WHERE ctx IN "
-                            f"{units.among(con, ctxs, pa.int32())} GROUP BY ctx").fetchall())
+                            f"{among(con, ctxs, pa.int32())} GROUP BY ctx").fetchall())
     finally:
         con.close()
 
@@ -105,7 +106,7 @@ def _finding(f: dict) -> dict:
 def _on_unit(edit: Edit, f: dict) -> bool:
     """The finding sits on the edit's unit itself."""
     c = edit.first.correction
-    if edit.unit in units.ROW_UNITS:
+    if edit.unit in ROW_UNITS:
         return f["unit"] == edit.unit
     if f["paragraph_id"] != c.paragraph_id:
         return False
@@ -118,7 +119,7 @@ def _on_unit(edit: Edit, f: dict) -> bool:
 
 def _near_unit(edit: Edit, f: dict) -> bool:
     """The finding sits where the edit may have caused it: its paragraph, or its row."""
-    if edit.unit in units.ROW_UNITS:
+    if edit.unit in ROW_UNITS:
         return f["paragraph_id"] is None
     return f["paragraph_id"] == edit.first.correction.paragraph_id
 
@@ -135,7 +136,7 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
         return []
     say = progress or (lambda message: None)
     reps = _representatives(release, edits)
-    row_of = [reps[e.first.ctx] if e.unit in units.CONTEXT_UNITS else e.first.rid
+    row_of = [reps[e.first.ctx] if e.unit in CONTEXT_UNITS else e.first.rid
               for e in edits]
     rids = sorted(set(row_of))
     probe = _open(write_rows(release, folder / "verdicts", _selection(rids, (False, True)),
@@ -144,9 +145,9 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
         said = [f"{len(edits):,} edit(s) on {len(rids):,} row(s)"]
         say(f"checking the corrected units: {said[0]}, every text check as in a scan")
         result = scan.run(probe, policy, skip=RELEASE_WIDE | frozenset(UNJUDGED) | skip)
-        found = result.cursor().sql(f"""
+        found = result.cursor().sql("""
             SELECT f."row", f."check", f.severity, f.paragraph_id, f.sentence_index, f.detail,
-                   {units.finding_unit_sql('f')} AS unit
+                   f.unit
             FROM findings f ORDER BY f."row", f."check", f.paragraph_id NULLS FIRST,
                  f.sentence_index NULLS FIRST, f.detail""").to_arrow_table().to_pylist()
         checks_run = sorted(result.summary["checks_run"])

@@ -54,7 +54,7 @@ SCHEMA = pa.schema([
     ("source_split", pa.string()), ("source_id", pa.string()), ("unit", pa.string()),
     ("paragraph_id", pa.string()), ("sentence_index", pa.int32()), ("language", pa.string()),
     ("views", pa.int32()),
-    # The text: a paragraph's is its sentences as compact JSON (units.paragraph_text).
+    # The text: a paragraph's is its sentences as compact JSON (audit/io/units.paragraph_text).
     ("old_sha256", pa.string()), ("old_text", pa.string()), ("new_text", pa.string()),
     ("new_sha256", pa.string()), ("edit_distance", pa.int64()), ("ter", pa.float64()),
     # An outcome's verdicts: the checks that judged the new text, the findings on the unit

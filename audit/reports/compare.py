@@ -12,11 +12,11 @@ Key equality compares the sources and, per source, the set of question, answer a
 paragraph units. Sentences do not count there: a sentence added or removed shows as the
 paragraph's sentence-count change.
 
-Findings sit on units: a finding with a paragraph and a sentence on that sentence, with a
-paragraph only on the paragraph, and a row-level one on the question or the answer when its
-check or detail names one (blank_question, "answer equals the English source"), else on the
-instance (the view as a whole). Per unit, the checks that fired are fixed (old only),
-introduced (new only) or kept (both).
+Findings sit on units, as the scan placed each (its `unit` column): a sentence's, or a
+supporting fact's at a sentence, on that sentence; a paragraph's or a title's on the
+paragraph; a question's or an answer's on it; any other on the instance (the view as a
+whole). Per unit, the checks that fired are fixed (old only), introduced (new only) or kept
+(both).
 
 Structural change (Eq. 36). e_i^(v) = 1 when any row of source i is quarantined in version v
 (that is, holds a release-blocking finding); R_struct^(v) is its mean over the N sources
@@ -108,11 +108,10 @@ FROM (SELECT source_id, paragraph_id, p.language_code,
 _FINDING_UNITS = f"""
 SELECT DISTINCT v.source_id, f."check", f.severity = 'blocking' AS blocking,
        CASE WHEN f.paragraph_id IS NOT NULL THEN {_NO_VIEW} ELSE v.view END AS view,
-       CASE WHEN f.paragraph_id IS NOT NULL AND f.sentence_index IS NOT NULL THEN 'sentence'
-            WHEN f.paragraph_id IS NOT NULL THEN 'paragraph'
-            WHEN f."check" LIKE '%question%' OR f.detail LIKE 'question%' THEN 'question'
-            WHEN f."check" LIKE '%answer%' OR f.detail LIKE 'answer%' THEN 'answer'
-            ELSE 'instance' END AS unit,
+       CASE WHEN f.paragraph_id IS NULL
+              THEN CASE WHEN f.unit IN ('question', 'answer') THEN f.unit ELSE 'instance' END
+            WHEN f.sentence_index IS NOT NULL THEN 'sentence'
+            ELSE 'paragraph' END AS unit,
        coalesce(f.paragraph_id, '{_NO_PARAGRAPH}') AS paragraph_id,
        CASE WHEN f.paragraph_id IS NOT NULL THEN coalesce(f.sentence_index, {_NO_SENTENCE})
             ELSE {_NO_SENTENCE} END AS sentence_index
@@ -139,6 +138,11 @@ class Version:
 
 def version_of(result: scan.ScanResult) -> Version:
     """Reduce a scanned release to the tables a comparison reads (set-based queries)."""
+    layout = result.release.layout
+    if not (layout.has("questions") and layout.has("contexts")):
+        raise InputError(result.release.paths[0], "a comparison matches questions, answers, "
+                         f"paragraphs and sentences; the {layout.description} layout has "
+                         "no questions and contexts", expected="a multi-hop release")
     con = result.cursor()   # its own temp table: a shared scan stays usable
     try:
         con.execute(_VIEWS)

@@ -42,8 +42,9 @@ import pyarrow.parquet as pq
 from ..errors import InputError
 from ..io.model import Release
 from ..io.release import open_release
+from ..io.units import paragraph_text
 from ..languages import BY_CODE, UNKNOWN_CODE
-from ..repair import record, units
+from ..repair import record
 from ..repair.corrections import Correction
 from ..repair.record import Origin, Workspace
 from ..reports import render
@@ -215,7 +216,7 @@ def _correction(unit: dict, task: dict, rows: list[dict], batch_id: str
     return Correction(
         row_id=unit["id"], unit=unit["unit"], paragraph_id=unit["paragraph_id"],
         sentence_index=unit["sentence_index"], old_sha256=unit["old_sha256"],
-        new_text=units.paragraph_text(edited) if paragraph else edited[0],
+        new_text=paragraph_text(edited) if paragraph else edited[0],
         reason=values["reason"], author=first["annotator"],
         origin=Origin(KIND.name, batch=batch_id, project=first["project_id"],
                       task=first["task_id"], annotation=first["annotation_id"]),

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+import uuid
+from collections.abc import Iterable
 from typing import Any
 
 import duckdb
@@ -74,6 +76,15 @@ def create_table(con: duckdb.DuckDBPyConnection, name: str, schema: pa.Schema,
                        for i, f in enumerate(schema, start=1))
     con.execute(f"CREATE OR REPLACE {'TEMP ' if temp else ''}TABLE {identifier(name)} AS "
                 f"SELECT {select}", [columns[f.name] for f in schema])
+
+
+def among(con: duckdb.DuckDBPyConnection, values: Iterable[Any],
+          type_: pa.DataType = pa.int64()) -> str:
+    """SQL `(SELECT k FROM …)` of the values, registered on `con` under a name of its own:
+    for `x IN …`, a join, where a long list literal would be compared with every row."""
+    name = f"among_{uuid.uuid4().hex}"
+    con.register(name, pa.table({"k": pa.array(sorted(set(values)), type_)}))
+    return f"(SELECT k FROM {name})"
 
 
 _PLACEHOLDERS = "|".join(re.escape(p) for p in PLACEHOLDERS)

@@ -11,10 +11,11 @@ mojibake                   text ftfy repairs (UTF-8 read in a single-byte codec)
 unbalanced_brackets        brackets or quotes balanced in the source, not in the translation
 terminal_punctuation_mismatch  a question that no longer ends as one, a dropped final mark…
 
-Units: every non-English sentence (paragraph_id, k), title (paragraph_id, NULL), question
-and answer (NULL, NULL) with a non-blank English source that it does not equal byte for byte
-(an equal one is exact_source_copy's). Terminal punctuation judges sentences and questions
-only: titles and answers are names and phrases.
+Units: every non-English unit of `units` that is one text (audit/io/units.LEAF_UNITS: a
+sentence (paragraph_id, k), title (paragraph_id, NULL), question, answer or a parallel
+dataset's text (NULL, NULL)) with a non-blank English source that it does not equal byte
+for byte (an equal one is exact_source_copy's). Terminal punctuation judges units that end
+as a sentence or question does (TERMINAL_UNITS): titles and answers are names and phrases.
 
 Speed: XHotpotQA+ has 24 views per source sharing one context, so the contexts are grouped
 first (the rows of a source with equal candidate lists share one set of units), and every
@@ -32,7 +33,6 @@ in SQL, so a policy that tunes them reuses the cache. Length calibration is set-
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 import unicodedata
 import weakref
@@ -41,13 +41,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 
 from .. import settings
 from ..io import signal_cache
-from ..io.atomic import staged_file
-from ..io.layouts.multihop import CONTEXT_NUMBERING
+from ..io.units import LEAF_UNITS, kinds_sql
 from ..language import scripts
 from ..languages import CODES
 from ..sql import arrays
@@ -58,7 +56,6 @@ if TYPE_CHECKING:
     from ..io.model import Release
 
 TARGETS = tuple(code for code in CODES if code != "en")
-UNITS = ("sentence", "title", "question", "answer")
 # Similarities below this are not kept (a near copy threshold must be at least this).
 MIN_KEPT_SIMILARITY = 0.5
 LENGTH_BINS = 4            # source-length quantile bins per language and unit
@@ -187,30 +184,17 @@ _CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
 _JUDGED = (f"lang IN {_CODES} AND NOT is_blank(src) AND src <> tgt AND "
            r"regexp_matches(tgt, '[\p{L}\p{N}]')")
 
-# The views of one source share its context (CONTEXT_NUMBERING): titles and
-# sentences are units of a context (owner: its number), questions and answers of a row.
+# The views of one source share its context (CONTEXT_NUMBERING): titles and sentences are
+# units of a context (owner: its number, `shared`), questions, answers and a parallel
+# dataset's texts of a row (owner: its rid).
 _ROWS = """
 CREATE OR REPLACE TEMP TABLE heur_rows AS SELECT rid, ctx AS rep, id, source_split FROM views
 """
 _TEXT_UNITS = f"""
 CREATE OR REPLACE TEMP TABLE heur_text_units AS
-WITH c AS (SELECT ctx AS owner, unnest(candidates) AS c FROM contexts),
-u AS (
-    SELECT owner, TRUE AS shared, c.paragraph_id, NULL::INTEGER AS sentence_index,
-           'title' AS unit, c.language_code AS lang, c.source_title AS src, c.title AS tgt
-    FROM c
-    UNION ALL
-    SELECT owner, TRUE, c.paragraph_id, (k - 1)::INTEGER, 'sentence', c.language_code,
-           c.source_sentences[k], c.sentences[k]
-    FROM (SELECT owner, c, unnest(range(1, least(len(c.sentences),
-                                                 len(c.source_sentences)) + 1)) AS k FROM c)
-    UNION ALL
-    SELECT rid, FALSE, NULL, NULL, 'question', question_language, source_question, question
-    FROM views
-    UNION ALL
-    SELECT rid, FALSE, NULL, NULL, 'answer', answer_language, source_answer, answer
-    FROM views)
-SELECT * FROM u WHERE {_JUDGED};
+SELECT coalesce(ctx, rid) AS owner, ctx IS NOT NULL AS shared, paragraph_id, sentence_index,
+       unit, lang, src, tgt
+FROM units WHERE unit IN {kinds_sql(LEAF_UNITS)} AND {_JUDGED};
 CREATE OR REPLACE TEMP TABLE heur_pairs AS
 SELECT lang, src, tgt, sha256(lang || chr(31) || src || chr(31) || tgt) AS key
 FROM (SELECT DISTINCT lang, src, tgt FROM heur_text_units)
@@ -220,46 +204,18 @@ FROM (SELECT DISTINCT lang, src, tgt FROM heur_text_units)
 _KEYED_UNITS = """
 SELECT u.owner, u.shared, u.paragraph_id, u.sentence_index, u.unit, u.lang, p.key
 FROM heur_text_units u JOIN heur_pairs p USING (lang, src, tgt)"""
-INDEXES_KEPT = 8
 
 
 def _index(release: "Release", root: Path) -> bool:
     """Tables heur_units (every judged unit and its pair key, no text) and heur_rows (rid →
-    representative row of its context, id, split), cached under `<root>/units/` by the
-    sha256 of the release files and of the SQL reading them: a warm rescan reads no
-    candidate list. Returns True when the units were built now (heur_text_units exists)."""
-    con = release.con
-    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
-                    "('views', 'contexts') ORDER BY 1").fetchall()
-    digest = hashlib.sha256((_ROWS + _TEXT_UNITS + _KEYED_UNITS + repr(views)
-                             + CONTEXT_NUMBERING).encode())
-    for path in release.paths:
-        digest.update(release.digests[str(path)].encode("ascii"))
-    stem = root / "units" / digest.hexdigest()
-    units, rows = Path(f"{stem}-units.parquet"), Path(f"{stem}-rows.parquet")
-    if units.is_file() and rows.is_file():
-        try:
-            con.execute(f"""
-                CREATE OR REPLACE TEMP TABLE heur_units AS
-                    SELECT * FROM read_parquet({literal(str(units))});
-                CREATE OR REPLACE TEMP TABLE heur_rows AS
-                    SELECT * FROM read_parquet({literal(str(rows))})""")
-            os.utime(units)
-            return False
-        except duckdb.Error:
-            units.unlink(missing_ok=True)
-    _text_units(con)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE heur_units AS {_KEYED_UNITS}")
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    for table, path in (("heur_units", units), ("heur_rows", rows)):
-        with staged_file(path) as staging:
-            con.execute(f"COPY {table} TO {literal(str(staging))} "
-                        "(FORMAT parquet, COMPRESSION zstd)")
-    for old in sorted(stem.parent.glob("*-units.parquet"),
-                      key=lambda p: p.stat().st_mtime)[:-INDEXES_KEPT]:
-        old.unlink(missing_ok=True)
-        Path(str(old).replace("-units.parquet", "-rows.parquet")).unlink(missing_ok=True)
-    return True
+    representative row of its context, id, split), remembered per release content
+    (`signal_cache.unit_index`): a warm rescan reads no candidate list. Returns True when
+    the units were built now (heur_text_units exists)."""
+    def build() -> None:
+        _text_units(release.con)
+        release.con.execute(f"CREATE OR REPLACE TEMP TABLE heur_units AS {_KEYED_UNITS}")
+    return signal_cache.unit_index(release, root, ["heur_units", "heur_rows"], build,
+                                   _ROWS, _TEXT_UNITS, _KEYED_UNITS)
 
 
 def _text_units(con) -> None:

@@ -293,9 +293,10 @@ def _preservation(rows: dict[str, list[dict]]) -> list[dict]:
     renderings (the whole release's translated titles and answers) and the verdicts are
     derived here from the finished rows; the matcher is the check's own
     (`preservation.match_signals`: there is no second one to compare it with)."""
-    from audit import preservation
+    from audit.checks import preservation as checks
     from audit.language.descriptors import normalize_answer
-    thresholds = dict(preservation.THRESHOLDS)
+    from audit.translation import preservation
+    thresholds = dict(checks.THRESHOLDS)
     renderings: dict[tuple[str, str], set[str]] = {}
     for row in (r for split_rows in rows.values() for r in split_rows):
         pairs = [(_PAREN.sub("", c["source_title"]), c["language_code"],

@@ -65,33 +65,35 @@ CREATE VIEW facts AS
 """
 
 # The units: questions and answers per view, titles, sentences and paragraphs once per
-# distinct context (a candidate's position `i` names it in the key).
+# distinct context (`position`: the candidate's place in it, which names it in the key).
 UNITS_SQL = f"""
 CREATE VIEW units AS
 SELECT rid, NULL::INTEGER AS ctx, 'question' AS unit, NULL::VARCHAR AS paragraph_id,
-       NULL::INTEGER AS sentence_index, question_language AS lang, source_question AS src,
-       question AS tgt, 'question:' || rid AS key
+       NULL::INTEGER AS sentence_index, NULL::INTEGER AS position, question_language AS lang,
+       source_question AS src, question AS tgt, 'question:' || rid AS key
 FROM views
 UNION ALL
-SELECT rid, NULL, 'answer', NULL, NULL, answer_language, source_answer, answer,
+SELECT rid, NULL, 'answer', NULL, NULL, NULL, answer_language, source_answer, answer,
        'answer:' || rid
 FROM views
 UNION ALL
-SELECT NULL, ctx, 'title', c.paragraph_id, NULL, c.language_code, c.source_title, c.title,
+SELECT NULL, ctx, 'title', c.paragraph_id, NULL, i, c.language_code, c.source_title, c.title,
        'title:' || ctx || ':' || i
-FROM (SELECT ctx, unnest(candidates) AS c, unnest(range(len(candidates))) AS i FROM contexts)
+FROM (SELECT ctx, unnest(candidates) AS c, unnest(range(len(candidates)))::INTEGER AS i
+      FROM contexts)
 UNION ALL
-SELECT NULL, ctx, 'paragraph', c.paragraph_id, NULL, c.language_code,
+SELECT NULL, ctx, 'paragraph', c.paragraph_id, NULL, i, c.language_code,
        array_to_string(c.source_sentences, {literal(SEPARATOR)}),
        array_to_string(c.sentences, {literal(SEPARATOR)}), 'paragraph:' || ctx || ':' || i
-FROM (SELECT ctx, unnest(candidates) AS c, unnest(range(len(candidates))) AS i FROM contexts)
+FROM (SELECT ctx, unnest(candidates) AS c, unnest(range(len(candidates)))::INTEGER AS i
+      FROM contexts)
 WHERE len(c.sentences) > 0
 UNION ALL
-SELECT NULL, ctx, 'sentence', c.paragraph_id, (k - 1)::INTEGER, c.language_code,
+SELECT NULL, ctx, 'sentence', c.paragraph_id, (k - 1)::INTEGER, i, c.language_code,
        c.source_sentences[k], c.sentences[k], 'sentence:' || ctx || ':' || i || ':' || (k - 1)
 FROM (SELECT ctx, c, i, unnest(range(1, len(c.sentences) + 1)) AS k
-      FROM (SELECT ctx, unnest(candidates) AS c, unnest(range(len(candidates))) AS i
-            FROM contexts))
+      FROM (SELECT ctx, unnest(candidates) AS c,
+                   unnest(range(len(candidates)))::INTEGER AS i FROM contexts))
 """
 
 

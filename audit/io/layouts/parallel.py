@@ -24,8 +24,8 @@ SELECT rid, ctx, 'parallel' AS layout, id, id AS source_id, NULL::VARCHAR AS sou
 FROM raw_views;
 CREATE VIEW units AS
 SELECT rid, NULL::INTEGER AS ctx, 'text' AS unit, NULL::VARCHAR AS paragraph_id,
-       NULL::INTEGER AS sentence_index, language AS lang, source AS src, translation AS tgt,
-       'text:' || rid AS key
+       NULL::INTEGER AS sentence_index, NULL::INTEGER AS position, language AS lang,
+       source AS src, translation AS tgt, 'text:' || rid AS key
 FROM raw_views;
 """
 

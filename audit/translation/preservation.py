@@ -1,6 +1,6 @@
-"""What the question needs survives translation (issue 22): the answer must still stand in
-the answer-bearing evidence, and the bridge entity must still link the two gold paragraphs.
-Two whole-release checks:
+"""The preservation signal layer (issue 22): what the question needs survives translation —
+the answer must still stand in the answer-bearing evidence, and the bridge entity must
+still link the two gold paragraphs. Its two checks (audit/checks/preservation.py):
 
 answer_not_in_evidence  a row whose English answer is a name, a number or a date
                         (`copy_category` name_like / number_or_date), at each supporting
@@ -52,9 +52,7 @@ reuses the cache.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import sys
 import threading
 import time
 import unicodedata
@@ -66,21 +64,17 @@ from typing import TYPE_CHECKING, Sequence
 
 import pyarrow as pa
 
-from . import settings
-from .checks.model import MULTIHOP, Check
-from .io import signal_cache
-from .io.atomic import staged_file
-from .io.layouts.multihop import CONTEXT_NUMBERING
-from .io.tables import cached_parquet
-from .language import descriptors
-from .languages import BY_CODE, CODES
-from .sql import arrays, macros
-from .sql.safe import literal
-from .translation import signals as textsignals
-from .translation.layer import Prepared
+from .. import settings
+from ..io import signal_cache
+from ..language import descriptors
+from ..languages import BY_CODE, CODES
+from ..sql import arrays, macros
+from ..sql.safe import literal
+from . import signals as textsignals
+from .layer import Prepared
 
 if TYPE_CHECKING:
-    from .io.model import Release
+    from ..io.model import Release
 
 TRANSLITERATION = "Any-Latin; Latin-ASCII"
 TARGETS = tuple(code for code in CODES if code != "en")
@@ -334,34 +328,29 @@ _CODES = "(" + ", ".join(literal(c) for c in TARGETS) + ")"
 # A title's trailing disambiguation "(film)", "（电影）" is not part of how a text names it.
 _PAREN = r"'[\s\p{Z}]*[(（][^()（）]*[)）][\s\p{Z}]*$'"
 
-# Each supporting sentence of each distinct context (its paragraph's language, English and
-# translated text) with the context's gold paragraphs (id, English and translated title).
+# Each supporting sentence of each distinct context (its sentence unit: language, English
+# and translated text) with the context's gold paragraphs (id, English title): the facts
+# whose paragraph is a candidate, each paragraph id read as its first candidate.
 _SUPPORT = f"""
 CREATE OR REPLACE TEMP TABLE pres_support AS
-WITH c AS (
-    SELECT ctx, candidates, supporting_facts,
-           list_transform(candidates, lambda c: c.paragraph_id) AS cids
-    FROM contexts),
-g AS (
-    SELECT ctx, candidates, cids,
-           list_distinct(list_transform(list_filter(supporting_facts, lambda f:
-               f.paragraph_id IS NOT NULL AND f.sentence_index >= 0
-               AND list_contains(cids, f.paragraph_id)),
-               lambda f: {{'p': f.paragraph_id, 'k': f.sentence_index}})) AS facts
-    FROM c),
-s AS (
-    SELECT ctx,
-           list_transform(facts, lambda f: {{'p': f.p, 'k': f.k,
-               'lang': candidates[list_position(cids, f.p)].language_code,
-               'src': candidates[list_position(cids, f.p)].source_sentences[f.k + 1],
-               'tgt': candidates[list_position(cids, f.p)].sentences[f.k + 1]}}) AS support,
-           list_transform(list_distinct(list_transform(facts, lambda f: f.p)), lambda p: {{
-               'p': p, 'title': candidates[list_position(cids, p)].source_title}}) AS gold
-    FROM g WHERE len(facts) > 0)
-SELECT ctx, f.p AS paragraph_id, f.k::INTEGER AS sentence_index, f.lang, f.src, f.tgt, gold
-FROM (SELECT ctx, gold, unnest(support) AS f FROM s)
-WHERE f.lang IN {_CODES} AND f.src IS NOT NULL AND f.tgt IS NOT NULL
-  AND NOT is_blank(f.src) AND NOT is_blank(f.tgt)
+WITH facts AS (
+    SELECT DISTINCT ctx, f.paragraph_id AS p, f.sentence_index AS k
+    FROM (SELECT ctx, unnest(supporting_facts) AS f FROM contexts)
+    WHERE f.paragraph_id IS NOT NULL AND f.sentence_index >= 0),
+titles AS (
+    SELECT ctx, paragraph_id AS p, src AS title, position
+    FROM units WHERE unit = 'title' AND paragraph_id IS NOT NULL
+    QUALIFY row_number() OVER (PARTITION BY ctx, paragraph_id ORDER BY position) = 1),
+resolved AS (SELECT f.*, t.title, t.position FROM facts f JOIN titles t USING (ctx, p)),
+gold AS (
+    SELECT ctx, list(DISTINCT {{'p': p, 'title': title}}) AS gold FROM resolved GROUP BY ctx)
+SELECT r.ctx, r.p AS paragraph_id, r.k::INTEGER AS sentence_index, s.lang, s.src, s.tgt,
+       g.gold
+FROM resolved r JOIN gold g USING (ctx)
+JOIN units s ON s.unit = 'sentence' AND s.ctx = r.ctx AND s.position = r.position
+            AND s.sentence_index = r.k
+WHERE s.lang IN {_CODES} AND s.src IS NOT NULL AND s.tgt IS NOT NULL
+  AND NOT is_blank(s.src) AND NOT is_blank(s.tgt)
 """
 
 # answer units: (ctx, English answer) for each eligible answer a view of the context has,
@@ -412,14 +401,11 @@ CREATE OR REPLACE TEMP TABLE pres_wanted AS
 SELECT DISTINCT title_key(target) AS k, lang FROM pres_units;
 CREATE OR REPLACE TEMP TABLE pres_dictionary AS
 SELECT DISTINCT w.k, w.lang, d.form FROM (
-    SELECT title_key(regexp_replace(t.en, {_PAREN}, '')) AS k, t.l AS lang,
-           regexp_replace(t.tr, {_PAREN}, '') AS form
-    FROM (SELECT unnest(list_transform(candidates, lambda c: {{
-              'en': c.source_title, 'l': c.language_code, 'tr': c.title}})) AS t
-          FROM contexts)
+    SELECT title_key(regexp_replace(src, {_PAREN}, '')) AS k, lang,
+           regexp_replace(tgt, {_PAREN}, '') AS form
+    FROM units WHERE unit = 'title'
     UNION ALL
-    SELECT title_key(source_answer), answer_language, answer FROM views
-    WHERE source_answer IS NOT NULL) d
+    SELECT title_key(src), lang, tgt FROM units WHERE unit = 'answer' AND src IS NOT NULL) d
 JOIN pres_wanted w ON w.k = d.k AND w.lang = d.lang
 WHERE d.form IS NOT NULL AND NOT is_blank(d.form);
 CREATE OR REPLACE TEMP TABLE pres_keyed AS
@@ -482,148 +468,23 @@ def prepare(release: "Release", cache_dir: Path | None = None,
     return done
 
 
-UNIT_INDEXES_KEPT = 8
-
-
 def _units(release: "Release", root: Path) -> None:
-    """Table pres_keyed: every unit with its renderings, texts and signal key, remembered
-    under `<root>/units/` by the sha256 of the release files and of what builds it (the
-    SQL, the macros and normalisation it calls, the context numbering): a warm rescan reads
-    it instead of reading every view's answer and every candidate's title again."""
-    con = release.con
-    views = con.sql("SELECT view_name, sql FROM duckdb_views() WHERE view_name IN "
-                    "('views', 'contexts') ORDER BY 1").fetchall()
-    digest = hashlib.sha256("\n".join(
-        [_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS, repr(views), macros.MACROS,
-         CONTEXT_NUMBERING, unicodedata.unidata_version]).encode("utf-8"))
-    digest.update(Path(descriptors.__file__).read_bytes())     # answer_norm_en
-    for path in release.paths:
-        digest.update(release.digests[str(path)].encode("ascii"))
-    index = root / "units" / f"{digest.hexdigest()}.parquet"
-    if cached_parquet(con, index):
-        con.execute("CREATE OR REPLACE TEMP TABLE pres_keyed AS SELECT * FROM "
-                    f"read_parquet({literal(str(index))})")
-        os.utime(index)   # most recently used
-        return
-    for sql in (_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS):
-        con.execute(sql)
-    con.execute("""DROP TABLE pres_support; DROP TABLE pres_norms; DROP TABLE pres_answers;
-                   DROP TABLE pres_units; DROP TABLE pres_wanted; DROP TABLE pres_dictionary""")
-    index.parent.mkdir(parents=True, exist_ok=True)
-    with staged_file(index) as staging:
-        con.execute(f"COPY pres_keyed TO {literal(str(staging))} (FORMAT parquet, "
-                    "COMPRESSION zstd)")
-    for old in sorted(index.parent.glob("*.parquet"),
-                      key=lambda p: p.stat().st_mtime)[:-UNIT_INDEXES_KEPT]:
-        old.unlink(missing_ok=True)
+    """Table pres_keyed: every unit with its renderings, texts and signal key, remembered per
+    release content and what builds it (the SQL, the macros and normalisation it calls:
+    `signal_cache.unit_index`): a warm rescan reads it instead of reading every view's
+    answer and every candidate's title again."""
+    def build() -> None:
+        for sql in (_SUPPORT, _ELIGIBLE_ANSWERS, _UNITS, _RENDERINGS):
+            release.con.execute(sql)
+        release.con.execute("""DROP TABLE pres_support; DROP TABLE pres_norms;
+            DROP TABLE pres_answers; DROP TABLE pres_units; DROP TABLE pres_wanted;
+            DROP TABLE pres_dictionary""")
+    signal_cache.unit_index(release, root, ["pres_keyed"], build, _SUPPORT, _ELIGIBLE_ANSWERS,
+                            _UNITS, _RENDERINGS, macros.MACROS, unicodedata.unidata_version,
+                            Path(descriptors.__file__).read_text("utf-8"))   # answer_norm_en
 
 
 def discard(con) -> Prepared | None:
     """Drop what `prepare` put on a connection and return what it did."""
     con.execute("DROP TABLE IF EXISTS pres_found")
     return _PREPARED.pop(con, None)
-
-
-# ------------------------------------------------------------------------ the checks
-
-# Per-script romanised-match thresholds (partial_ratio, 0–100): the lowest score that an
-# unrelated sentence reaches for at most ~1 % of NTREX-128 names in every language of the
-# script (bench/preservation.py prints the table: at 85 all stay within 0.8 %). Arabic
-# script writes few vowels, so its true matches score lower and its unrelated ones too: at
-# 80 it finds 28–50 % of the names (16–33 % at 85) for 0.2–1.0 % false matches.
-SCRIPT_SCORES = {"latin_score": 85.0, "cyrillic_score": 85.0, "greek_score": 85.0,
-                 "arabic_score": 80.0, "devanagari_score": 85.0, "bengali_score": 85.0,
-                 "thai_score": 85.0, "hangul_score": 85.0, "japanese_score": 85.0,
-                 "han_score": 85.0}
-THRESHOLDS = {"rendering_score": 85.0, **SCRIPT_SCORES}
-
-
-def _script_threshold(t: dict) -> str:
-    """The romanised-match threshold of each unit's language, as SQL."""
-    cases = " ".join(f"WHEN {literal(code)} THEN {literal(float(t[SCRIPT_KEYS[script_of(code)] + '_score']))}"
-                     for code in TARGETS)
-    return f"(CASE f.lang {cases} END)"
-
-
-def _names_sql(column: str, mapping: dict[str, str]) -> str:
-    cases = " ".join(f"WHEN {literal(k)} THEN {literal(v)}" for k, v in mapping.items())
-    return f"(CASE {column} {cases} END)"
-
-
-def _query(release: "Release", t: dict, kind: str, check: str) -> str:
-    prepare(release)
-    rendering = literal(float(t["rendering_score"]))
-    script = _script_threshold(t)
-    language = _names_sql("f.lang", {c: BY_CODE[c].name for c in TARGETS})
-    group = _names_sql("f.lang", {c: script_of(c) for c in TARGETS})
-    label = ("'answer ''' || f.target || ''''" if kind == "answer" else
-             "'bridge entity ''' || f.target || ''' (title of ' || f.other || ')'")
-    best = ("CASE WHEN coalesce(f.roman_score, 0) > greatest(f.en_score, coalesce(f.form_score, 0))"
-            " THEN 'romanised' WHEN coalesce(f.form_score, 0) > f.en_score THEN 'rendering' "
-            "ELSE 'english' END")
-    score = "CASE b WHEN 'romanised' THEN f.roman_score WHEN 'rendering' THEN f.form_score ELSE f.en_score END"
-    text = "CASE b WHEN 'romanised' THEN f.roman_match WHEN 'rendering' THEN f.form_match ELSE f.en_match END"
-    # The verdict: thresholds applied here, so a tuned policy reuses the cached signals.
-    found = (f"(f.en_score >= {rendering} OR coalesce(f.form_score, 0) >= {rendering} "
-             f"OR coalesce(f.roman_score, 0) >= {script})")
-    numeric = r"NOT regexp_matches(f.target, '\p{L}')"
-    via = (f"CASE b WHEN 'romanised' THEN 'romanised ''' || coalesce(f.roman_text, '') || "
-           f"''' ' || printf('%.0f', {score}) || ' < ' || {group} || ' threshold ' || "
-           f"printf('%.0f', {script}) WHEN 'rendering' THEN 'as the rendering ' || "
-           f"printf('%.0f', {score}) || ' < ' || printf('%.0f', {rendering}) ELSE "
-           f"'verbatim ' || printf('%.0f', {score}) || ' < ' || printf('%.0f', {rendering}) END")
-    best_part = (f"CASE WHEN {text} IS NULL THEN 'no match at all' ELSE 'best match ''' || "
-                 f"{text} || ''' (' || {via} || ')' END")
-    detail = f"""CASE
-        WHEN f.num_missing IS NOT NULL THEN {label} || ' lost: numeral ' || f.num_missing ||
-             ' is not in the translated sentence'
-        WHEN f.forms_n > 0 THEN {label} || ' lost: not verbatim, not as the release''s ' ||
-             {language} || ' rendering ''' || f.form || ''', not romanised (' || {group} ||
-             ', ICU); ' || {best_part}
-        ELSE {label} || ' not confirmed: the release holds no ' || {language} ||
-             ' rendering of it and romanised (' || {group} || ', ICU) it does not match; ' ||
-             {best_part} || ': a translated name cannot be told from a lost one' END"""
-    found_units = f"""SELECT f.*, {best} AS b FROM pres_found f
-        WHERE f.kind = {literal(kind)} AND (f.num_missing IS NOT NULL
-              OR (NOT ({numeric}) AND NOT {found}))"""
-    located = f"""SELECT v.rid, v.id, v.source_split, f.paragraph_id, f.sentence_index,
-               {detail} AS detail,
-               CASE WHEN f.num_missing IS NOT NULL OR f.forms_n > 0 THEN 'lost'
-                    ELSE 'unverifiable' END AS category,
-               CASE WHEN f.num_missing IS NULL THEN {text} END AS evidence,
-               f.src_match AS source_evidence
-        FROM ({found_units}) f JOIN views v ON v.ctx = f.ctx AND """ + (
-        "v.source_answer = f.target" if kind == "answer" else "v.question_type = 'bridge'")
-    return f"""SELECT rid, id, source_split, {literal(check)} AS "check", paragraph_id,
-                      sentence_index, detail, category, evidence, source_evidence
-               FROM ({located})"""
-
-
-def _answer_not_in_evidence(release: "Release", t: dict) -> str:
-    return _query(release, t, "answer", "answer_not_in_evidence")
-
-
-def _bridge_entity_lost(release: "Release", t: dict) -> str:
-    return _query(release, t, "bridge", "bridge_entity_lost")
-
-
-def _check(name: str, description: str, query) -> Check:
-    return Check(name, "sentence", "review", "translation", description, MULTIHOP, query=query,
-                 thresholds=tuple(THRESHOLDS.items()), categories=("lost", "unverifiable"),
-                 category_severity=(("unverifiable", "info"),), version=SIGNALS_VERSION,
-                 layers=(sys.modules[__name__],))   # this module is their signal layer
-
-
-PRESERVATION_CHECKS = (
-    _check("answer_not_in_evidence",
-           "A name, number or date answer that the English supporting sentence contains is "
-           "not in its translation: not verbatim, not as the release's own rendering in that "
-           "language, not romanised (ICU, per-script fuzzy thresholds); info where no "
-           "rendering exists and romanisation cannot tell.", _answer_not_in_evidence),
-    _check("bridge_entity_lost",
-           "A bridge question's supporting sentence mentions the other gold paragraph's title "
-           "in English, and its translation does not: not verbatim, not as a translated title "
-           "of that entity in the release, not romanised; info where no rendering exists.",
-           _bridge_entity_lost),
-)
-PRESERVATION_NAMES = tuple(check.name for check in PRESERVATION_CHECKS)
