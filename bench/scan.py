@@ -14,7 +14,7 @@ steadier than wall clock on a machine whose speed drifts) and its peak RSS. Runs
 the first scan ever (a fresh cache directory: parsed sources, grouped contexts, record
 hashes, heuristics and language signals all computed); `warm`, the median of three rescans
 (the remembered results of the same inputs, policy, checks and code are copied:
-audit/results.py); `rescan`, the median of three `--fresh` rescans (every signal cache
+audit/engine/store.py); `rescan`, the median of three `--fresh` rescans (every signal cache
 warm, the results computed again); `lang-cold`, the median of three `--fresh` rescans each
 with the language cache (AUDIT_CACHE_DIR/langid) emptied, the issue's "cold cache".
 

@@ -149,6 +149,17 @@ def require_realdata() -> Path:
     return REALDATA
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def realdata() -> Path:
     return require_realdata()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reads ../shared/realdata (through the `realdata` fixture, directly or
+    through its own fixtures) is marked `realdata`, one that drives Chromium (the `browser`
+    fixture of test_browser.py) `browser`: the fast lane leaves them out."""
+    for item in items:
+        used = getattr(item, "fixturenames", ())
+        for mark in ("realdata", "browser"):
+            if mark in used:
+                item.add_marker(getattr(pytest.mark, mark))

@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+# Each test runs pages in Streamlit's AppTest: seconds apiece.
+pytestmark = pytest.mark.slow
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 

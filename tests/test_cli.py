@@ -34,11 +34,16 @@ def make_release(tmp_path):
 def test_scan_writes_the_three_outputs(tmp_path):
     done = cli("scan", str(make_release(tmp_path)), "--out", str(tmp_path / "scan"))
     assert done.returncode == 0, done.stderr
-    assert "row and context checks done" in done.stderr                 # progress on stderr
+    assert "row, context and unit checks done" in done.stderr      # progress on stderr
     findings = pq.read_table(tmp_path / "scan" / "findings.parquet")
-    assert findings.column_names[:8] == ["id", "source_split", "check", "severity", "origin",
-                                         "paragraph_id", "sentence_index", "detail"]
+    assert findings.column_names[:9] == ["id", "source_split", "check", "severity", "origin",
+                                         "unit", "paragraph_id", "sentence_index", "detail"]
     assert str(findings.schema.field("sentence_index").type) == "int32"
+    # Each finding says which unit it sits on.
+    assert sorted(zip(findings.column("check").to_pylist(),
+                      findings.column("unit").to_pylist())) == [
+        ("blank_sentence", "sentence"), ("duplicate_normalized_translated_title", "title"),
+        ("terminal_punctuation_mismatch", "sentence")]
     status = pq.read_table(tmp_path / "scan" / "status.parquet").to_pylist()
     assert [(r["id"][-1], r["status"], r["flags"], r["shipped_status"]) for r in status] == [
         ("1", "quarantined", ["blank_sentence"], "quarantined"),
@@ -264,11 +269,11 @@ def test_a_rescan_of_the_same_inputs_copies_the_remembered_results(tmp_path, set
     for n, extra in enumerate((["--policy", str(strict)], ["--skip", "blank_sentence"],
                                ["--fresh"])):
         done = cli("scan", str(release), "--out", str(tmp_path / f"other{n}"), *extra)
-        assert done.returncode == 0 and "row and context checks done" in done.stderr, extra
+        assert done.returncode == 0 and "row, context and unit checks done" in done.stderr, extra
     for entry in (tmp_path / "cache" / "results").iterdir():
         (entry / "findings.parquet").unlink()
     done = cli("scan", str(release), "--out", str(tmp_path / "damaged"))
-    assert done.returncode == 0 and "row and context checks done" in done.stderr
+    assert done.returncode == 0 and "row, context and unit checks done" in done.stderr
     assert (tmp_path / "damaged" / "findings.parquet").read_bytes() == (
         tmp_path / "first" / "findings.parquet").read_bytes()
     done = cli("scan", str(release), "--out", str(tmp_path / "repaired"))

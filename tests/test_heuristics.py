@@ -14,7 +14,7 @@ import duckdb
 import heuristics_release
 import pyarrow.parquet as pq
 import pytest
-from conftest import REALDATA, record, source
+from conftest import record, source
 
 from audit.checks import registry
 from audit.checks import translation as heuristic_checks
@@ -324,9 +324,7 @@ PER_KIND = 2
 
 
 @pytest.fixture(scope="module")
-def ntrex(tmp_path_factory):
-    if not REALDATA.is_dir():
-        pytest.skip("../shared/realdata is not present")
+def ntrex(tmp_path_factory, realdata):
     built = heuristics_release.build(tmp_path_factory.mktemp("ntrex"), languages=LANGUAGES,
                                      per_kind=PER_KIND)
     others = frozenset(c.name for c in registry.REGISTRY) - set(heuristic_checks.HEURISTIC_NAMES)
@@ -398,12 +396,10 @@ def test_a_cold_scan_computes_in_batches(tmp_path, monkeypatch, settings_env):
 # ------------------------------------------------------- small releases borrow strength
 
 @pytest.fixture(scope="module")
-def small(tmp_path_factory):
+def small(tmp_path_factory, realdata):
     """The small releases of bench/heuristics.py: 117 rows, 16 lines cut to their first
     40 % among 404 clean NTREX-128 sentences, scanned with the rule in force and without
     the prior and the corroboration (the rule before)."""
-    if not REALDATA.is_dir():
-        pytest.skip("../shared/realdata is not present")
     before = policies.Policy("before", {}, threshold_overrides={
         "length_ratio_outlier": {"prior_pairs": 0.0, "corroborated_z": 3.5}})
     others = frozenset(c.name for c in registry.REGISTRY) - {"length_ratio_outlier"}
@@ -443,10 +439,8 @@ def test_a_borrowed_calibration_says_what_it_rests_on(small):
         "pairs)")
 
 
-def test_the_committed_prior_is_what_ntrex_gives():
+def test_the_committed_prior_is_what_ntrex_gives(realdata):
     """audit/length_prior.py is a table of numbers derived from NTREX-128, reproducibly."""
-    if not REALDATA.is_dir():
-        pytest.skip("../shared/realdata is not present")
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))

@@ -1,10 +1,13 @@
 """The house's walls: the library, the workbench and the pages never import the devkit
 (issue 19: fixtures, generators and the local Label Studio manager live in devkit/), and
-the library never imports the workbench or Streamlit (the app's own code is workbench/)."""
+the library never imports the workbench or Streamlit (the app's own code is workbench/);
+the library has no import circle, only audit/io/ knows a layout by name, and no SQL places a
+finding by its check's name or detail (issue 44)."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,3 +49,113 @@ def test_the_library_imports_neither_the_workbench_nor_streamlit() -> None:
     assert len(files) > 40
     assert [f"{f.relative_to(ROOT)}:{line} {package}" for package in ("workbench", "streamlit")
             for f in files for line in package_imports(f, package)] == []
+
+
+# ------------------------------------------------------------- units and layouts (issue 44)
+
+def _imports(path: Path) -> set[str]:
+    """The audit modules a file imports, at any depth (inside functions too), resolved to
+    module names; imports under `if TYPE_CHECKING:` are left out (they run for the type
+    checker only)."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(block.test)
+                   for stmt in block.body for node in ast.walk(stmt)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("audit")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            if not base.startswith("audit"):
+                continue
+            for alias in node.names:    # `from pkg import module` names a module
+                candidate = f"{base}.{alias.name}"
+                found.add(candidate if _module_file(candidate) else base)
+    return {name for name in found if _module_file(name)}
+
+
+def _module_file(name: str) -> Path | None:
+    path = ROOT.joinpath(*name.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def test_the_library_has_no_import_circle_outside_the_review_package() -> None:
+    """Function-level imports count: a lazy import back up the house is still a circle.
+    (The review package's own circle is issue 46's.)"""
+    graph = {".".join(p.relative_to(ROOT).with_suffix("").parts): _imports(p)
+             for p in (ROOT / "audit").rglob("*.py")}
+    graph = {k.removesuffix(".__init__"): {v.removesuffix(".__init__") for v in vs}
+             for k, vs in graph.items()}
+    review = {name for name in graph if name.startswith("audit.review")}
+    circles, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(graph.get(node, ())):
+            if nxt == node:
+                continue
+            if state.get(nxt) == "open":
+                circle = path[path.index(nxt):] + [nxt]
+                if not set(circle) <= review:
+                    circles.append(" -> ".join(circle))
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert circles == []
+
+
+LAYOUT_NAMES = {"v1.1", "v2", "jsonl", "parallel"}
+
+
+def test_no_module_outside_io_branches_on_a_layout_name() -> None:
+    """Checks, repair, compare and the pages ask a layout for capabilities, never its name."""
+    found = []
+    for path in [*(ROOT / "audit").rglob("*.py"), *(ROOT / "workbench").rglob("*.py"),
+                 *(ROOT / "pages").rglob("*.py")]:
+        if path.is_relative_to(ROOT / "audit" / "io"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                names = [n.value for n in ast.walk(node)
+                         if isinstance(n, ast.Constant) and n.value in LAYOUT_NAMES]
+                if names:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {names}")
+    assert found == []
+
+
+def test_no_sql_places_a_finding_by_its_check_name_or_detail() -> None:
+    """Findings carry their unit: nothing matches check names or detail text to place one."""
+    pattern = re.compile(r"""("check"|\bcheck|\bdetail)\s+(NOT\s+)?(I?LIKE|SIMILAR)\b|"""
+                         r"""regexp_matches\([^)]*detail|split_part\(\s*detail""", re.I)
+    found = [f"{path.relative_to(ROOT)}:{number}"
+             for path in (ROOT / "audit").rglob("*.py")
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if pattern.search(line)]
+    assert found == []
+
+
+def test_a_layout_module_is_named_by_the_registry_alone() -> None:
+    """A new layout is one module in audit/io/layouts/ and one line in its registry: nothing
+    else imports a layout module."""
+    layouts = {"audit.io.layouts.v11", "audit.io.layouts.v2", "audit.io.layouts.jsonl",
+               "audit.io.layouts.parallel"}
+    importers = {".".join(p.relative_to(ROOT).with_suffix("").parts): _imports(p) & layouts
+                 for p in [*(ROOT / "audit").rglob("*.py"), *(ROOT / "workbench").rglob("*.py"),
+                           *(ROOT / "pages").rglob("*.py")]}
+    assert {k: sorted(v) for k, v in importers.items()
+            if v and k != "audit.io.layouts.registry"} == {}

@@ -52,6 +52,8 @@ from audit.review.workspace import (
 from audit.settings import current
 from devkit.labelstudio_local import LocalServer, free_port
 
+pytestmark = pytest.mark.labelstudio
+
 INSTALLED = importlib.util.find_spec("label_studio") is not None
 EXTERNAL = bool(os.environ.get("LABEL_STUDIO_URL"))
 RUN = uuid.uuid4().hex[:6]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from conftest import record, require_realdata, source
+from conftest import record, source
 
 from audit.io import signal_cache
 from audit.io.digests import text_sha256
@@ -95,7 +95,7 @@ def test_the_check_query_applies_the_rule_for_every_language():
     release = Prepared()
     release.con = con
     langid._PREPARED[con] = langid.Prepared("test", 0.7)
-    found = sorted((r[1], r[6]) for r in con.sql(LANGUAGE_CHECKS[0].query(release)).fetchall())
+    found = sorted((r[1], r[7]) for r in con.sql(LANGUAGE_CHECKS[0].query(release)).fetchall())
     expected = sorted((f"{i}:{c}", f"question: {script_mismatch(t, c)}, expected "
                        f"{scripts.GROUP_OF[c]}") for i, t in enumerate(texts)
                       for c in CODES if script_mismatch(t, c))
@@ -108,14 +108,14 @@ EDGES = ["", "a", "\x1f", "a\x1f\x1fB", "\x1fX", "Ab\x1f", "Éric e\u0301 École
 
 
 @pytest.mark.parametrize("slice_chars", [scripts.SLICE_CHARS, 1_000])
-def test_counting_in_bulk_equals_counting_one_text_at_a_time(monkeypatch, slice_chars):
+def test_counting_in_bulk_equals_counting_one_text_at_a_time(monkeypatch, slice_chars,
+                                                              realdata):
     """count_pieces and without_names (numpy, a slice of texts at once) give exactly the
     one-text counts (_count_tuple) and name regex on real text in all 24 languages
     (NTREX-128), joined into paragraphs or not, and on edge cases: empty pieces, separators
     at either end, astral and combining characters, title-case digraphs, full-width Latin,
     control characters; in one slice or in a hundred."""
     from realdata_release import load_ntrex
-    require_realdata()
     monkeypatch.setattr(scripts, "SLICE_CHARS", slice_chars)
     lines = [line for texts in load_ntrex(english=True).values() for line in texts[:150]]
     lines += EDGES
@@ -131,11 +131,10 @@ def test_counting_in_bulk_equals_counting_one_text_at_a_time(monkeypatch, slice_
     assert scripts.without_names(["", "Ab", ""]) == ["", "", ""]
 
 
-def test_verdicts_and_routes_in_bulk_equal_the_one_text_rules():
+def test_verdicts_and_routes_in_bulk_equal_the_one_text_rules(realdata):
     """script_verdicts (arrays) names the failing rules and dominant groups that
     script_mismatch and script_profile give one text at a time, for every language."""
     from realdata_release import load_ntrex
-    require_realdata()
     ntrex = load_ntrex(english=True)
     texts = [t for code in ntrex for t in ntrex[code][:40]] + EDGES
     texts += [a + " " + b for a, b in zip(ntrex["en"][:40], ntrex["ru"][40:80])]

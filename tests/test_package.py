@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from test_cli import make_release
 
+pytestmark = pytest.mark.package
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -66,7 +68,7 @@ def test_the_installed_entry_point_lists_the_checks(installed, tmp_path):
     done = run(installed / "xhq-audit", "checks", cwd=tmp_path,
                env=clean_env(XDG_DATA_HOME=str(tmp_path / "xdg")))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split("\n")[0].split()[:2] == ["blank_question", "row"]
+    assert done.stdout.split("\n")[0].split()[:2] == ["blank_question", "question"]
     where = run(installed / "python", "-c", "import audit; print(audit.__file__)",
                 cwd=tmp_path, env=clean_env())
     assert Path(where.stdout.strip()).is_relative_to(installed.parent)

@@ -471,6 +471,7 @@ def round_trip(server, batch, tmp_path_factory):
     return work, report, pulled, held, seen
 
 
+@pytest.mark.labelstudio
 def test_both_versions_reach_the_same_annotators_in_the_same_projects(round_trip, batch):
     work, report, pulled, held, seen = round_trip
     assert sorted((p.key, p.annotator) for p in report.projects) == [
@@ -502,6 +503,7 @@ def test_both_versions_reach_the_same_annotators_in_the_same_projects(round_trip
         assert not words & {"old", "new", "version", "release", "jsonl"}
 
 
+@pytest.mark.labelstudio
 def test_evidence_gives_the_hand_computed_delta_h_and_flags(round_trip, batch):
     work = round_trip[0]
     result = paired.evidence(batch.batch_id, workspace=work, n_boot=N_BOOT, seed=0)
@@ -554,6 +556,7 @@ KEYS_AS_BUILT = ("[acceptance]\nmax_only_old = 1\nmax_unit_set_differs = 1\n"
                  "min_review_sources = 3\n")
 
 
+@pytest.mark.labelstudio
 def test_the_gate_reads_the_pulled_batch(round_trip, batch, releases, tmp_path):
     work = round_trip[0]
     # NEW loses the answer of one unit in ten (5a02): beyond a 2-point tolerance.

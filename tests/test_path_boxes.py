@@ -11,6 +11,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_trust import hostile, one_row_release, refusal
 
+# Each test runs pages in Streamlit's AppTest: seconds apiece.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60
 REALISM = "MAPLE realism pairs"

@@ -37,6 +37,8 @@ from audit.repair import desk, plan
 from audit.repair.record import Workspace
 from audit.settings import DEMO_RELEASE, default_token, demo_sources
 
+pytestmark = pytest.mark.browser
+
 EDITOR = f"editor-{RUN}@example.org"
 BLANK = ("sentence", "263279a99372fdb18a4de1c6")          # ur, p00 sentence 2 is a tab
 COPY = ("sentence", "9212cbaa151348de1b0d646e")           # nl, p05 sentence 1 in English

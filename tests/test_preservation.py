@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 import xquad_release
-from conftest import record, require_realdata, scan_records
+from conftest import record, scan_records
 
 from audit.checks import preservation as preservation_checks
 from audit.checks import registry
@@ -218,8 +218,7 @@ LANGUAGES, LIMIT = ("ru", "zh", "el"), 100
 
 
 @pytest.fixture(scope="module")
-def xquad(tmp_path_factory):
-    require_realdata()
+def xquad(tmp_path_factory, realdata):
     out = {}
     for setting in xquad_release.SETTINGS:
         built = xquad_release.build(tmp_path_factory.mktemp(setting), setting, LANGUAGES, LIMIT)

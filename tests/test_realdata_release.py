@@ -10,7 +10,6 @@ from collections import Counter
 import pyarrow.parquet as pq
 import pytest
 import realdata_release
-from conftest import require_realdata
 
 from audit.checks import preservation, structural
 from audit.checks import translation as heuristic_checks
@@ -90,9 +89,8 @@ PLANTED_PER_KIND = {
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
+def built(tmp_path_factory, realdata):
     """Build once per module; skips like the `realdata` fixture when the data is absent."""
-    require_realdata()
     out = tmp_path_factory.mktemp("realdata_release")
     info = realdata_release.build(out)
     specs = [f"{split}={path}" for split, path in info["sources"].items()]

@@ -14,7 +14,6 @@ import pyarrow.parquet as pq
 import pytest
 import realdata_release
 import repair_helpers as rh
-from conftest import require_realdata
 
 from audit.engine import scan
 from audit.io import release as readers
@@ -38,8 +37,7 @@ def _line(u: dict, text: str, view: int = 0) -> dict:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    require_realdata()
+def setup(tmp_path_factory, realdata):
     folder = tmp_path_factory.mktemp("repair_decisions")
     info = rh.plus_release(folder / "plus", sources=4, untranslated=2)
     release = readers.open_release(info["release"], [f"validation={info['source']}"])

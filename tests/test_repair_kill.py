@@ -14,7 +14,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import realdata_release
 import repair_helpers as rh
-from conftest import require_realdata
 
 from audit.engine import scan
 from audit.io import release as readers
@@ -24,8 +23,7 @@ from audit.repair import plan
 SHARDS = 40
 
 
-def test_kill_during_apply_leaves_no_partial_output(tmp_path):
-    require_realdata()
+def test_kill_during_apply_leaves_no_partial_output(tmp_path, realdata):
     info = realdata_release.build(tmp_path / "built")
     # The same rows in 40 shards: the child spends most of its writing time among them.
     rows = pa.concat_tables(pq.read_table(p) for p in sorted(info["release"].glob("*.parquet")))

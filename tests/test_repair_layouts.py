@@ -12,7 +12,6 @@ import pyarrow.parquet as pq
 import pytest
 import realdata_release
 import repair_helpers as rh
-from conftest import require_realdata
 from test_compare import record as jsonl_record
 
 from audit.engine import scan
@@ -38,8 +37,7 @@ def _canonical(value) -> str:
 
 
 @pytest.fixture(scope="module")
-def v2(tmp_path_factory):
-    realdata = require_realdata()
+def v2(tmp_path_factory, realdata):
     sample = realdata / V2_SAMPLE
     folder = tmp_path_factory.mktemp("repair_v2")
     release = readers.open_release(sample)

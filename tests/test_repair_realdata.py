@@ -18,7 +18,6 @@ import pyarrow.parquet as pq
 import pytest
 import realdata_release
 import repair_helpers as rh
-from conftest import require_realdata
 
 from audit.engine import scan
 from audit.io import release as readers
@@ -49,8 +48,7 @@ FIXED_OF_KIND = {
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    require_realdata()
+def built(tmp_path_factory, realdata):
     folder = tmp_path_factory.mktemp("repair_realdata")
     info = realdata_release.build(folder / "built")
     specs = [f"{split}={path}" for split, path in info["sources"].items()]

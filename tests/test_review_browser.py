@@ -44,6 +44,8 @@ from audit.review.workspace import read_annotations, read_refusals
 from audit.settings import current, default_token
 from devkit.labelstudio_local import LocalServer, free_port
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"

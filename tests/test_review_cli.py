@@ -95,6 +95,7 @@ def question_result(adequacy: int, answer: str) -> list[dict]:
     return result
 
 
+@pytest.mark.labelstudio
 def test_push_status_pull_adjudicate_report(server, tmp_path):
     ana, bo, cy = (f"{name}-{RUN}@example.org" for name in ("ana", "bo", "cy"))
     spec = write(tmp_path / "spec.toml", f'''

@@ -12,6 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 from workbench import auth
 
+# Each test runs pages in Streamlit's AppTest: seconds apiece.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "correct horse battery staple"
 NONE = auth.Settings()

@@ -23,6 +23,8 @@ from app_server import free_port
 from test_browser import CHROMIUM, FLAGS, settled, shot, visit
 from test_roles import plant_batch
 
+pytestmark = pytest.mark.browser
+
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "operator password for the browser test"
 playwright = pytest.importorskip("playwright.sync_api")

@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from audit import results
 from audit.analysis import browse
+from audit.engine import identity as identities
 from audit.engine import policy, scan, store
 from audit.io import release as readers
 
@@ -56,18 +56,18 @@ def test_a_new_detector_release_changes_the_identity_and_hides_the_saved_scan(
     manifest = json.loads((saved / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["fingerprint"] == first.identity
 
-    releases = results._releases()
+    releases = identities._releases()
     lingua = [r for r in releases if r.startswith("lingua")]
     assert lingua, releases
-    monkeypatch.setattr(results, "_releases", lambda: [
+    monkeypatch.setattr(identities, "_releases", lambda: [
         "lingua_language_detector-9.9.9.dist-info" if r in lingua else r for r in releases])
-    results.code_fingerprint.cache_clear()
+    identities.code_fingerprint.cache_clear()
     try:
         later = scan.identity(release, first.policy)
         assert later != first.identity
         assert store.saved_scan(release, later) is None   # scanned again, not reused
     finally:
-        results.code_fingerprint.cache_clear()
+        identities.code_fingerprint.cache_clear()
 
 
 def test_a_second_scan_of_the_same_release_leaves_the_first_result_its_own_tables(tmp_path):

@@ -49,8 +49,10 @@ def test_an_empty_variable_is_the_default_for_every_layer(tmp_path):
 def test_settings_follow_the_environment_read_at_the_edge(tmp_path, settings_env):
     """Modules imported first, the variables set afterwards: the next Settings.from_env()
     (what the CLI's main and every page run call) is what every layer reads."""
-    from audit import results  # noqa: F401 (imported before the variables change)
-    from audit.engine import store  # noqa: F401
+    from audit.engine import (
+        identity,  # noqa: F401 (imported before the variables change)
+        store,  # noqa: F401
+    )
     from audit.review import workspace
     chosen = settings_env(AUDIT_CACHE_DIR=tmp_path / "cache", AUDIT_SCANS=tmp_path / "scans",
                           AUDIT_REVIEWS=tmp_path / "reviews", AUDIT_MEMORY_LIMIT="1GB",

@@ -257,6 +257,7 @@ def one_row_release(folder: Path, name: str, *, blank: bool) -> Path:
     return path
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet=st.sampled_from(list("ab'\"`;-)(,\\ ]*[é中\u202e")), min_size=1,

@@ -10,7 +10,6 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import require_realdata
 
 from audit.checks import registry
 from audit.engine import scan
@@ -37,8 +36,7 @@ def drifted(rows: list[dict]) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def plus(tmp_path_factory):
-    require_realdata()
+def plus(tmp_path_factory, realdata):
     import realtext
     out = tmp_path_factory.mktemp("plus")
     built = realtext.build(out / "plus", sources=4)

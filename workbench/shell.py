@@ -204,7 +204,7 @@ def _build(release: str | None, files: list[Path], specs: list[str],
         stage("opening the files")
         opened = readers.open_release(release or DEMO_RELEASE, specs, files)
         stage(f"{opened.layout} layout, {opened.rows:,} rows")
-        result, language = store.saved_or_scanned(opened, rules, stage)
+        result, language = store.scanned(opened, rules, progress=stage)
         stage("building the browse index (language vector per row)")
         browse.build_index(result, language)
         box.update(label=f"Scanned {opened.rows:,} rows in "

@@ -24,9 +24,10 @@ def _say(message: str) -> None:
 
 
 def _scan(release_spec: str, sources: list[str], skip: list[str]):
-    """Open and scan a release (status per row, findings) with the default policy."""
+    """A release's scan (status per row, findings) with the default policy: remembered, or
+    made now."""
     from audit.checks import registry
-    from audit.engine import scan
+    from audit.engine import policy, store
     from audit.io import release as readers
     unknown = sorted(set(skip) - set(registry.BY_NAME))
     if unknown:
@@ -34,7 +35,7 @@ def _scan(release_spec: str, sources: list[str], skip: list[str]):
                          expected="names from `python -m audit checks`")
     release = readers.open_release(release_spec, sources)
     _say(f"scanning {release.rows:,} rows ({release.layout})")
-    return release, scan.run(release, skip=frozenset(skip))
+    return release, store.scanned(release, policy.DEFAULT, frozenset(skip), _say)[0]
 
 
 def _scan_status(scan_dir: str, rows: int):

@@ -1,7 +1,7 @@
 """`xhq-audit …` / `python -m audit …`: the headless face of the audit library.
 
-Only what a scan needs to find its remembered outputs (audit/results.py) is imported up
-front; the library (DuckDB, Arrow, the checks) when a command uses it, so a warm rescan
+Only what a scan needs to find its remembered results (audit/engine/store.py) is imported
+up front; the library (DuckDB, Arrow, the checks) when a command uses it, so a warm rescan
 costs little more than the interpreter's start."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from audit import results
 from audit.cli.progress import progress_printer
+from audit.engine import store
 from audit.errors import ExitCode, InputError
 from audit.io.atomic import refuse_existing
 from audit.paths import resolve_paths
@@ -28,16 +28,16 @@ def cmd_scan(args: argparse.Namespace) -> int:
     skip, target = frozenset(args.skip), Path(args.out) if args.out else None
     say(f"opening {args.release}")
     paths = resolve_paths(args.release)
-    digests = results.input_digests(paths, args.source)
-    key = results.key(paths, args.source, digests, args.policy, skip)
+    digests = store.input_digests(paths, args.source)
+    key = store.files_identity(paths, args.source, digests, args.policy, skip)
     single = Path(args.release).is_file()
-    restored = None if args.fresh or key is None else results.restore(
+    restored = None if args.fresh or key is None else store.restore(
         key, paths, single, args.source, digests, target, say)
     if restored is not None:
         out, summary = restored
     else:
         from audit.checks import registry
-        from audit.engine import policy, scan, store
+        from audit.engine import policy, scan
         from audit.io import release as readers
         rules = policy.load(args.policy)
         unknown = sorted(skip - set(registry.BY_NAME))
@@ -48,9 +48,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                                        known_digests=digests)
         say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
         result = scan.run(release, rules, progress=say, skip=skip)
-        out = store.write_scan(result, target)
-        if key is not None:
-            results.remember(key, out)
+        out = store.write_scan(result, target)     # and remembered under its identity
         say(f"written to {out}")
         summary = result.summary
     print(json.dumps({"scan": str(out), "rows": summary["rows"],
@@ -59,7 +57,6 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from audit.engine import store
     from audit.io import tables
     from audit.reports import quarantine
     statuses = tuple(args.status or ("quarantined", "review_required"))
@@ -73,7 +70,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_manifest(args: argparse.Namespace) -> int:
-    from audit.engine import store
     from audit.io.atomic import staged_file
     scan_dir = Path(args.scan)
     store.load_scan(scan_dir)

@@ -85,28 +85,17 @@ def _names(values: list[str], flag: str) -> tuple[str, ...]:
 
 
 def _scanned(spec: str, sources: list[str], policy_file: str | None, say):
-    """A release's scan: a scan directory's, or a (saved) scan."""
+    """A release's scan: a scan directory's, or the release's (remembered or made now)."""
     from audit.engine import policy, store
     from audit.io import release as readers
-    from audit.io.digests import file_sha256
     path = Path(spec)
     rules = policy.load(policy_file)
     if path.is_dir() and (path / "summary.json").is_file() and (
             path / "findings.parquet").is_file():
-        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        inputs = [i for i in manifest.get("inputs", []) if i.get("role") == "release"]
-        files = [Path(i["path"]) for i in inputs]
-        for entry, file in zip(inputs, files):
-            if not file.is_file() or file_sha256(file) != entry["sha256"]:
-                raise InputError(file, "the scan's release file is missing or changed since "
-                                 "the scan", expected=f"SHA-256 {entry['sha256']}")
-        say(f"reading the scan {path.name}")
-        release = readers.open_release(files[0] if len(files) == 1 else files[0].parent,
-                                       files=files)
-        return store.load_result(release, rules, path)[0]
+        return store.from_scan_dir(path, rules, say)
     release = readers.open_release(spec, sources)
     say(f"{release.layout} release, {release.rows:,} rows")
-    return store.saved_or_scanned(release, rules, say)[0]
+    return store.scanned(release, rules, progress=say)[0]
 
 
 def cmd_plan(args: argparse.Namespace) -> int:

@@ -72,6 +72,16 @@ class Policy:
         return {"name": self.name, "sha256": self.sha256, "overrides": dict(self.overrides),
                 "thresholds": {k: dict(v) for k, v in self.threshold_overrides.items()}}
 
+    def identity(self) -> tuple[str, str] | None:
+        """What of the policy decides a scan's results (audit/engine/identity.py): its
+        file's name and SHA-256, an in-memory policy's content; None for the default."""
+        if self.sha256 is not None:
+            return self.name, self.sha256
+        if not (self.overrides or self.threshold_overrides):
+            return None
+        return self.name, hashlib.sha256(json.dumps(
+            self.as_record(), sort_keys=True).encode("utf-8")).hexdigest()
+
 
 DEFAULT = Policy("default", {})
 

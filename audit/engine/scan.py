@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import itertools
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +18,8 @@ from ..checks import registry
 from ..checks.model import Check
 from ..io import release as readers
 from ..io.model import Release
-from ..results import code_fingerprint
 from ..sql.safe import case, identifier, literal, strings
+from . import identity as identities
 from .policy import DEFAULT, Policy
 
 Progress = Callable[[str], None]
@@ -79,20 +77,17 @@ class ScanResult:
 
     @property
     def identity(self) -> str:
-        """What decides this scan's results: every input's SHA-256, the policy, the
-        registry fingerprint and the code (`results.code_fingerprint`). It keys every
-        cache and is the manifest's fingerprint."""
+        """What decides this scan's results (audit/engine/identity.py): it names them in
+        the store and is the manifest's fingerprint."""
         return str(self.summary["identity"])
 
 
-def identity(release: Release, policy: Policy) -> str:
-    inputs = [("source" if Path(path) in release.source_paths else "release", digest)
-              for path, digest in release.digests.items()]
-    # The code takes part: a change in a signal layer, a helper module or a detector's
-    # release changes findings while the checks' declarations stay the same.
-    content = {"inputs": inputs, "policy": policy.as_record(),
-               "registry": registry.FINGERPRINT, "code": code_fingerprint()}
-    return hashlib.sha256(json.dumps(content, sort_keys=True).encode("utf-8")).hexdigest()
+def identity(release: Release, policy: Policy, skip: frozenset[str] = frozenset()) -> str:
+    """The scan's identity (audit/engine/identity.py): what its results depend on."""
+    digests = release.digests
+    inputs = ([("release", digests[str(p)]) for p in release.paths]
+              + [("source", digests[str(p)]) for p in release.source_paths])
+    return identities.identity(inputs, release.source_splits, policy.identity(), skip)
 
 
 def _context_source(plans: dict[str, str]) -> str:
@@ -160,7 +155,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
             f"{time.perf_counter() - started:.1f} s")
     try:
-        return _run(release, policy, say, active, plan, started)
+        return _run(release, policy, say, active, plan, started, skip)
     except BaseException:
         for layer in registry.LAYERS:
             layer.discard(con)
@@ -168,7 +163,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
 
 
 def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, ...],
-         plan: Plan, started: float) -> ScanResult:
+         plan: Plan, started: float, skip: frozenset[str]) -> ScanResult:
     con = release.con
     clock = time.perf_counter()
     rows, contexts = plan.rows, plan.contexts
@@ -265,7 +260,7 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
                "findings_and_status": time.perf_counter() - started - check_seconds
                - query_seconds}
     summary = _summary(release, active, policy, plan.partial, seconds,
-                       time.perf_counter() - started)
+                       time.perf_counter() - started, skip)
     summary["signals"] = signals
     tables = table_names()
     for name, table in tables.items():
@@ -400,8 +395,8 @@ def _counts(con: duckdb.DuckDBPyConnection, sql: str) -> dict[Any, Any]:
 
 
 def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
-             partial: set[str], seconds: dict[str, float], total_seconds: float
-             ) -> dict[str, Any]:
+             partial: set[str], seconds: dict[str, float], total_seconds: float,
+             skip: frozenset[str]) -> dict[str, Any]:
     con = release.con
     return {
         "rows": release.rows,
@@ -426,7 +421,7 @@ def _summary(release: Release, active: tuple[Check, ...], policy: Policy,
         "policy": policy.as_record(),
         "registry_fingerprint": registry.FINGERPRINT,
         "sources": [str(p) for p in release.source_paths],
-        "identity": identity(release, policy),
+        "identity": identity(release, policy, skip),
         "seconds": {**{k: round(v, 3) for k, v in seconds.items()},
                     "total": round(total_seconds, 3)},
     }

@@ -194,6 +194,7 @@ def attach_sources(release: Release, specs: list[str]) -> None:
         con.execute("CREATE OR REPLACE TABLE sources AS "
                     + " UNION ALL ".join(_source_sql(con, spec, digest) for spec in specs))
         release.source_paths = [split_of(s)[1] for s in specs]
+        release.source_splits = [split_of(s)[0] for s in specs]
         release.capabilities = release.capabilities | {"source"}
     else:
         macros.create_table(con, "sources", _SOURCE_SCHEMA)

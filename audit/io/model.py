@@ -26,6 +26,7 @@ class Release:
     rows: int
     single_file: bool = True
     source_paths: list[Path] = field(default_factory=list)
+    source_splits: list[str | None] = field(default_factory=list)   # as given (None: inferred)
     capabilities: frozenset[str] = frozenset()
 
     known_digests: dict[str, str] = field(default_factory=dict)

@@ -264,6 +264,11 @@ ORDER BY rid
 """
 
 
+def applies(release: Release) -> bool:
+    """Whether the release has a language vector: questions, contexts, supporting facts."""
+    return all(release.layout.has(c) for c in ("questions", "contexts", "supporting_facts"))
+
+
 def cached(release: Release) -> Path:
     """The Parquet file of a release's descriptor table (one row per release row, in `rid`
     order), remembered per content (the release files' SHA-256s, and the code and Unicode

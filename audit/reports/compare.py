@@ -158,7 +158,7 @@ def version_of(result: scan.ScanResult) -> Version:
 def load_version(spec: str | Path, sources: list[str] | None = None,
                  policy: Policy = DEFAULT, progress: Progress | None = None) -> Version:
     """Scan a release (or read its saved scan) and reduce it; its connection is closed."""
-    result, _ = store.saved_or_scanned(release.open_release(spec, sources), policy, progress)
+    result, _ = store.scanned(release.open_release(spec, sources), policy, progress=progress)
     try:
         return version_of(result)
     finally:

@@ -204,10 +204,16 @@ def post_edit_batch(spec: Spec):
 
 
 def scanned(spec: Spec, value: str | None, sources: list[str]):
-    """The release at a path in the spec scanned with its sources, or the demo release with
-    its sources when the spec names none."""
-    from ..engine import scan
-    return scan.scan_release(relative(spec, value) if value else None, sources or None)
+    """The scan of the release at a path in the spec with its sources, or of the demo
+    release with its sources when the spec names none (remembered, or made now)."""
+    from .. import settings
+    from ..engine import policy, store
+    from ..io.release import open_release
+    if value:
+        release = open_release(relative(spec, value), sources or None)
+    else:
+        release = open_release(settings.DEMO_RELEASE, settings.demo_sources())
+    return store.scanned(release, policy.DEFAULT)[0]
 
 
 def relative(spec: Spec, value: str) -> Path:

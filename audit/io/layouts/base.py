@@ -16,13 +16,12 @@ from collections import Counter
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, ClassVar
+from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
 
 import duckdb
 import pyarrow as pa
 
 if TYPE_CHECKING:
-    from ..model import Release
     from ..units import Patch
 
 Progress = Callable[[str], None]
@@ -47,6 +46,16 @@ CORE_VIEW_COLUMNS = ("rid", "ctx", "layout", "id", "source_id", "source_split", 
                      "structural_flags", "quality_flags", "shipped_hash")
 
 
+class Opened(Protocol):
+    """What a layout reads of an opened release (audit/io/model.Release): its files and
+    the connection holding its relations."""
+
+    paths: list[Path]
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection: ...
+
+
 @dataclass(frozen=True)
 class Checksum:
     """A layout's record checksum: the field that holds it, and whether its canonical JSON
@@ -66,7 +75,7 @@ class Corrected:
     patches: list[Patch]
     rids: list[int]
     record_digest: str
-    derived: Release | None = None
+    derived: Opened | None = None
     transitions: Counter[str] = field(default_factory=Counter)
 
 
@@ -126,7 +135,7 @@ class Layout:
 
     # --------------------------------------------------------------- corrected releases
 
-    def write_rows(self, release: Release, folder: Path, selection: pa.Table,
+    def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
                    patches: list[Patch], contexts: pa.Table | None = None) -> None:
         """A probe: the selected rows (`selection`: probe_rid, rid, patched) in this
         layout's format into the new `folder`, in probe_rid order, a patched row carrying
@@ -140,7 +149,7 @@ class Layout:
         reference flags that only require review)."""
         raise NotImplementedError(f"the {self.name} layout ships no status")
 
-    def write(self, release: Release, staging: Path, names: list[str], corrected: Corrected,
+    def write(self, release: Opened, staging: Path, names: list[str], corrected: Corrected,
               progress: Progress | None = None) -> None:
         """The corrected release: every file of `release` under its name in `names`, in
         `staging`, the corrected rows replaced."""

@@ -26,12 +26,10 @@ from ...errors import InputError
 from ...languages import BY_CODE
 from ...paths import JSONL_SUFFIXES
 from ..tables import iter_jsonl_objects
-from .base import Corrected, Progress
-from .multihop import MultiHopLayout, patch_candidates
-from .v11 import CANDIDATE, FACT
+from .base import Corrected, Opened, Progress
+from .multihop import CANDIDATE, FACT, MultiHopLayout, patch_candidates
 
 if TYPE_CHECKING:
-    from ..model import Release
     from ..units import Patch
 
 _REQUIRED: dict[str, type] = {
@@ -98,7 +96,7 @@ class Jsonl(MultiHopLayout):
 
     # --------------------------------------------------------------- corrected releases
 
-    def write_rows(self, release: Release, folder: Path, selection: pa.Table,
+    def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
                    patches: list[Patch], contexts: pa.Table | None = None) -> None:
         """The selected rows (probe_rid order), patched where asked, as JSONL."""
         folder.mkdir()
@@ -113,7 +111,7 @@ class Jsonl(MultiHopLayout):
                 out.write(canonical_json(_patched(obj, reaching[row["rid"]]) if row["patched"]
                                          else obj) + "\n")
 
-    def write(self, release: Release, staging: Path, names: list[str], corrected: Corrected,
+    def write(self, release: Opened, staging: Path, names: list[str], corrected: Corrected,
               progress: Progress | None = None) -> None:
         """Each file under its own name, corrected lines rewritten and every other line
         copied as it was."""
@@ -264,7 +262,7 @@ def _finished(obj: dict[str, Any], record_digest: str) -> dict[str, Any]:
     return obj
 
 
-def _lines(release: Release) -> Iterator[tuple[Path, bytes, int | None, dict[str, Any] | None]]:
+def _lines(release: Opened) -> Iterator[tuple[Path, bytes, int | None, dict[str, Any] | None]]:
     """(file, raw line, rid, object) of every line of the release in order; a blank line
     has no rid (the reader skips it)."""
     rid = 0
@@ -278,7 +276,7 @@ def _lines(release: Release) -> Iterator[tuple[Path, bytes, int | None, dict[str
                 rid += 1
 
 
-def _patches_by_row(release: Release, patches: list[Patch], rids: list[int]
+def _patches_by_row(release: Opened, patches: list[Patch], rids: list[int]
                     ) -> dict[int, list[Patch]]:
     """{rid: the patches reaching it} for the given rows (their contexts' and their own)."""
     con = release.con.cursor()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import duckdb
 import pyarrow as pa
@@ -25,10 +25,26 @@ from ...settings import cache_dir
 from ...sql.safe import literal
 from ..atomic import staged_directory
 from ..units import SEPARATOR, Patch
-from .base import Layout
+from .base import Layout, Opened
 
-if TYPE_CHECKING:
-    from ..model import Release
+S, I16, I32, B = pa.string(), pa.int16(), pa.int32(), pa.bool_()
+# The canonical candidate and supporting fact (V1.1's), and the fields of a row that V1.1
+# and V2 RC1 share, in their order.
+CANDIDATE = pa.struct([
+    ("paragraph_id", S), ("candidate_index", I16), ("source_title", S),
+    ("source_sentences", pa.list_(S)), ("title", S), ("sentences", pa.list_(S)),
+    ("language", S), ("language_code", S),
+])
+FACT = pa.struct([
+    ("source_title", S), ("paragraph_id", S), ("candidate_index", I16),
+    ("sentence_index", I32), ("in_bounds", B),
+])
+COMMON = [("id", S), ("source_id", S), ("source_split", S), ("source_position", I32)]
+TEXT = [
+    ("question", S), ("answer", S), ("question_language", S), ("question_language_name", S),
+    ("answer_language", S), ("answer_language_name", S), ("source_question", S),
+    ("source_answer", S), ("question_type", S), ("difficulty", S),
+]
 
 # Names the way contexts are numbered: caches that store context numbers key on it.
 CONTEXT_NUMBERING = "exact (source, candidates, facts); numbered by first rid"
@@ -124,7 +140,7 @@ class MultiHopLayout(Layout):
         (as they were, unless the layout's facts record something that depends on it)."""
         return facts
 
-    def patched_contexts(self, release: Release, patches: list[Patch]) -> pa.Table:
+    def patched_contexts(self, release: Opened, patches: list[Patch]) -> pa.Table:
         """(ctx, candidates, supporting_facts) of every context a patch changes, in the
         release's raw layout (the columns of its files)."""
         con = release.con.cursor()

@@ -22,11 +22,10 @@ import pyarrow.parquet as pq
 from ...errors import InputError
 from ...sql.safe import identifier, literal
 from . import checksum as hashing
-from .base import Corrected, Layout, Progress, schema_problems
+from .base import Corrected, Layout, Opened, Progress, schema_problems
 from .multihop import NESTED, MultiHopLayout, patched_rows
 
 if TYPE_CHECKING:
-    from ..model import Release
     from ..units import Patch
 
 _CODECS = {"UNCOMPRESSED": "none", "LZ4_RAW": "lz4"}
@@ -60,7 +59,7 @@ class ParquetMultiHop(ParquetLayout, MultiHopLayout):
     """A multi-hop layout in Parquet files (V1.1, V2 RC1): its corrected releases and
     probes are written here."""
 
-    def write_rows(self, release: Release, folder: Path, selection: pa.Table,
+    def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
                    patches: list[Patch], contexts: pa.Table | None = None) -> None:
         folder.mkdir()
         con = release.con.cursor()
@@ -90,13 +89,13 @@ class ParquetMultiHop(ParquetLayout, MultiHopLayout):
             con.unregister("probe_selection")
         con.close()
 
-    def write(self, release: Release, staging: Path, names: list[str], corrected: Corrected,
+    def write(self, release: Opened, staging: Path, names: list[str], corrected: Corrected,
               progress: Progress | None = None) -> None:
         if corrected.derived is not None:
             self._finish(corrected.derived, corrected.rids, corrected.record_digest)
         _write_files(release, corrected.derived, staging, names, progress)
 
-    def _finish(self, derived: Release, rids: list[int], record_digest: str) -> None:
+    def _finish(self, derived: Opened, rids: list[int], record_digest: str) -> None:
         """Table `final_rows` on the probe of corrected rows: each row with its original
         `rid`, its provenance pointing at the record and its checksum recomputed."""
         assert self.provenance is not None and self.checksum is not None
@@ -188,7 +187,7 @@ class _InOrder:
         return taken if taken.num_rows else None
 
 
-def _write_files(release: Release, corrected: Release | None, staging: Path,
+def _write_files(release: Opened, corrected: Opened | None, staging: Path,
                  names: list[str], progress: Progress | None = None) -> None:
     """Every file of the release under its own name in `staging`, row group by row group;
     rows of `final_rows` (on `corrected`) replace theirs."""

@@ -8,33 +8,18 @@ import pyarrow as pa
 
 from ...sql.safe import strings
 from .base import Checksum
+from .multihop import CANDIDATE, COMMON, FACT, TEXT
 from .parquet import ParquetMultiHop
 
-S, I16, I32, B = pa.string(), pa.int16(), pa.int32(), pa.bool_()
+S, I16, I32 = pa.string(), pa.int16(), pa.int32()
 STRINGS = pa.list_(S)
 
-CANDIDATE = pa.struct([
-    ("paragraph_id", S), ("candidate_index", I16), ("source_title", S),
-    ("source_sentences", STRINGS), ("title", S), ("sentences", STRINGS),
-    ("language", S), ("language_code", S),
-])
-FACT = pa.struct([
-    ("source_title", S), ("paragraph_id", S), ("candidate_index", I16),
-    ("sentence_index", I32), ("in_bounds", B),
-])
 PROVENANCE = pa.struct([
     ("source_dataset", S), ("source_file", S), ("source_record_sha256", S), ("legacy_shard", S),
     ("legacy_shard_row", I32), ("legacy_raw_sha256", S), ("translation_model", S),
     ("prompt_version", S), ("assignment_version", S), ("release_selection", S),
     ("build_version", S),
 ])
-# The fields V1.1 and V2 RC1 share, in their order.
-COMMON = [("id", S), ("source_id", S), ("source_split", S), ("source_position", I32)]
-TEXT = [
-    ("question", S), ("answer", S), ("question_language", S), ("question_language_name", S),
-    ("answer_language", S), ("answer_language_name", S), ("source_question", S),
-    ("source_answer", S), ("question_type", S), ("difficulty", S),
-]
 SCHEMA = pa.schema(COMMON + [("release_position", I32), ("legacy_view_index", I16)] + TEXT + [
     ("candidates", pa.list_(CANDIDATE)), ("supporting_facts", pa.list_(FACT)),
     ("status", S), ("structural_flags", STRINGS), ("provenance", PROVENANCE),

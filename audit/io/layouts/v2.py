@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from ...sql.safe import strings
 from .base import Checksum
+from .multihop import COMMON, TEXT
 from .parquet import ParquetMultiHop
-from .v11 import COMMON, TEXT
 
 S, I16, I32, I64, B = pa.string(), pa.int16(), pa.int32(), pa.int64(), pa.bool_()
 STRINGS = pa.list_(S)
