@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from test_inputs import JSONL_RECORD
 
@@ -55,3 +56,27 @@ def test_jsonl_release(tmp_path):
                      ("q2", "support_index_out_of_range", "p00", 3)]
     assert [r["status"] for r in result.status.to_pylist()] == ["accepted", "quarantined"]
     assert [r["shipped_status"] for r in result.status.to_pylist()] == [None, None]
+
+
+def test_every_layout_yields_the_core_views_and_the_units(tmp_path, realdata):
+    """Whatever a layout's files hold, the scan reads `views` and `units` alike."""
+    from test_parallel_layout import build
+
+    from audit.io import units
+    from audit.io.layouts import base
+    from audit.io.layouts.registry import LAYOUTS
+    jsonl = tmp_path / "release.jsonl"
+    jsonl.write_text(json.dumps(JSONL_RECORD, ensure_ascii=False) + "\n")
+    releases = {"v2": realdata / "xhotpotqa_v2_sample" / "xhotpotqa_v2_sample.parquet",
+                "v1.1": Path(__file__).parent.parent / "data" / "demo" / "release",
+                "jsonl": jsonl, "parallel": build(realdata, tmp_path / "parallel")}
+    assert sorted(releases) == sorted(layout.name for layout in LAYOUTS)
+    for name, path in releases.items():
+        release = readers.open_release(path)
+        assert release.layout.name == name
+        assert release.layout.capabilities <= base.CAPABILITIES.keys()
+        views = release.con.sql("SELECT * FROM views LIMIT 0").columns
+        assert set(base.CORE_VIEW_COLUMNS) <= set(views), name
+        assert tuple(release.con.sql("SELECT * FROM units LIMIT 0").columns) == units.COLUMNS
+        kinds = {k for (k,) in release.con.sql("SELECT DISTINCT unit FROM units").fetchall()}
+        assert kinds <= set(units.UNITS), name

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from ..io.layouts.base import CAPABILITIES
 from ..io.units import FINDING_UNITS
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ class Check:
             object.__setattr__(self, "fix", "unit" if self.origin == "translation" else "none")
         unknown = [u for u in self.units if u not in FINDING_UNITS]
         assert self.units and not unknown, f"{self.name}: units {unknown or 'missing'}"
+        capabilities = (self.requires | self.unless | self.needs) - {"source"}
+        assert capabilities <= CAPABILITIES.keys(), f"{self.name}: {sorted(capabilities)}"
         assert self.fix in FIXES and self.severity in SEVERITIES and self.origin in ORIGINS
 
     def applies(self, capabilities: frozenset[str]) -> bool:

@@ -61,6 +61,9 @@ CORRECTABLE_UNITS = ("question", "answer", "title", "sentence", "paragraph")
 # sentence), the instance as a whole (its row), or the release (no row).
 FINDING_UNITS = (*UNITS, "fact", "instance", "release")
 
+# The columns of `units`, in every layout.
+COLUMNS = ("rid", "ctx", "unit", "paragraph_id", "sentence_index", "position", "lang", "src",
+           "tgt", "key")
 SEPARATOR = "\x1f"   # between a paragraph's sentences in its text
 
 

@@ -356,22 +356,23 @@ def _write_release(release: Release, applied: list[Edit], scratch: Path, staging
     the status transitions (old → new) among them (a layout that ships a status has its
     corrected rows' flags and status re-derived first)."""
     rids = _changed_rows(release, applied)
-    corrected = Corrected(patches(applied), rids, digest)
-    if rids and release.layout.has("shipped_status"):
-        corrected.derived = probe.derive(release, applied, scratch, rids, say, patched)
+    derived = (probe.derive(release, applied, scratch, rids, say, patched)
+               if rids and release.layout.has("shipped_status") else None)
+    transitions: Counter = Counter()
     try:
-        release.layout.write(release, staging, names, corrected, say)
-        if corrected.derived is not None:
-            new = dict(corrected.derived.con.sql("SELECT rid, status FROM final_rows").fetchall())
+        release.layout.write(release, staging, names,
+                             Corrected(patches(applied), rids, digest, derived), say)
+        if derived is not None:
+            new = dict(derived.con.sql("SELECT rid, status FROM final_rows").fetchall())
             con = release.con.cursor()
             old = dict(con.sql(f"SELECT rid, status FROM views WHERE rid IN "
                                f"{among(con, rids)}").fetchall())
             con.close()
-            corrected.transitions.update(f"{old[r]} → {new[r]}" for r in rids)
+            transitions.update(f"{old[r]} → {new[r]}" for r in rids)
     finally:
-        if corrected.derived is not None:
-            corrected.derived.close()
-    return rids, corrected.transitions
+        if derived is not None:
+            derived.close()
+    return rids, transitions
 
 
 def _file(path: Path, role: str) -> dict:

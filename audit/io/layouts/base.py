@@ -12,9 +12,8 @@ layout's name. A corrected release is written through it (`write`), in its own f
 
 from __future__ import annotations
 
-from collections import Counter
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, ClassVar, Protocol
 
@@ -76,7 +75,6 @@ class Corrected:
     rids: list[int]
     record_digest: str
     derived: Opened | None = None
-    transitions: Counter[str] = field(default_factory=Counter)
 
 
 class Layout:
