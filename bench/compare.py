@@ -6,10 +6,13 @@
 OLD is the `heavy` benchmark release (real NTREX text, 4 sentences per context left in
 English) and NEW the `plus` release (the same sources and ids, translated): the comparison
 a release manager runs after a fix. Both are built once under bench/data/ (realtext.py).
-Two ways are timed, each in a child process with its own peak RSS (GNU time):
-- "from saved scans": both releases were scanned before (`audit scan`), so compare reads
-  the saved findings and status (the usual path: each release is scanned when it arrives);
-- "scanning both": no saved scan, so compare scans both releases (content caches warm).
+Two ways are timed, each in a child process with its own peak RSS (GNU time), with a
+cache of their own:
+- "from remembered results": both releases were scanned before (`audit scan`), so compare
+  reads their remembered findings and status (the usual path: each release is scanned when
+  it arrives);
+- "scanning both": no results remembered, so compare scans both releases (content caches
+  warm).
 """
 
 from __future__ import annotations
@@ -53,12 +56,15 @@ def timed(command: list[str], env: dict) -> tuple[float, float, str]:
 def compare_releases() -> None:
     old, new = realtext.release("heavy"), realtext.release("plus")
     work = Path(tempfile.mkdtemp(prefix="bench-compare-"))
-    env = {**os.environ, "AUDIT_SCANS": str(work / "scans")}
+    env = {**os.environ, "AUDIT_SCANS": str(work / "scans"),
+           "AUDIT_CACHE_DIR": str(work / "cache")}
     args = [old["release"], new["release"], "--old-source", f"validation={old['source']}",
             "--new-source", f"validation={new['source']}"]
     try:
-        # Warm the content caches (contexts, language ids, heuristics) without saving scans.
+        # Warm the content caches (contexts, language ids, heuristics), then forget the
+        # results that compare remembered, so the next one scans both.
         timed([PYTHON, "-m", "audit", "compare", *args, "--out", str(work / "warmup")], env)
+        shutil.rmtree(work / "cache" / "results")
         wall, peak, _ = timed([PYTHON, "-m", "audit", "compare", *args,
                                "--out", str(work / "scanning")], env)
         print(f"compare, scanning both ({old['rows']:,} + {new['rows']:,} views): "
@@ -68,7 +74,7 @@ def compare_releases() -> None:
                    f"validation={info['source']}"], env)
         wall, peak, stdout = timed([PYTHON, "-m", "audit", "compare", *args,
                                     "--out", str(work / "saved")], env)
-        print(f"compare, from saved scans: {wall:.1f} s, peak RSS {peak:.2f} GiB")
+        print(f"compare, from remembered results: {wall:.1f} s, peak RSS {peak:.2f} GiB")
         summary = json.loads(stdout)
         print(f"  sources {summary['sources']:,}; R_struct {summary['r_struct']['old']:.4f} → "
               f"{summary['r_struct']['new']:.4f}; ΔR {summary['delta_r']:+.4f} "

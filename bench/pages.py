@@ -4,9 +4,9 @@ releases of bench/realtext.py.
     .venv/bin/python bench/pages.py [--only real|plus] [--users 1 --users 3]
 
 `real` (23,760 rows): Overview's first render (it scans), then the first complete render of
-every page with the scan cached. `plus` (553,584 views): a scan is saved first with the CLI
-(as a release manager would), then a fresh app renders Overview from that saved scan, then
-every page. A render is complete when the script has finished and no element is stale or a
+every page with the scan cached. `plus` (553,584 views): a scan is made first with the CLI
+(as a release manager would), then a fresh app renders Overview from the results it
+remembered, then every page. A render is complete when the script has finished and no element is stale or a
 grey placeholder.
 
 For each user count (default 1 and 3) a fresh server is started and that many browser
@@ -16,8 +16,8 @@ person goes. Printed per page: each user's time and the server's peak resident m
 process tree, sampled every 50 ms from /proc) while the page was being rendered, then the
 whole walk's peak.
 Targets: every page < 5 s at 23,760 rows once scanned, Browse < 1 s; Overview cold < 8 s
-with 3 users; server < 1.5 GiB for 3 users; Overview < 10 s from a saved scan at 553,584
-views.
+with 3 users; server < 1.5 GiB for 3 users; Overview < 10 s from remembered results at
+553,584 views.
 """
 
 from __future__ import annotations
