@@ -9,13 +9,18 @@ import re
 from pathlib import Path
 
 from .errors import InputError
+from .io import mapping
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
 def resolve_paths(spec: str | Path) -> list[Path]:
-    """A file, a directory of shards, or a glob → the sorted list of data files."""
+    """A file, a directory of shards, a glob or a mapping file → the sorted list of data
+    files (a mapping's: the mapping first, then the files it names)."""
     text = str(spec)
+    if mapping.is_mapping(text):      # the mapping file, then the files it names
+        described = mapping.load(text)
+        return [Path(text), *(f.path for f in mapping.files(described))]
     if any(ch in text for ch in "*?["):
         found = sorted(Path(p) for p in globlib.glob(text, recursive=True) if Path(p).is_file())
         if not found:
@@ -60,6 +65,8 @@ def _repaired_files(folder: Path) -> list[Path]:
 def release_name(paths: list[Path], single_file: bool) -> str:
     """A release's short label (`Release.name`) from its files, before it is opened."""
     first = paths[0]
+    if mapping.is_mapping(first):
+        return mapping.load(first).name
     return first.stem if len(paths) == 1 and single_file else first.parent.name
 
 

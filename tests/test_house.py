@@ -153,7 +153,7 @@ def test_a_layout_module_is_named_by_the_registry_alone() -> None:
     """A new layout is one module in audit/io/layouts/ and one line in its registry: nothing
     else imports a layout module."""
     layouts = {"audit.io.layouts.v11", "audit.io.layouts.v2", "audit.io.layouts.jsonl",
-               "audit.io.layouts.parallel"}
+               "audit.io.layouts.parallel", "audit.io.layouts.mapped"}
     importers = {".".join(p.relative_to(ROOT).with_suffix("").parts): _imports(p) & layouts
                  for p in [*(ROOT / "audit").rglob("*.py"), *(ROOT / "workbench").rglob("*.py"),
                            *(ROOT / "pages").rglob("*.py")]}

@@ -9,6 +9,7 @@ import json
 from ..io.layouts.base import Layout
 from ..io.layouts.registry import LAYOUTS
 from ..sql import macros
+from .aligned import ALIGNED_CHECKS
 from .hiding import HIDING_CHECKS
 from .language import LANGUAGE_CHECKS
 from .layers import SignalLayer
@@ -23,7 +24,7 @@ from .v2 import V2_CHECKS
 REGISTRY: tuple[Check, ...] = (V11_CHECKS + TEXT_CHECKS + BEYOND_CHECKS + HIDING_CHECKS
                                + LANGUAGE_CHECKS
                                + HEURISTIC_CHECKS + PRESERVATION_CHECKS + V2_CHECKS
-                               + RELEASE_CHECKS)
+                               + RELEASE_CHECKS + ALIGNED_CHECKS)
 BY_NAME: dict[str, Check] = {check.name: check for check in REGISTRY}
 assert len(BY_NAME) == len(REGISTRY), "check names must be unique"
 # Every slow signal layer a check names, in the registry's order.

@@ -14,9 +14,12 @@ if TYPE_CHECKING:
     from ..io.model import Release
 
 def _duplicate_id(release: "Release") -> str:
-    return """SELECT rid, id, source_split, 'duplicate_id', 'instance', NULL, NULL,
+    # A mapped release's id repeats once per language: ids are compared within one.
+    within = ", language" if release.layout.has("aligned") else ""
+    return f"""SELECT rid, id, source_split, 'duplicate_id', 'instance', NULL, NULL,
         n || ' rows share this id', NULL FROM (SELECT rid, id, source_split,
-        count(*) OVER (PARTITION BY id, source_split) AS n FROM views) WHERE n > 1"""
+        count(*) OVER (PARTITION BY id, source_split{within}) AS n FROM views
+        WHERE {"NOT missing" if within else "true"}) WHERE n > 1"""
 
 
 def _missing_source_id(release: "Release") -> str:

@@ -134,7 +134,8 @@ def cmd_mixing(args: argparse.Namespace) -> int:
 
 
 def _scan_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("release", help="a Parquet file, a directory of shards, a glob, or JSONL")
+    p.add_argument("release", help="a Parquet file, a directory of shards, a glob, JSONL, "
+                                   "or a mapping file (.toml, README: Mapping a benchmark)")
     p.add_argument("--source", action="append", default=[],
                    help="HotpotQA source JSON (PATH or SPLIT=PATH); repeatable")
     p.add_argument("--out", help="new directory for the scan (default data/scans/…)")

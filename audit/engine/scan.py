@@ -32,7 +32,8 @@ _QUERY_COLUMNS = ('rid, id, source_split, "check", unit, paragraph_id, sentence_
 _NO_FINDINGS = """SELECT NULL::BIGINT AS rid, NULL::VARCHAR AS id, NULL::VARCHAR AS source_split,
     NULL::VARCHAR AS "check", NULL::VARCHAR AS unit, NULL::VARCHAR AS paragraph_id,
     NULL::INTEGER AS sentence_index, NULL::VARCHAR AS detail, NULL::VARCHAR AS category,
-    NULL::VARCHAR AS evidence, NULL::VARCHAR AS source_evidence WHERE false"""
+    NULL::VARCHAR AS evidence, NULL::VARCHAR AS source_evidence, NULL::VARCHAR AS language
+    WHERE false"""
 
 
 _SCAN_NUMBERS = itertools.count(1)
@@ -174,7 +175,8 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
         "checks over their units")
     con.execute(f"""CREATE OR REPLACE TABLE row_checks AS
         SELECT r.rid, r.ctx, r.id, r.source_id, r.source_split, r.status AS shipped_status,
-               list_concat(r.structural_flags, r.quality_flags) AS shipped_flags
+               list_concat(r.structural_flags, r.quality_flags) AS shipped_flags,
+               {_language(release)} AS language
                {_columns(rows)}
         FROM views r""")
     if contexts:
@@ -269,6 +271,11 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     return ScanResult(release, policy, summary, tables)
 
 
+def _language(release: Release) -> str:
+    """A row's language where a row is in one language (a mapped release's), else NULL."""
+    return "r.language" if release.layout.has("aligned") else "NULL::VARCHAR"
+
+
 def _record(done: Any) -> dict[str, Any]:
     """What a signal layer's `prepare` did (texts or pairs, how many computed now, seconds
     per phase), for summary.json."""
@@ -356,14 +363,23 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
     from its distinct checks: a check's findings repeat per sentence and per view of a
     context). Severity and origin are looked up by CASE, not a join."""
     con = release.con
+    # A mapped release's unit is a column: its name rides in paragraph_id through the scan
+    # (the text checks carry it as they carry a paragraph's) and is the finding's unit.
+    unit, paragraph = (("coalesce(f.paragraph_id, f.unit)", "NULL::VARCHAR")
+                       if getattr(release.layout, "part_units", False)
+                       else ("f.unit", "f.paragraph_id"))
+    language, rows = (("coalesce(f.language, k.language)",
+                       "LEFT JOIN (SELECT rid, language FROM row_checks) k USING (rid)")
+                      if release.layout.has("aligned") else ("f.language", ""))
     con.execute(f"""
         CREATE OR REPLACE TABLE findings AS
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
                {case('f."check"', {c.name: c.origin for c in active})} AS origin,
-               f.unit, f.paragraph_id, f.sentence_index, f.detail, f.category, f.evidence,
-               f.rid AS "row", f.source_evidence
+               {unit} AS unit, {paragraph} AS paragraph_id, f.sentence_index, f.detail,
+               f.category, f.evidence, f.rid AS "row", f.source_evidence,
+               {language} AS language
         FROM (SELECT * FROM findings_raw
-              UNION ALL BY NAME SELECT * FROM consistency_findings) f
+              UNION ALL BY NAME SELECT * FROM consistency_findings) f {rows}
         ORDER BY f.rid NULLS LAST, f."check", f.paragraph_id NULLS FIRST,
                  f.sentence_index NULLS FIRST, f.id, f.detail;
         CREATE OR REPLACE TABLE status AS
@@ -371,7 +387,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
                CASE g.worst WHEN 2 THEN 'quarantined' WHEN 1 THEN 'review_required'
                     ELSE 'accepted' END AS status,
                coalesce(g.flags, []::VARCHAR[]) AS flags, k.shipped_status, k.rid AS "row",
-               k.source_id
+               k.source_id, k.language
         FROM row_checks k LEFT JOIN (
             SELECT "row", max(rank) AS worst,
                    list("check" ORDER BY "check") FILTER (WHERE rank > 0) AS flags

@@ -37,6 +37,9 @@ CAPABILITIES = {
     "record_hash": "rows ship a checksum of their content that this tool reproduces",
     "flags:v1.1": "its own flags are the public V1.1 build's (SPEC §2)",
     "flags:v2": "its own flags are the V2 RC1 builder's (SPEC §1.2)",
+    "aligned": "each row is one item in one language, aligned with the source language's "
+               "row of its id (a mapped release: README, Mapping a benchmark)",
+    "row_order": "rows are aligned by their order in the files, not by an id",
 }
 
 # The columns of `views` in every layout (NULL, or an empty list, where a layout has none),
@@ -91,6 +94,9 @@ class Layout:
     # Whether `open` remembers what it derives from the files under the cache (by their
     # SHA-256s): worth it where reading is slow.
     remembers: ClassVar[bool] = True
+    # Whether its units are a row's named parts (a mapped release's columns): inside a scan
+    # the part's name rides in `paragraph_id`, and a finding names the part as its unit.
+    part_units: ClassVar[bool] = False
 
     def __str__(self) -> str:
         return self.name

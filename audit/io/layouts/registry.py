@@ -9,8 +9,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InputError
+from ..mapping import is_mapping, load
 from .base import Layout
 from .jsonl import Jsonl
+from .mapped import Mapped
 from .parallel import Parallel
 from .v2 import V2
 from .v11 import V11
@@ -21,8 +23,10 @@ BY_NAME = {layout.name: layout for layout in LAYOUTS}
 
 
 def detect(paths: list[Path]) -> Layout:
-    """The one layout every file is of; an InputError names the file that is of none, of
+    """The one layout every file is of (a mapping file's own, first); an InputError names the file that is of none, of
     another, or that does not hold what its layout needs."""
+    if paths and is_mapping(paths[0]):
+        return Mapped(load(paths[0]))
     found: dict[str, Path] = {}
     for path in paths:
         layout = _layout_of(path)
