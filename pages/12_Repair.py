@@ -22,13 +22,14 @@ from audit.review import postedit
 from audit.settings import DEMO_RELEASE, current, demo_sources
 from workbench import auth
 from workbench.serving import repairs_root, served_file
-from workbench.shell import current_view, html, save_upload, say, scope_line, setup
+from workbench.shell import current_view, html, needs_vector, save_upload, say, scope_line, setup
 from workbench.viewstate import View
 
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",
                 "applied": "accepted", "held": "review", "refused": "blocking"}
 
 result = setup("Repair", "Repair")
+needs_vector(result, 'Repair')
 scope_line(result, filtered=False)
 view = current_view()
 release = result.release

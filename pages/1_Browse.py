@@ -1,5 +1,7 @@
 """Browse: facets over the language vector with counts under the other filters, a paged
-result table whose ids open the instance, and the whole selection in the URL."""
+result table whose ids open the instance, and the whole selection in the URL. A release
+without a language vector (a mapped benchmark) is browsed by language, unit, check and
+status."""
 
 from __future__ import annotations
 
@@ -31,7 +33,12 @@ LABELS = {"status": "Status (derived)", "check": "Check fired",
           "distractor_language": "Distractor languages", "stratum": "Stratum",
           "script_relation": "Script relation", "role_condition": "Role condition",
           "pair_relation": "Gold pair relation", "question_type": "Question type",
-          "split": "Split"}
+          "split": "Split", "unit": "Unit with a finding"}
+# A mapped release's rows are (item, language): no vector, no split.
+VECTOR = browse.has_vector(result)
+if not VECTOR:
+    LABELS = {"language": "Language", "unit": "Unit with a finding (column)",
+              "check": "Check fired", "status": "Status (derived)"}
 STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
 
 # `page` in the URL counts from 1, as the caption does.
@@ -94,9 +101,10 @@ with chooser:
             follow_url("facet_gold_mode", filters.gold_mode)
             st.radio("Gold languages match", ["any", "all"], horizontal=True,
                      key="facet_gold_mode", on_change=_write_filter, args=("gold_mode",))
-    follow_url("facet_k_c", (filters.k_c_min or 1, filters.k_c_max or 24))
-    st.slider("K_C (distinct candidate languages)", 1, 24, key="facet_k_c",
-              on_change=_write_filter, args=("k_c",))
+    if VECTOR:
+        follow_url("facet_k_c", (filters.k_c_min or 1, filters.k_c_max or 24))
+        st.slider("K_C (distinct candidate languages)", 1, 24, key="facet_k_c",
+                  on_change=_write_filter, args=("k_c",))
 
 
 # ------------------------------------------------------------ facet bars (main area)
@@ -140,8 +148,22 @@ def _checks(names: list[str]) -> str:
     return shown + (render.text(f" +{len(names) - 4}") if len(names) > 4 else "")
 
 
+def _preview(value: str | None, limit: int = 240) -> str:
+    """A row's first text, cut to a table line's worth."""
+    value = value or ""
+    return value if len(value) <= limit else value[:limit].rstrip() + " …"
+
+
 rows = []
 for r in page.rows.to_pylist():
+    if not VECTOR:
+        rows.append([render.badge(r["status"], STATUS_KIND.get(r["status"], "")),
+                     _checks(r["checks"]), render.text(", ".join(r["units"])),
+                     render.text(r["language"] or ""),
+                     render.link(r["id"], view.href("Instance", row=r["row"])),
+                     render.text(r["row"]), render.paragraph(_preview(r["question"]),
+                                                             r["language"] or "")])
+        continue
     rows.append([
         render.badge(r["status"], STATUS_KIND.get(r["status"], "")),
         _checks(r["checks"]),
@@ -152,5 +174,9 @@ for r in page.rows.to_pylist():
         render.text(r["row"]),
         render.paragraph(r["question"], r["question_language"]),
     ])
-html(render.table(["status", "checks fired", "ℓq", "gold languages", "stratum", "id (open)",
-                   "row", "question"], rows))
+if VECTOR:
+    html(render.table(["status", "checks fired", "ℓq", "gold languages", "stratum",
+                       "id (open)", "row", "question"], rows))
+else:
+    html(render.table(["status", "checks fired", "units", "language", "id (open)", "row",
+                       "text"], rows))

@@ -43,7 +43,6 @@ else:
                     "go to the nearest rows that match it.",
         row=str(row), filter=view.describe_filter())
 st.query_params["row"] = str(row)
-item = queries.instance(result, row)
 
 
 def evidence(findings: list[dict], key: str = "evidence") -> tuple[str, ...]:
@@ -58,12 +57,43 @@ def unit_findings(unit: str) -> list[dict]:
     return [f for f in item["row_findings"] if f.get("unit") == unit]
 
 
+STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
+
+
 def findings_html(findings: list[dict]) -> str:
     return "".join(render.badge(f"{f['check']}: {f['detail']}", f["severity"])
                    for f in findings)
 
 
-STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
+if result.release.layout.has("aligned"):
+    # A mapped benchmark: the item's source beside its every language, column by column.
+    item = queries.across_languages(result, row)
+    html(render.strong("Item "), render.badge(item["id"]),
+         render.text(f" · {len(item['rows'])} languages beside the source "
+                     f"({item['source_language']})"))
+    for r in item["rows"]:
+        if None in r["findings"]:
+            html(render.badge(r["language"]), findings_html(r["findings"][None]))
+    for column in item["columns"]:
+        st.divider()
+        html(render.strong(column["name"]), " ", render.badge(column["role"]))
+        lines = [[render.badge(item["source_language"]), render.text("source"),
+                  render.paragraph(item["source"][column["name"]], item["source_language"]),
+                  ""]]
+        for r in item["rows"]:
+            on_unit = r["findings"].get(column["name"], [])
+            here = render.strong(r["language"]) if r["row"] == row else render.text(
+                r["language"])
+            lines.append([
+                here, render.badge(r["status"], STATUS_KIND.get(r["status"], "info")),
+                render.missing("(no row in this language)") if r["missing"]
+                else render.missing("(blank)") if not (r["values"][column["name"]] or "").strip()
+                else render.paragraph(r["values"][column["name"]], r["language"],
+                                      evidence=evidence(on_unit)),
+                findings_html(on_unit)])
+        html(render.table(["language", "status", "text", "findings"], lines))
+    st.stop()
+item = queries.instance(result, row)
 html(render.badge(item["status"], STATUS_KIND.get(item["status"], "info")),
      render.badge(f"shipped {item['shipped_status']}"), render.badge(item["question_type"]),
      render.badge(item["source_split"]), render.badge(item["id"]))

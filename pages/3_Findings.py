@@ -86,10 +86,11 @@ examples = queries.examples(result, check, rows=scope).to_pylist()
 say(st.caption, "The first {n} findings of {check}; the id opens the instance on the same view.",
     n=str(len(examples)), check=check)
 html(render.table(
-    ["id (open)", "severity", "paragraph", "sentence", "detail", "category"],
+    ["id (open)", "severity", "unit", "paragraph", "sentence", "detail", "category"],
     [[render.link(e["id"], view.href("Instance", row=e["row"])) if e["row"] is not None
       else render.text(e["id"]),
-      render.badge(e["severity"], e["severity"]), render.text(e["paragraph_id"]),
+      render.badge(e["severity"], e["severity"]), render.text(e["unit"]),
+      render.text(e["paragraph_id"]),
       render.text(e["sentence_index"]), render.text(e["detail"]),
       render.text(e["category"])] for e in examples]))
 

@@ -15,9 +15,10 @@ from plotly.subplots import make_subplots
 
 from audit.analysis import browse, mixing
 from audit.reports import render
-from workbench.shell import current_view, filtered_rows, scope_line, setup
+from workbench.shell import current_view, filtered_rows, needs_vector, scope_line, setup
 
 result = setup("Mixing", "Language mixing")
+needs_vector(result, 'Language mixing')
 view = current_view()
 scope = filtered_rows(result) if view.filters.to_query() else None
 scope_line(result, len(scope) if scope is not None else result.release.rows)

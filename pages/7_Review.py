@@ -18,9 +18,10 @@ from audit.review.status import status as batch_status
 from audit.settings import current
 from workbench import auth
 from workbench.serving import served_file, shown_path
-from workbench.shell import current_view, say, scope_line, setup
+from workbench.shell import current_view, needs_vector, say, scope_line, setup
 
 result = setup("Review")
+needs_vector(result, 'Review')
 scope_line(result, filtered=False)
 STATUS_EVERY = 3   # seconds between progress polls (one cheap request per server)
 

@@ -18,9 +18,10 @@ from audit.reports.render import chart_label
 from audit.settings import DEMO_EVALUATION
 from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
-from workbench.shell import save_upload, say, scope_line, setup
+from workbench.shell import needs_vector, save_upload, say, scope_line, setup
 
 result = setup("Evaluate", "Evaluate predictions")
+needs_vector(result, 'Evaluation by language vector')
 scope_line(result, filtered=False)
 st.caption("Reference-toolkit prediction files (one JSON object a line: id, answer, "
            "supporting_facts). Answer EM/F1 under the release protocol (unicode_script_aware) "

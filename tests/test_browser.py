@@ -197,7 +197,7 @@ def assert_view(tab, folder, rows: int) -> None:
         ["train"], ["S4"], ["quarantined,review_required"])
     settled(tab, f"filter: {FILTER_WORDS} → {rows} rows")
     assert "other-release" in tab.locator(".scope").inner_text()
-    path_box = tab.get_by_label("Release: path, directory of shards or glob")
+    path_box = tab.get_by_label("Release: path, directory of shards, glob or mapping (.toml)")
     assert path_box.input_value() == str(folder)
 
 
@@ -482,4 +482,24 @@ def test_the_browse_page_number_survives_a_reload_and_back_to_browse(server, bro
     settled(tab, "page 2 of 5")
     assert parse_qs(urlparse(tab.url).query)["page"] == ["2"]
     shot(tab, "browse-page-2")
+    tab.close()
+
+
+def test_a_mapped_benchmark_browses_and_opens_an_item(server, browser, realdata,
+                                                      tmp_path_factory):
+    """XQuAD's first article through its mapping: Browse by language and unit, and an item
+    beside the source in every language, at laptop width."""
+    from test_mapped_workbench import small_xquad
+    mapping = small_xquad(realdata, tmp_path_factory.mktemp("mapped") / "xquad", "xquad-one",
+                          blank=3)
+    release = f"release={mapping}"
+    tab = visit(browser, f"{server}/Browse?{release}&unit=question", "Browse",
+                "rows match", "Unit with a finding (column)")
+    shot(tab, "mapped-browse")
+    tab.get_by_role("link", name=tab.locator("td a").first.inner_text()).first.click()
+    settled(tab, "languages beside the source (en)")
+    assert tab.locator('[data-testid="stException"]').count() == 0
+    body = tab.inner_text("body")
+    assert "context" in body and "question" in body and "answer" in body
+    shot(tab, "mapped-instance")
     tab.close()

@@ -24,6 +24,7 @@ from pathlib import Path
 from audit import paths
 from audit.engine import scan
 from audit.errors import InputError
+from audit.io.mapping import is_mapping
 from audit.paths import safe_name
 from audit.settings import REPO, current
 
@@ -124,8 +125,8 @@ def _walk(directory: Path, pattern: tuple[str, ...], roots: list[Path],
 
 
 def served_files(spec: str) -> list[Path]:
-    """The data files of a release named in the workbench (a file, a directory of shards or
-    a glob), every one resolved under a data root; NotServed otherwise. The fixed part of
+    """The data files of a release named in the workbench (a file, a directory of shards, a
+    glob, or a mapping file and the files it names), every one resolved under a data root; NotServed otherwise. The fixed part of
     the path must lie in a root; below it only directories inside the roots are listed,
     and matches that resolve outside them are dropped before anything is decided."""
     roots = data_roots()
@@ -136,6 +137,12 @@ def served_files(spec: str) -> list[Path]:
         raise NotServed()
     if magic < len(parts):
         found = _walk(anchor, parts[magic:], roots)
+    elif is_mapping(anchor) and anchor.is_file():
+        # A mapping file and the files it names, each of which must lie in a root too.
+        named = [p.resolve() for p in paths.resolve_paths(anchor)]
+        if not all(_inside(p, roots) and p.is_file() for p in named):
+            raise NotServed()
+        return named                # the mapping first, as every reader expects
     elif anchor.is_dir():           # its shards (pathlib never enters a symlinked folder)
         try:
             found = paths.resolve_paths(anchor)

@@ -146,8 +146,8 @@ def _path_input(label: str, name: str, view_value: str | None, placeholder: str,
 def _pickers(view: View) -> None:
     with st.sidebar:
         st.divider()
-        _path_input("Release: path, directory of shards or glob", "release", view.release,
-                    "empty = the bundled demo release", (".parquet", ".jsonl"))
+        _path_input("Release: path, directory of shards, glob or mapping (.toml)", "release",
+                    view.release, "empty = the bundled demo release", (".parquet", ".jsonl"))
         sources = dict(view.sources)
         with st.expander("HotpotQA source and policy", expanded=bool(sources or view.policy)):
             for split in SPLITS:
@@ -255,6 +255,20 @@ def setup(title: str, heading: str | None = None) -> ScanResult:
     return result
 
 
+def needs_vector(result: ScanResult, what: str) -> None:
+    """Stop a page that works on XHotpotQA's multi-hop rows (questions, candidate
+    paragraphs, the language vector) with a note, on a release without them (a mapped
+    benchmark): `what` says what the page does."""
+    if browse.has_vector(result):
+        return
+    say(st.info, "{what} works on multi-hop releases (questions, candidate paragraphs and "
+                 "their language vector); {release} is a {layout} release. Browse, "
+                 "Instance, Findings, Compare and Export open it (README: Mapping a "
+                 "benchmark).", what=what, release=release_name(result),
+        layout=result.release.layout.description)
+    st.stop()
+
+
 def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = True,
                unfiltered: str = "the Browse filter does not apply here") -> None:
     """One line: which release, which filter and how many rows this page works on;
@@ -304,6 +318,8 @@ def no_source_notice(result: ScanResult) -> None:
         return
     needing = [c.name for c in registry.for_layout(result.release.layout)
                if "source" in c.needs]
+    if not needing:         # a layout no source applies to (a mapped benchmark)
+        return
     say(st.info, "No HotpotQA source is attached: {n} checks need it and are taken from the "
                  "release's shipped flags or left out ({checks}). Attach the source in the "
                  "sidebar under HotpotQA source and policy.",

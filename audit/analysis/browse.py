@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from ..checks import registry
 from ..engine.scan import ScanResult
-from ..language.descriptors import descriptors
+from ..language.descriptors import applies, descriptors
 from ..languages import CODES, UNKNOWN_CODE
 from ..sql.safe import identifier, literal, strings
 
@@ -28,6 +28,18 @@ PAGE_SIZE = 50
 LANGUAGE_VOCABULARY = (*CODES, UNKNOWN_CODE)
 CHECK_VOCABULARY = tuple(check.name for check in registry.REGISTRY)
 _WORD = 63   # values per BIGINT mask word (the sign bit stays clear)
+
+
+@dataclass(frozen=True)
+class ListFacet:
+    """A set-valued facet whose vocabulary is the release's own (a mapped release names its
+    units after its columns): a list column, matched with list_has_any and counted by
+    unnesting the rows under the filter."""
+
+    column: str
+
+    def condition(self) -> str:
+        return f"list_has_any({identifier(self.column)}, ?::VARCHAR[])"
 
 
 @dataclass(frozen=True)
@@ -73,8 +85,9 @@ def _mask_of(list_column: str, values: tuple[str, ...]) -> str:
 
 
 # facet name → its index column, or a SetFacet for a set of values per row.
-FACETS: dict[str, str | SetFacet] = {
+FACETS: dict[str, str | SetFacet | ListFacet] = {
     "split": "source_split",
+    "language": "language",
     "question_language": "question_language",
     "gold_language": SetFacet("gold_mask", "d.gold_languages", LANGUAGE_VOCABULARY),
     "distractor_language": SetFacet("distractor_mask", "d.distractor_languages",
@@ -86,7 +99,10 @@ FACETS: dict[str, str | SetFacet] = {
     "question_type": "question_type",
     "status": "status",
     "check": SetFacet("check_mask", "f.checks", CHECK_VOCABULARY),
+    "unit": ListFacet("units"),
 }
+# The facets of a release without a language vector (a mapped or parallel one).
+PLAIN_FACETS = ("language", "unit", "check", "status")
 
 
 K_C_RANGE = (1, 24)     # distinct candidate languages a row can have (the Browse slider)
@@ -98,6 +114,7 @@ class Filters:
     require every selected language."""
 
     split: list[str] = field(default_factory=list)
+    language: list[str] = field(default_factory=list)
     question_language: list[str] = field(default_factory=list)
     gold_language: list[str] = field(default_factory=list)
     gold_mode: str = "any"
@@ -109,6 +126,7 @@ class Filters:
     question_type: list[str] = field(default_factory=list)
     status: list[str] = field(default_factory=list)
     check: list[str] = field(default_factory=list)
+    unit: list[str] = field(default_factory=list)
     k_c_min: int | None = None
     k_c_max: int | None = None
 
@@ -175,6 +193,9 @@ class Filters:
             if isinstance(facet, SetFacet):
                 terms.append(facet.condition(
                     chosen, require_all=name == "gold_language" and self.gold_mode == "all"))
+            elif isinstance(facet, ListFacet):
+                terms.append(facet.condition())
+                params.append(chosen)
             else:
                 terms.append(f"list_contains(?::VARCHAR[], {identifier(facet)})")
                 params.append(chosen)
@@ -192,25 +213,46 @@ FILTER_KEYS = frozenset(f.name for f in fields(Filters))   # the URL query keys
 
 def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     """The flat per-row table browse queries read: descriptors, derived status, the checks
-    that fired and the question text (so a result page never touches the nested rows)."""
+    that fired, the units they sit on and the question text (so a result page never
+    touches the nested rows). A release without a language vector (mapped, parallel) gets
+    its rows' language in its place and its first text as the question."""
     con = result.cursor()
-    con.register("descriptor_arrow", table if table is not None else descriptors(result.release))
-    con.execute("CREATE OR REPLACE TABLE main.descriptors AS SELECT * FROM descriptor_arrow")
-    con.unregister("descriptor_arrow")
+    release = result.release
+    if has_vector(result):
+        con.register("descriptor_arrow", table if table is not None
+                     else descriptors(release))
+        con.execute("CREATE OR REPLACE TABLE main.descriptors AS "
+                    "SELECT * FROM descriptor_arrow")
+        con.unregister("descriptor_arrow")
+        texts = "SELECT rid, question FROM release"
+    else:
+        language = "language" if release.layout.has("aligned") else "NULL::VARCHAR"
+        con.execute(f"""CREATE OR REPLACE TABLE main.descriptors AS
+            SELECT rid, id, source_id, source_split, NULL::VARCHAR AS question_type,
+                   {language} AS question_language, []::VARCHAR[] AS gold_languages,
+                   []::VARCHAR[] AS distractor_languages, NULL::VARCHAR AS stratum,
+                   NULL::VARCHAR AS script_relation, NULL::VARCHAR AS role_condition,
+                   NULL::VARCHAR AS pair_relation, NULL::INTEGER AS k_c
+            FROM views""")
+        # A row's first text in the mapping's column order (the units' order).
+        texts = """SELECT rid, first(tgt) AS question FROM units
+                   WHERE rid IS NOT NULL GROUP BY rid"""
     # Per scan, as its findings and status: it holds the scan's status and checks.
     index = result.tables["findings"].replace("findings", "browse_index")
     con.execute(f"""
         CREATE OR REPLACE TABLE main.{identifier(index)} AS
         SELECT d.rid, d.id, d.source_id, d.source_split, d.question_type,
-               d.question_language, d.gold_languages, d.distractor_languages, d.stratum,
+               d.question_language, d.question_language AS language, d.gold_languages, d.distractor_languages, d.stratum,
                d.script_relation, d.role_condition, d.pair_relation, d.k_c,
                s.status, s.flags, coalesce(f.checks, []::VARCHAR[]) AS checks,
-               coalesce(f.findings, 0) AS findings, r.question,
+               coalesce(f.findings, 0) AS findings,
+               coalesce(f.units, []::VARCHAR[]) AS units, r.question,
                {", ".join(f.build_sql() for f in FACETS.values() if isinstance(f, SetFacet))}
         FROM descriptors d
         JOIN status s ON s."row" = d.rid
-        JOIN (SELECT rid, question FROM release) r ON r.rid = d.rid
+        LEFT JOIN ({texts}) r ON r.rid = d.rid
         LEFT JOIN (SELECT "row", list_sort(list_distinct(list("check"))) AS checks,
+                          list_sort(list_distinct(list(unit))) AS units,
                           count(*) AS findings FROM findings GROUP BY "row") f
           ON f."row" = d.rid
         ORDER BY d.rid
@@ -218,6 +260,12 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     con.close()
     # One assignment: a reader in another session sees the old mapping or the new one.
     result.tables = {**result.tables, "browse_index": index}
+
+
+def has_vector(result: ScanResult) -> bool:
+    """Whether the release has XHotpotQA's language vector (audit/language/descriptors.py):
+    the facets and pages built on it apply."""
+    return applies(result.release)
 
 
 def descriptor_table(result: ScanResult) -> pa.Table:
@@ -261,6 +309,13 @@ def facet_counts(result: ScanResult, filters: Filters, cur=None, limit_seconds: 
     parts, params, decode = [], [], []
     for name, facet in FACETS.items():
         where, values = filters.where(skip=name)
+        if isinstance(facet, ListFacet):
+            parts.append(f"""SELECT {len(decode)} AS part, k, count(*) AS n FROM (
+                SELECT unnest({identifier(facet.column)}) AS k FROM browse_index
+                WHERE {where}) GROUP BY 2""")
+            params += values
+            decode.append((name, None))
+            continue
         if isinstance(facet, str):
             column = identifier(facet)
             parts.append(f"SELECT {len(decode)} AS part, CAST({column} AS VARCHAR) AS k, "
@@ -301,7 +356,7 @@ def search(result: ScanResult, filters: Filters, page: int = 0,
                             ).fetchall()[0][0]
         rows = cur.sql(f"""
             SELECT rid AS "row", id, question, question_language, gold_languages, stratum,
-                   status, findings, checks
+                   status, findings, checks, language, units
             FROM browse_index WHERE {where} ORDER BY rid LIMIT ? OFFSET ?""",
                        params=params + [page_size, page * page_size]).to_arrow_table()
     facets = facet_counts(result, filters, cur, limit_seconds)

@@ -65,8 +65,8 @@ def examples(result: ScanResult, check: str, limit: int = 50,
              rows: list[int] | None = None) -> pa.Table:
     """The first findings of a check in the scope, with their location."""
     return _scoped(result, rows).sql("""
-        SELECT "row", id, source_split, severity, paragraph_id, sentence_index, detail,
-               category, evidence
+        SELECT "row", id, source_split, severity, unit, paragraph_id, sentence_index,
+               detail, category, evidence
         FROM scoped_findings WHERE "check" = ? ORDER BY "row" NULLS LAST LIMIT ?
     """, params=[check, limit]).to_arrow_table()
 
@@ -74,7 +74,11 @@ def examples(result: ScanResult, check: str, limit: int = 50,
 def language_check_counts(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
     """Findings per (unit language, check): an answer's language for an answer's finding, a
     paragraph's own language where the finding sits in a paragraph, the question language
-    otherwise."""
+    otherwise; a mapped release's finding carries its language."""
+    if result.release.layout.has("aligned"):
+        return _scoped(result, rows).sql("""
+            SELECT language, "check", count(*) AS findings FROM scoped_findings
+            WHERE language IS NOT NULL GROUP BY ALL ORDER BY ALL""").to_arrow_table()
     return _scoped(result, rows).sql("""
         SELECT CASE WHEN f.unit = 'answer' THEN r.answer_language
                     ELSE coalesce(c.language_code, r.question_language) END AS language,
@@ -151,4 +155,45 @@ def instance(result: ScanResult, row: int) -> dict:
                               and (f["paragraph_id"], f["sentence_index"]) not in placed],
         "supporting_facts": record["supporting_facts"],
         "candidates": candidates,
+    }
+
+
+def across_languages(result: ScanResult, row: int) -> dict:
+    """A mapped release's item: the row's id in every language beside the source, per
+    mapped column ({name, role}), each language's row with its status, values and the
+    findings on it (a finding on a column sits in `findings[column]`, the rest under
+    None). Rows missing from a language are shown as missing."""
+    layout = result.release.layout
+    columns = list(layout.values)
+    values = ", ".join(f"{layout.column_sql(c.name)}" for c in columns)
+    sources = ", ".join(f"{layout.column_sql(c.name, 's')}" for c in columns)
+    with result.cursor() as con:
+        (id_,) = con.execute("SELECT id FROM views WHERE rid = ?", [row]).fetchone()
+        rows = con.execute(f"""
+            SELECT v.rid, v.language, v.missing, v.extra, v.file, v.position, s.status,
+                   [{values}], [{sources}]
+            FROM views v JOIN status s ON s."row" = v.rid
+            WHERE v.id IS NOT DISTINCT FROM ? ORDER BY v.rid""", [id_]).fetchall()
+        found = con.execute("""
+            SELECT "row", "check", severity, unit, detail, evidence FROM findings
+            WHERE "row" IN (SELECT rid FROM views WHERE id IS NOT DISTINCT FROM ?)
+            ORDER BY "row", "check" """, [id_]).fetchall()
+    names = {c.name for c in columns}
+    by_row: dict[int, dict] = {}
+    for rid, check, severity, unit, detail, evidence in found:
+        place = unit if unit in names else None
+        by_row.setdefault(rid, {}).setdefault(place, []).append(
+            {"check": check, "severity": severity, "unit": unit, "detail": detail,
+             "evidence": evidence})
+    source = next((r[8] for r in rows if r[8] is not None and any(v is not None
+                                                                for v in r[8])), None)
+    return {
+        "id": id_, "source_language": layout.mapping.source_language,
+        "columns": [{"name": c.name, "role": c.role} for c in columns],
+        "source": dict(zip((c.name for c in columns), source or [None] * len(columns))),
+        "rows": [{"row": rid, "language": language, "missing": missing, "extra": extra,
+                  "file": file, "position": position, "status": status,
+                  "values": dict(zip((c.name for c in columns), vals)),
+                  "findings": by_row.get(rid, {})}
+                 for rid, language, missing, extra, file, position, status, vals, _ in rows],
     }

@@ -120,6 +120,27 @@ FROM findings f JOIN cmp_views v ON v.rid = f."row"
 _ROW_STATUS = """
 SELECT v.source_id, v.view, s.status FROM cmp_views v JOIN status s ON s."row" = v.rid
 """
+# A mapped release (audit/io/layouts/mapped.py): a row is an item in one language, its
+# units its columns. The item's id stands for the source, its language (as a number that
+# is the same in both versions) for the view, and a unit is named by its column.
+_MAPPED_VIEWS = """
+CREATE OR REPLACE TEMP TABLE cmp_views AS
+SELECT rid, id AS source_id, language, (hash(language) % 2147483647)::INTEGER AS view
+FROM views
+"""
+_MAPPED_UNITS = f"""
+SELECT v.source_id, v.view, u.paragraph_id AS unit, '{_NO_PARAGRAPH}' AS paragraph_id,
+       {_NO_SENTENCE} AS sentence_index, v.language, md5(coalesce(u.tgt, chr(0))) AS text_hash,
+       NULL::INTEGER AS n_sentences
+FROM units u JOIN cmp_views v USING (rid)
+"""
+_MAPPED_FINDINGS = f"""
+SELECT DISTINCT v.source_id, f."check", f.severity = 'blocking' AS blocking, v.view,
+       CASE WHEN f.unit IN (SELECT DISTINCT paragraph_id FROM units) THEN f.unit
+            ELSE 'instance' END AS unit,
+       '{_NO_PARAGRAPH}' AS paragraph_id, {_NO_SENTENCE} AS sentence_index
+FROM findings f JOIN cmp_views v ON v.rid = f."row"
+"""
 
 
 @dataclass
@@ -139,15 +160,17 @@ class Version:
 def version_of(result: scan.ScanResult) -> Version:
     """Reduce a scanned release to the tables a comparison reads (set-based queries)."""
     layout = result.release.layout
-    if not (layout.has("questions") and layout.has("contexts")):
+    mapped = layout.has("aligned")
+    if not mapped and not (layout.has("questions") and layout.has("contexts")):
         raise InputError(result.release.paths[0], "a comparison matches questions, answers, "
                          f"paragraphs and sentences; the {layout.description} layout has "
-                         "no questions and contexts", expected="a multi-hop release")
+                         "no questions and contexts",
+                         expected="a multi-hop or a mapped release")
     con = result.cursor()   # its own temp table: a shared scan stays usable
     try:
-        con.execute(_VIEWS)
-        units = con.sql(_UNITS).to_arrow_table()
-        findings = con.sql(_FINDING_UNITS).to_arrow_table()
+        con.execute(_MAPPED_VIEWS if mapped else _VIEWS)
+        units = con.sql(_MAPPED_UNITS if mapped else _UNITS).to_arrow_table()
+        findings = con.sql(_MAPPED_FINDINGS if mapped else _FINDING_UNITS).to_arrow_table()
         status = con.sql(_ROW_STATUS).to_arrow_table()
     finally:
         con.close()
@@ -339,7 +362,8 @@ def _change_counts(con: duckdb.DuckDBPyConnection) -> tuple[dict, dict]:
     for unit, change, n, sentence_changes, fixed, introduced, kept in rows:
         if unit != "instance":
             changes[change] += n
-            by_unit[unit][change] += n
+            # A mapped release's units are its columns.
+            by_unit.setdefault(unit, {change: 0 for change in CHANGES})[change] += n
         recounted += sentence_changes
         findings["fixed"] += fixed or 0
         findings["introduced"] += introduced or 0
