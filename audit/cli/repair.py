@@ -114,8 +114,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
         with staged_directory(Path(args.out), what="work list") as staging:
             tables.write_table(work, staging / "plan.parquet", "parquet")
             tables.write_table(work, staging / "plan.csv", "csv")
+            lines = plan.template(work, by_language=release.layout.has("aligned"))
             (staging / "corrections.template.jsonl").write_text(
-                "".join(line + "\n" for line in plan.template(work)), encoding="utf-8")
+                "".join(line + "\n" for line in lines), encoding="utf-8")
             write_json(staging / "summary.json", {"release": [str(p) for p in release.paths],
                                                   **counts})
         print(json.dumps({"out": args.out, **counts}, indent=2, ensure_ascii=False))

@@ -2,7 +2,8 @@
 (README: Mapping a benchmark). It is TOML, untrusted, and read here before anything opens:
 every problem is an InputError naming the mapping file, the key and what was expected.
 
-    [release]  name, source_language, languages (optional), scripts (optional)
+    [release]  name, source_language, languages (optional), scripts (optional), partial
+               (optional: languages hold subsets of the source's items)
     [input]    files ("{lang}" in a file or directory name gives the language), source (the
                source language's file when the pattern does not name it), format, records
                (nested JSON), header / columns (tsv, csv), align ("id" or "row"),
@@ -16,9 +17,10 @@ name its scan before it opens anything.
 from __future__ import annotations
 
 import glob as globlib
+import json
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,8 @@ class Mapping:
     align: str
     language_column: str | None
     columns: tuple[Column, ...]
+    partial: bool = False
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def folder(self) -> Path:
@@ -146,7 +150,8 @@ def _parse(path: Path, raw: dict[str, Any]) -> Mapping:
     unknown = sorted(set(raw) - {"release", "input", "columns"})
     if unknown:
         raise _fail(path, unknown[0], "unknown section", "[release], [input] and [columns]")
-    release = _table(path, raw, "release", ("name", "source_language", "languages", "scripts"))
+    release = _table(path, raw, "release", ("name", "source_language", "languages", "scripts",
+                                            "partial"))
     given = _table(path, raw, "input", ("files", "source", "format", "records", "header",
                                         "columns", "align", "language"))
     columns_raw = _table(path, raw, "columns", ())
@@ -220,10 +225,45 @@ def _parse(path: Path, raw: dict[str, Any]) -> Mapping:
     if align == "row" and language_column is not None:
         raise _fail(path, "[input] align", '"row" in one long table',
                     'align = "id": rows of a long table are matched by their id')
+    partial = release.get("partial", False)
+    if not isinstance(partial, bool):
+        raise _fail(path, "[release] partial", f"{partial!r} is not true or false")
     return Mapping(path=path, name=str(name), source_language=source_language,
                    languages=languages, scripts=dict(scripts), files=files, source=source,
                    format=fmt, records=records, header=header, names=names, align=align,
-                   language_column=language_column, columns=columns)
+                   language_column=language_column, columns=columns, partial=partial,
+                   raw=raw)
+
+
+def dumps(raw: dict[str, Any]) -> str:
+    """A mapping as TOML again (a corrected release's, its paths rewritten): the tables of
+    the format, their strings, booleans, lists and inline tables."""
+    def key(k: str) -> str:
+        return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else json.dumps(k, ensure_ascii=False)
+
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v, ensure_ascii=False)
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return "{ " + ", ".join(f"{key(k)} = {value(x)}" for k, x in v.items()) + " }"
+        return json.dumps(v)
+    parts = []
+    for section in ("release", "input", "columns"):
+        if section in raw:
+            parts.append(f"[{section}]\n" + "".join(
+                f"{key(k)} = {value(v)}\n"
+                for k, v in raw[section].items()))
+    return "\n".join(parts)
+
+
+def resolved(mapping: Mapping, name: str) -> Path:
+    """A path of the mapping (a file pattern, the source) as it is read: relative to the
+    mapping file's folder."""
+    return _resolve(mapping, name)
 
 
 def _columns(path: Path, raw: dict[str, Any], fmt: str) -> tuple[Column, ...]:
@@ -246,15 +286,15 @@ def _columns(path: Path, raw: dict[str, Any], fmt: str) -> tuple[Column, ...]:
         role = spec.get("role")
         if role not in ROLES:
             raise _fail(path, where, f"unknown role {role!r}", " | ".join(ROLES))
-        field = spec.get("field", name)
-        if not isinstance(field, str) or not _FIELD.match(field):
-            raise _fail(path, f"{where}.field", f"{field!r} is not a field path",
+        located = spec.get("field", name)
+        if not isinstance(located, str) or not _FIELD.match(located):
+            raise _fail(path, f"{where}.field", f"{located!r} is not a field path",
                         'a name or a path such as "answers[0].text"')
         within = spec.get("in")
         if (within is not None) != (role == "answer"):
             raise _fail(path, f"{where}.in", "an answer names the text it stands in, and only "
                         "an answer", 'role = "answer" with in = "<a text column>"')
-        columns.append(Column(name, role, field, within))
+        columns.append(Column(name, role, located, within))
     by_name = {c.name: c for c in columns}
     for column in columns:
         if column.within is not None and (column.within not in by_name

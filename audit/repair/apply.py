@@ -42,7 +42,6 @@ from ..io.digests import file_sha256, text_sha256
 from ..io.layouts.base import Corrected
 from ..io.layouts.parquet import relative_names
 from ..io.model import Release
-from ..io.units import CONTEXT_UNITS, ROW_UNITS
 from ..paths import REPAIR_MANIFEST
 from ..sql.macros import among
 from . import changelog, probe, record
@@ -79,16 +78,17 @@ class Outcome:
     held_for: list[str] = field(default_factory=list)
 
 
-def from_record(row: dict) -> Correction:
+def from_record(row: dict, in_rows: bool = False) -> Correction:
     """A proposed correction read back from the record (a workspace's, e.g. a post-edit
-    pull's)."""
+    pull's); `in_rows`: a mapped release's, named by its row's language."""
     origin = Origin(**row["origin"])
     sentences = tuple(json.loads(row["new_text"])) if row["unit"] == "paragraph" else None
     return Correction(row_id=row["row_id"], unit=row["unit"], paragraph_id=row["paragraph_id"],
                       sentence_index=row["sentence_index"], old_sha256=row["old_sha256"],
                       new_text=row["new_text"], reason=row["reason"] or "",
                       author=row["author"], origin=origin, source_split=row["source_split"],
-                      sentences=sentences, correction_id=row["correction_id"])
+                      sentences=sentences, correction_id=row["correction_id"],
+                      language=row["language"] if in_rows else None)
 
 
 def _unit_columns(x: Located, release: Release) -> dict:
@@ -283,7 +283,7 @@ def apply(release: Release, corrections: list[Correction], out: Path, *,
     refuse_existing(out, "repair")
     now = _now()
     earlier = workspace.read() if workspace is not None else record.SCHEMA.empty_table()
-    pending = [from_record(row) for row in earlier.to_pylist()
+    pending = [from_record(row, release.layout.has("aligned")) for row in earlier.to_pylist()
                if row["action"] == "proposed" and row["release"] == release.content]
     say(f"locating {len(corrections):,} correction(s)"
         + (f" and {len(pending):,} from the workspace" if pending else ""))
@@ -338,8 +338,8 @@ def _unique(rows: list[dict]) -> list[dict]:
 
 
 def _changed_rows(release: Release, applied: list[Edit]) -> list[int]:
-    ctxs = sorted({e.first.ctx for e in applied if e.unit in CONTEXT_UNITS})
-    rids = {e.first.rid for e in applied if e.unit in ROW_UNITS}
+    ctxs = sorted({e.first.ctx for e in applied if not e.first.correction.in_row})
+    rids = {e.first.rid for e in applied if e.first.correction.in_row}
     if ctxs:
         con = release.con.cursor()
         rids |= {rid for (rid,) in con.sql(

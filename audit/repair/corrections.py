@@ -8,6 +8,9 @@ One correction a line, JSONL or CSV with the same columns:
      "text": "…"  (or, for a paragraph, "sentences": ["…", …]),
      "reason": "…", "author": "…"}
 
+A mapped release's correction names the item's language and the column:
+    {"id": ITEM_ID, "language": "de", "unit": "question", "old_sha256": HEX, "text": "…", …}
+
 `id` names a release row (`source_split` may be added where ids repeat across splits);
 `paragraph_id` is required for a title, sentence or paragraph and `sentence_index` (from 0)
 for a sentence, neither for a question or answer. `old_sha256` is the SHA-256 of the UTF-8
@@ -38,7 +41,7 @@ from ..sql.macros import among
 from .record import Origin, is_sha256
 
 FIELDS = ("id", "source_split", "unit", "paragraph_id", "sentence_index", "old_sha256",
-          "text", "sentences", "reason", "author")
+          "text", "sentences", "reason", "author", "language")
 _FORMAT = ('{"id", "unit", "paragraph_id", "sentence_index", "old_sha256", "text" or '
            '"sentences", "reason", "author"}')
 TER_PARALLEL_FROM = 2_000   # corrections: TER in two processes from this many on
@@ -60,17 +63,26 @@ class Correction:
     origin: Origin
     source_split: str | None = None
     sentences: tuple[str, ...] | None = None
+    # A mapped release's: the item's language (its unit is a column of that row).
+    language: str | None = None
     # From what it changes, not who sent it: two identical fixes are one correction. One
     # read back from the record keeps the id it was given.
     correction_id: str = ""
 
     def __post_init__(self) -> None:
         if not self.correction_id:
-            key = json.dumps([self.row_id, self.source_split, self.unit, self.paragraph_id,
-                              self.sentence_index, self.old_sha256, self.new_text],
+            parts = [self.row_id, self.source_split, self.unit, self.paragraph_id,
+                     self.sentence_index, self.old_sha256, self.new_text]
+            key = json.dumps(parts + ([self.language] if self.language is not None else []),
                              ensure_ascii=False, separators=(",", ":"))
             object.__setattr__(self, "correction_id",
                                "c-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16])
+
+    @property
+    def in_row(self) -> bool:
+        """Whether it edits a unit of one row (a question, an answer, a mapped release's
+        column), not of a shared context."""
+        return self.language is not None or self.unit in ROW_UNITS
 
     def where(self) -> str:
         return (f"line {self.origin.line}, id {self.row_id}" if self.origin.kind == "file"
@@ -93,6 +105,8 @@ def _problem(obj: dict) -> str | None:
             return f"'{key}' is {type(obj[key]).__name__} (expected a string)"
     if not obj["id"] or not obj["author"].strip():
         return "'id' and 'author' must not be empty"
+    if obj.get("language") is not None:
+        return _mapped_problem(obj)
     unit = obj["unit"]
     if unit not in CORRECTABLE_UNITS:
         return f"unknown unit '{unit}' (expected {' / '.join(CORRECTABLE_UNITS)})"
@@ -122,6 +136,20 @@ def _problem(obj: dict) -> str | None:
     return None
 
 
+def _mapped_problem(obj: dict) -> str | None:
+    """A mapped release's correction: a language, a column and a text."""
+    if not isinstance(obj["language"], str) or not obj["language"]:
+        return "'language' must be a non-empty string"
+    for key in ("paragraph_id", "sentence_index", "sentences"):
+        if obj.get(key) is not None:
+            return f"a mapped release's correction takes no '{key}'"
+    if not is_sha256(obj["old_sha256"]):
+        return "'old_sha256' is not 64 lower-case hex digits"
+    if not isinstance(obj.get("text"), str):
+        return "a correction needs 'text', a string"
+    return None
+
+
 def _correction(obj: dict, origin: Origin) -> Correction:
     sentences = obj.get("sentences")
     return Correction(
@@ -130,7 +158,8 @@ def _correction(obj: dict, origin: Origin) -> Correction:
         new_text=paragraph_text(sentences) if sentences is not None else obj["text"],
         reason=obj.get("reason") or "", author=obj["author"], origin=origin,
         source_split=obj.get("source_split"),
-        sentences=tuple(sentences) if sentences is not None else None)
+        sentences=tuple(sentences) if sentences is not None else None,
+        language=obj.get("language"))
 
 
 def _checked(path: Path, number: int, obj: dict, author: str | None) -> Correction:
@@ -210,7 +239,7 @@ class Located:
     rid: int
     ctx: int
     source_id: str
-    source_split: str
+    source_split: str | None
     language: str
     views: int
     old_text: str
@@ -220,7 +249,7 @@ class Located:
     def unit_key(self) -> tuple:
         """Equal for two corrections of the same text (a context unit by its context)."""
         c = self.correction
-        if c.unit in ROW_UNITS:
+        if c.in_row:
             return ("row", self.rid, c.unit)
         return ("ctx", self.ctx, c.paragraph_id, c.unit, c.sentence_index)
 
@@ -239,6 +268,12 @@ def locate(release: Release, corrections: list[Correction]) -> list[Located]:
     id, unknown paragraph or sentence, or stale digest (in input order) is an InputError."""
     if not corrections:
         return []
+    if release.layout.has("aligned"):
+        return _locate_mapped(release, corrections)
+    stray = next((c for c in corrections if c.language is not None), None)
+    if stray is not None:
+        raise _fail(stray, "'language' names a mapped release's row; this release's rows "
+                    "are named by id (and source_split)", expected=_FORMAT)
     con = release.con.cursor()
     wanted = pa.table({"k": pa.array(range(len(corrections)), pa.int64()),
                        "row_id": pa.array([c.row_id for c in corrections], pa.string()),
@@ -262,6 +297,48 @@ def locate(release: Release, corrections: list[Correction]) -> list[Located]:
                          "GROUP BY ctx").fetchall())
     con.close()
     return [_located(c, r, candidates, views) for c, r in zip(corrections, rows)]
+
+
+def _locate_mapped(release: Release, corrections: list[Correction]) -> list[Located]:
+    """Each correction's row (its id in its language) and the column's current text."""
+    layout = release.layout
+    columns = {c.name: i for i, c in enumerate(layout.values)  # type: ignore[attr-defined]
+               if c.role in ("text", "answer")}
+    con = release.con.cursor()
+    out = []
+    try:
+        for c in corrections:
+            if c.language is None:
+                raise _fail(c, "a mapped release's correction names its 'language'",
+                            expected='{"id", "language", "unit": a text column, '
+                                     '"old_sha256", "text", "reason", "author"}')
+            if c.unit not in columns:
+                raise _fail(c, f"unknown unit '{c.unit}'",
+                            expected="a text or answer column: " + ", ".join(columns))
+            rows = con.execute(f"""SELECT rid, v{columns[c.unit]} FROM raw_views
+                                   WHERE id = ? AND language = ? AND NOT missing""",
+                               [c.row_id, c.language]).fetchall()
+            if len(rows) != 1:
+                raise _fail(c, f"{len(rows) or 'no'} row(s) with id '{c.row_id}' in "
+                            f"{c.language}", expected="the id of one row of that language")
+            rid, old = rows[0]
+            located = Located(correction=c, rid=rid, ctx=-1, source_id=c.row_id,
+                              source_split=None, language=c.language, views=1,
+                              old_text=old or "")
+            _fresh(located)
+            out.append(located)
+    finally:
+        con.close()
+    return out
+
+
+def _fresh(located: Located) -> None:
+    """A stale correction (the text changed since it was written) is refused."""
+    c = located.correction
+    if text_sha256(located.old_text) != c.old_sha256:
+        raise _fail(c, f"stale correction: old_sha256 {c.old_sha256[:12]}… is not the SHA-256 "
+                    f"of the {c.unit}'s current text ({text_sha256(located.old_text)[:12]}…)",
+                    expected="the digest of the text this release holds")
 
 
 def _located(c: Correction, row: dict, candidates: dict, views: dict) -> Located:
@@ -297,10 +374,7 @@ def _located(c: Correction, row: dict, candidates: dict, views: dict) -> Located
             old = sentences[c.sentence_index]
         located = Located(**base, language=paragraph["language_code"], views=views[row["ctx"]],
                           old_text=old, old_sentences=sentences)
-    if text_sha256(located.old_text) != c.old_sha256:
-        raise _fail(c, f"stale correction: old_sha256 {c.old_sha256[:12]}… is not the SHA-256 "
-                    f"of the {c.unit}'s current text ({text_sha256(located.old_text)[:12]}…)",
-                    expected="the digest of the text this release holds")
+    _fresh(located)
     return located
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ..io.units import ROW_UNITS, Patch
+from ..io.units import Patch
 from .corrections import Located
 
 
@@ -54,7 +54,8 @@ class Edit:
     @property
     def patch(self) -> Patch:
         """The edit as a patch of its unit: a row's, or its context's."""
-        c, row = self.first.correction, self.unit in ROW_UNITS
+        c = self.first.correction
+        row = c.in_row
         return Patch(self.unit, self.first.rid if row else None,
                      None if row else self.first.ctx, c.paragraph_id, c.sentence_index,
                      self.text, self.sentences)
@@ -76,7 +77,7 @@ def group(located: list[Located]) -> list[Edit]:
     by_paragraph: dict[tuple, list[int]] = defaultdict(list)
     for i, edit in enumerate(edits):
         by_unit[edit.key].append(i)
-        if edit.unit in ("sentence", "paragraph"):
+        if edit.unit in ("sentence", "paragraph") and not edit.first.correction.in_row:
             by_paragraph[(edit.first.ctx, edit.first.correction.paragraph_id)].append(i)
     for members in by_unit.values():
         for i in members:

@@ -18,6 +18,7 @@ and digest, for a vendor to edit (corrections.py documents the format).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow as pa
 
@@ -26,7 +27,7 @@ from ..engine.scan import ScanResult
 from ..io.digests import text_sha256
 from ..io.units import CONTEXT_UNITS, CORRECTABLE_UNITS, ROW_UNITS, paragraph_text
 from ..sql.macros import among
-from ..sql.safe import strings
+from ..sql.safe import literal, strings
 
 STATUSES = ("quarantined", "review_required")
 FINDING = pa.struct([("check", pa.string()), ("severity", pa.string()),
@@ -105,6 +106,11 @@ def work_list(scanned: ScanResult, statuses: tuple[str, ...] = STATUSES,
     optionally only those with a finding of these checks or in these languages."""
     con = scanned.cursor()
     con.execute(_placed(tuple(statuses), tuple(checks)))
+    if scanned.release.layout.has("aligned"):
+        try:
+            return _mapped(scanned, con, languages)
+        finally:
+            con.close()
     groups = con.sql(_GROUPED).to_arrow_table().to_pylist()
     ctxs = sorted({g["ctx"] for g in groups if g["unit"] not in ROW_UNITS})
     wanted = among(con, ctxs, pa.int32())
@@ -118,6 +124,41 @@ def work_list(scanned: ScanResult, statuses: tuple[str, ...] = STATUSES,
     rows.sort(key=lambda r: (r["language"] or "", CORRECTABLE_UNITS.index(r["unit"]), r["id"],
                              r["paragraph_id"] or "",
                              -1 if r["sentence_index"] is None else r["sentence_index"]))
+    return pa.Table.from_pylist(rows, schema=SCHEMA)
+
+
+def _mapped(scanned: ScanResult, con, languages: tuple[str, ...]) -> pa.Table:
+    """A mapped release's work list: each text or answer column of a row with a finding a
+    correction can change, its text beside the source language's (`language` is the row's;
+    `id` and `language` name it in a correction)."""
+    layout: Any = scanned.release.layout
+    columns = [(i, c.name) for i, c in enumerate(layout.values) if c.role in ("text", "answer")]
+    if not columns:
+        return SCHEMA.empty_table()
+    texts = " ".join(f"WHEN {literal(name)} THEN v.v{i}" for i, name in columns)
+    sources = " ".join(f"WHEN {literal(name)} THEN v.s{i}" for i, name in columns)
+    rows = con.sql(f"""
+        SELECT p.unit, v.id, NULL::VARCHAR AS source_split, v.id AS source_id,
+               NULL::VARCHAR AS paragraph_id, NULL::INTEGER AS sentence_index,
+               v.language, 1 AS views, [v.id] AS view_ids,
+               CASE max({_STATUS_RANK.format('p.status')}) WHEN 2 THEN 'quarantined'
+                    WHEN 1 THEN 'review_required' ELSE 'accepted' END AS status,
+               CASE max({_RANK.format('p.severity')}) WHEN 2 THEN 'blocking'
+                    WHEN 1 THEN 'review' ELSE 'info' END AS severity,
+               list_sort(list_distinct(list(p."check"))) AS required_for,
+               list_distinct(list({{'check': p."check", 'severity': p.severity,
+                                    'sentence_index': p.sentence_index, 'detail': p.detail,
+                                    'evidence': p.evidence}})) AS findings,
+               CASE p.unit {texts} END AS text, CASE p.unit {sources} END AS source_text
+        FROM plan_found p JOIN raw_views v USING (rid)
+        WHERE p.unit IN {strings(name for _, name in columns)}
+        GROUP BY ALL ORDER BY v.language, p.unit, v.id""").to_arrow_table().to_pylist()
+    order = {name: k for k, (_, name) in enumerate(columns)}
+    rows = [{**r, "findings": sorted(r["findings"], key=lambda f: (f["check"], f["detail"] or "")),
+             "sentences": None, "source_sentences": None,
+             "old_sha256": text_sha256(r["text"] or "")}
+            for r in rows if not languages or r["language"] in languages]
+    rows.sort(key=lambda r: (r["language"], order[r["unit"]], r["id"]))
     return pa.Table.from_pylist(rows, schema=SCHEMA)
 
 
@@ -168,13 +209,20 @@ def summary(plan: pa.Table) -> dict:
             "per_check": dict(sorted(checks.items()))}
 
 
-def template(plan: pa.Table) -> list[str]:
+def template(plan: pa.Table, by_language: bool = False) -> list[str]:
     """A corrections file (JSON lines) with each unit's current text and digest: edit the
-    text (or sentences), give a reason; lines left as they are are refused as unchanged."""
+    text (or sentences), give a reason; lines left as they are are refused as unchanged.
+    `by_language`: a mapped release's, whose rows are named by id and language."""
     out = []
     for r in plan.to_pylist():
         line = {"id": r["id"], "source_split": r["source_split"], "unit": r["unit"],
                 "old_sha256": r["old_sha256"], "reason": "", "author": ""}
+        if by_language:
+            line = {"id": r["id"], "language": r["language"], "unit": r["unit"],
+                    "old_sha256": r["old_sha256"], "text": r["text"], "reason": "",
+                    "author": ""}
+            out.append(json.dumps(line, ensure_ascii=False))
+            continue
         if r["unit"] in CONTEXT_UNITS:
             line["paragraph_id"] = r["paragraph_id"]
         if r["unit"] == "sentence":

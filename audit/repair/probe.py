@@ -32,7 +32,6 @@ from ..engine.policy import Policy
 from ..io import release as readers
 from ..io.layouts.base import Layout
 from ..io.model import Release
-from ..io.units import CONTEXT_UNITS, ROW_UNITS
 from ..sql.macros import among
 from ..sql.safe import strings
 from .edits import Edit, patches
@@ -42,7 +41,10 @@ Progress = Callable[[str], None]
 # twice (as it is and corrected), so `view_context_drift` would see the two as siblings.
 RELEASE_WIDE = frozenset({"record_hash_mismatch", "duplicate_id", "missing_source_id",
                           "unexpected_source_id", "status_mismatch",
-                          "structural_flags_mismatch", "view_context_drift"})
+                          "structural_flags_mismatch", "view_context_drift",
+                          # a mapped release's alignment: a probe's rows are a subset
+                          "row_missing", "row_extra", "blank_id", "row_count_mismatch",
+                          "row_shifted", "language_unverified"})
 UNJUDGED = {"length_ratio_outlier": "calibrated over the whole release's pairs: a probe of "
                                     "a few units cannot judge it; the re-scan does"}
 HOLDING = ("blocking", "review")
@@ -66,9 +68,8 @@ def write_rows(release: Release, folder: Path, selection: pa.Table, edits: list[
                contexts: pa.Table | None = None) -> Path:
     """The selected rows (`selection`: probe_rid, rid, patched) written by the release's
     layout into the new `folder`; a patched row carries every edit (`contexts`: the edits'
-    patched contexts, when the caller has them). Returns the folder."""
-    release.layout.write_rows(release, folder, selection, patches(edits), contexts)
-    return folder
+    patched contexts, when the caller has them). Returns what opens it."""
+    return release.layout.write_rows(release, folder, selection, patches(edits), contexts)
 
 
 def _selection(rids: list[int], versions: tuple[bool, ...]) -> pa.Table:
@@ -88,7 +89,7 @@ def _open(path: Path) -> Release:
 
 def _representatives(release: Release, edits: list[Edit]) -> dict[int, int]:
     """{ctx: the first view holding it} for the contexts an edit changes."""
-    ctxs = sorted({e.first.ctx for e in edits if e.unit in CONTEXT_UNITS})
+    ctxs = sorted({e.first.ctx for e in edits if not e.first.correction.in_row})
     if not ctxs:
         return {}
     con = release.con.cursor()
@@ -106,7 +107,7 @@ def _finding(f: dict) -> dict:
 def _on_unit(edit: Edit, f: dict) -> bool:
     """The finding sits on the edit's unit itself."""
     c = edit.first.correction
-    if edit.unit in ROW_UNITS:
+    if c.in_row:
         return f["unit"] == edit.unit
     if f["paragraph_id"] != c.paragraph_id:
         return False
@@ -119,7 +120,7 @@ def _on_unit(edit: Edit, f: dict) -> bool:
 
 def _near_unit(edit: Edit, f: dict) -> bool:
     """The finding sits where the edit may have caused it: its paragraph, or its row."""
-    if edit.unit in ROW_UNITS:
+    if edit.first.correction.in_row:
         return f["paragraph_id"] is None
     return f["paragraph_id"] == edit.first.correction.paragraph_id
 
@@ -136,7 +137,7 @@ def judge(release: Release, edits: list[Edit], folder: Path, policy: Policy,
         return []
     say = progress or (lambda message: None)
     reps = _representatives(release, edits)
-    row_of = [reps[e.first.ctx] if e.unit in CONTEXT_UNITS else e.first.rid
+    row_of = [e.first.rid if e.first.correction.in_row else reps[e.first.ctx]
               for e in edits]
     rids = sorted(set(row_of))
     probe = _open(write_rows(release, folder / "verdicts", _selection(rids, (False, True)),

@@ -140,10 +140,11 @@ class Layout:
     # --------------------------------------------------------------- corrected releases
 
     def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
-                   patches: list[Patch], contexts: pa.Table | None = None) -> None:
+                   patches: list[Patch], contexts: pa.Table | None = None) -> Path:
         """A probe: the selected rows (`selection`: probe_rid, rid, patched) in this
         layout's format into the new `folder`, in probe_rid order, a patched row carrying
-        every patch (`contexts`: the patched contexts, when the caller has them)."""
+        every patch (`contexts`: the patched contexts, when the caller has them). Returns
+        what opens it (the folder, or the file that describes it)."""
         raise NotImplementedError(f"the {self.name} layout cannot write corrected rows")
 
     def status_rule(self, found: str, kept: Callable[[str], str], review: list[str]) -> str:

@@ -97,7 +97,7 @@ class Jsonl(MultiHopLayout):
     # --------------------------------------------------------------- corrected releases
 
     def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
-                   patches: list[Patch], contexts: pa.Table | None = None) -> None:
+                   patches: list[Patch], contexts: pa.Table | None = None) -> Path:
         """The selected rows (probe_rid order), patched where asked, as JSONL."""
         folder.mkdir()
         chosen = selection.to_pylist()
@@ -110,6 +110,7 @@ class Jsonl(MultiHopLayout):
                 obj = objects[row["rid"]]
                 out.write(canonical_json(_patched(obj, reaching[row["rid"]]) if row["patched"]
                                          else obj) + "\n")
+        return folder
 
     def write(self, release: Opened, staging: Path, names: list[str], corrected: Corrected,
               progress: Progress | None = None) -> None:

@@ -21,7 +21,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import shutil
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Iterator
@@ -35,10 +37,13 @@ from ...languages import CODES
 from ...sql.safe import identifier, literal
 from .. import mapping as mappings
 from ..mapping import Column, DataFile, Mapping
-from .base import Layout
+from ..units import Patch
+from . import rewrite
+from .base import Corrected, Layout, Opened, Progress
 
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 _MISSING = object()
+PROBE_ID = "__probe_id__"     # a probe's id column (audit/repair/probe.py)
 
 
 def unit_language(code: str) -> str:
@@ -70,12 +75,12 @@ class Mapped(Layout):
 
     def read(self, con: duckdb.DuckDBPyConnection, paths: list[Path]) -> None:
         files = mappings.files(self.mapping)
-        tables = [self._table(f) for f in files]
+        tables = [self._table(f, i) for i, f in enumerate(files)]
         con.register("_mapped_rows", pa.concat_tables(tables))
         con.execute("CREATE TABLE raw_release AS SELECT * FROM _mapped_rows")
         con.unregister("_mapped_rows")
 
-    def _table(self, data: DataFile) -> pa.Table:
+    def _table(self, data: DataFile, index: int) -> pa.Table:
         records = list(_records(self.mapping, data.path))
         mapping, columns = self.mapping, self.values
         id_column = mapping.id_column
@@ -119,10 +124,12 @@ class Mapped(Layout):
                 mappings.language_code(mapping.path, "[input] language", bad[0])
         n = len(records)
         table = {"lang": langs if data.language is None else [data.language] * n,
-                 "file": [data.path.name] * n, "position": list(range(n)), "id": ids}
+                 "file": [data.path.name] * n, "file_index": [index] * n,
+                 "position": list(range(n)), "id": ids}
         table.update({f"v{i}": v for i, v in enumerate(values)})
         return pa.table(table, schema=pa.schema(
-            [("lang", pa.string()), ("file", pa.string()), ("position", pa.int64()),
+            [("lang", pa.string()), ("file", pa.string()), ("file_index", pa.int32()),
+             ("position", pa.int64()),
              ("id", pa.string())] + [(f"v{i}", pa.string()) for i in range(len(columns))]))
 
     # ------------------------------------------------------------------------ opening
@@ -143,8 +150,9 @@ class Mapped(Layout):
                           for i, code in enumerate(langs)) or "(NULL, 0, NULL)"
         n = len(self.values)
         values = "".join(f", t.v{i}, s.v{i} AS s{i}" for i in range(n))
-        # Each translated row with its source row, and each source id a language lacks;
-        # in language order, then the source's order (extra rows last, in their own).
+        # Each translated row with its source row, and each source id a language lacks
+        # (unless languages hold subsets: `partial`); item by item in the source's order,
+        # each in language order (rows the source lacks last).
         con.execute(f"""
             CREATE TABLE mapped_languages AS
             SELECT * FROM (VALUES {order}) l(language, ord, unit_lang);
@@ -154,19 +162,20 @@ class Mapped(Layout):
                 FROM raw_release WHERE lang = {literal(mapping.source_language)}
                   AND nullif(trim(id), '') IS NOT NULL) WHERE k = 1;
             CREATE TABLE raw_views AS
-            SELECT (row_number() OVER (ORDER BY ord, coalesce(source_position, 9e18),
+            SELECT (row_number() OVER (ORDER BY coalesce(source_position, 9e18), ord,
                                        position) - 1)::BIGINT AS rid, * EXCLUDE (ord)
             FROM (
-              SELECT l.ord, t.id, l.language, l.unit_lang, t.file, t.position,
+              SELECT l.ord, t.id, l.language, l.unit_lang, t.file, t.file_index, t.position,
                      s.position AS source_position, false AS missing,
                      s.position IS NULL AS extra {values}
               FROM raw_release t JOIN mapped_languages l ON l.language = t.lang
               LEFT JOIN mapped_source s ON s.id = t.id
               UNION ALL
-              SELECT l.ord, s.id, l.language, l.unit_lang, NULL, NULL, s.position, true,
+              SELECT l.ord, s.id, l.language, l.unit_lang, NULL, NULL, NULL, s.position, true,
                      false {values.replace('t.v', 'NULL AS v')}
               FROM mapped_source s CROSS JOIN mapped_languages l
-              ANTI JOIN raw_release t ON t.lang = l.language AND t.id = s.id)""")
+              ANTI JOIN raw_release t ON t.lang = l.language AND t.id = s.id
+              WHERE NOT {str(mapping.partial).lower()})""")
         con.execute("""
             CREATE VIEW views AS
             SELECT rid, NULL::INTEGER AS ctx, 'mapped' AS layout, id, id AS source_id,
@@ -183,6 +192,82 @@ class Mapped(Layout):
                  for i, c in enumerate(self.values) if c.role in mappings.TEXT_ROLES]
         con.execute("CREATE VIEW units AS " + " UNION ALL ".join(units))
         return None
+
+    # ------------------------------------------------------------ corrected releases
+
+    def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
+                   patches: list[Patch], contexts: pa.Table | None = None) -> Path:
+        """A probe: the selected rows as a small mapped release of JSONL files (one id per
+        selected row, `p<probe_rid>`, beside its source row; languages hold subsets), so
+        its rows are numbered in selection order."""
+        folder.mkdir(parents=True)
+        columns = {c.name: i for i, c in enumerate(self.values)}
+        by_rid: dict[int, dict[str, str]] = {}
+        for patch in patches:
+            by_rid.setdefault(patch.rid or 0, {})[patch.unit] = patch.text
+        wanted = selection.to_pylist()
+        with release.con.cursor() as con:
+            con.register("probe_selection", selection)
+            rows = con.sql(f"""SELECT language, [{', '.join(f'v{i}' for i in columns.values())}],
+                                      [{', '.join(f's{i}' for i in columns.values())}]
+                               FROM probe_selection p JOIN raw_views v USING (rid)
+                               ORDER BY p.probe_rid""").fetchall()
+        files: dict[str, list[dict[str, Any]]] = {self.mapping.source_language: []}
+        for pick, (language, values, sources) in zip(wanted, rows):
+            key = {PROBE_ID: f"p{pick['probe_rid']}"}
+            record = dict(zip(columns, values))
+            if pick["patched"]:
+                record.update(by_rid.get(pick["rid"], {}))
+            files[self.mapping.source_language].append({**key, **dict(zip(columns, sources))})
+            files.setdefault(language, []).append({**key, **record})
+        for language, records in files.items():
+            (folder / f"probe.{language}.jsonl").write_text("".join(
+                json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+        raw = {"release": {"name": "probe", "source_language": self.mapping.source_language,
+                           "scripts": self.mapping.scripts, "partial": True},
+               "input": {"files": "probe.{lang}.jsonl", "format": "jsonl", "align": "id"},
+               "columns": {PROBE_ID: "id", **{c.name: {"role": c.role, **(
+                   {"in": c.within} if c.within else {})} for c in self.values}}}
+        (folder / "probe.toml").write_text(mappings.dumps(raw), encoding="utf-8")
+        return folder / "probe.toml"
+
+    def write(self, release: Opened, staging: Path, names: list[str], corrected: Corrected,
+              progress: Progress | None = None) -> None:
+        """The mapping (its paths leading to the files beside it) and every file under
+        its name in `names`: a file no patch reaches is copied, one it reaches rewritten in
+        its own format (audit/io/layouts/rewrite.py)."""
+        fields = {c.name: c.field for c in self.values}
+        with release.con.cursor() as con:
+            where = dict(((rid, (index, position)) for rid, index, position in con.execute(
+                "SELECT rid, file_index, position FROM raw_views WHERE NOT missing"
+            ).fetchall()))
+        changes: dict[int, dict[int, dict[str, str]]] = {}
+        for patch in corrected.patches:
+            index, position = where[patch.rid or 0]
+            changes.setdefault(index, {}).setdefault(position, {})[
+                fields[patch.unit]] = patch.text
+        paths = release.paths
+        for i, (path, name) in enumerate(zip(paths, names)):
+            target = staging / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if i == 0:
+                target.write_text(self._moved(target.parent), encoding="utf-8")
+            elif i - 1 in changes:
+                rewrite.rewrite(self.mapping, path, target, changes[i - 1])
+            else:
+                shutil.copyfile(path, target)
+
+    def _moved(self, folder: Path) -> str:
+        """The mapping written into `folder`, its files and source named relative to it as
+        the original's are relative to the original (the corrected release mirrors the
+        tree the files and the mapping share)."""
+        raw = json.loads(json.dumps(self.mapping.raw))
+        here = self.mapping.folder.resolve()
+        for key in ("files", "source"):
+            if key in raw.get("input", {}):
+                absolute = mappings.resolved(self.mapping, raw["input"][key])
+                raw["input"][key] = os.path.relpath(absolute, here)
+        return mappings.dumps(raw)
 
     def column_sql(self, name: str, side: str = "v") -> str:
         """The views column holding a mapped column's value (`side` v) or its source's (s)."""
@@ -212,7 +297,9 @@ def _records(mapping: Mapping, path: Path) -> Iterator[tuple[str, Any]]:
         for i, line in enumerate(lines):
             yield f"line {i + 1}", ({"text": line.removesuffix("\r")},)
     elif fmt == "jsonl":
-        for i, line in enumerate(text.splitlines()):
+        # Split on line feeds only: a JSON string may hold U+2028 and its kin unescaped.
+        for i, line in enumerate(text.split("\n")):
+            line = line.removesuffix("\r")
             if not line.strip():
                 continue
             try:

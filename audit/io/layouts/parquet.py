@@ -60,7 +60,7 @@ class ParquetMultiHop(ParquetLayout, MultiHopLayout):
     probes are written here."""
 
     def write_rows(self, release: Opened, folder: Path, selection: pa.Table,
-                   patches: list[Patch], contexts: pa.Table | None = None) -> None:
+                   patches: list[Patch], contexts: pa.Table | None = None) -> Path:
         folder.mkdir()
         con = release.con.cursor()
         con.register("probe_contexts", contexts if contexts is not None
@@ -88,6 +88,7 @@ class ParquetMultiHop(ParquetLayout, MultiHopLayout):
                 ORDER BY s.probe_rid) TO {target} (FORMAT parquet, COMPRESSION zstd)""")
             con.unregister("probe_selection")
         con.close()
+        return folder
 
     def write(self, release: Opened, staging: Path, names: list[str], corrected: Corrected,
               progress: Progress | None = None) -> None:
