@@ -353,5 +353,63 @@ def test_the_shipped_example_mappings_read() -> None:
               for m in [mapping.load(path)]}
     assert shapes == {"long-table.parquet.toml": ("parquet", "id", "language"),
                       "ntrex128.toml": ("txt", "row", None),
+                      "xnli-nested.jsonl.toml": ("jsonl", "id", None),
                       "xnli-style.tsv.toml": ("tsv", "id", None),
                       "xquad.toml": ("json", "id", None)}
+
+
+def test_every_language_in_one_record_and_several_files_per_language(realdata: Path,
+                                                                     tmp_path: Path) -> None:
+    """XNLI's shape (each record holds every language: `premise.{lang}`), in two JSONL
+    shards; and the same text as Parquet shards per language directory (`{lang}/*.parquet`):
+    the same findings either way."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    here = realdata / "ntrex128"
+    texts = {lang: (here / f"newstest2019-{name}.txt").read_text("utf-8").split("\n")[:40]
+             for lang, name in (("en", "src.eng"), ("de", "ref.deu"), ("am", "ref.amh"))}
+    texts["am"][9] = texts["en"][9]                     # left in English
+    texts["de"][21] = ""                                # blank
+    records = [{"uid": f"x{i}", "premise": {lang: texts[lang][i] for lang in texts},
+                "label": i % 3} for i in range(40)]
+    for shard in (0, 1):
+        (tmp_path / f"xnli-{shard}.jsonl").write_text("".join(
+            json.dumps(r, ensure_ascii=False) + "\n" for r in records[shard * 20:][:20]),
+            encoding="utf-8")
+    nested = write(tmp_path / "nested.toml", """[release]
+source_language = "en"
+[input]
+files = "xnli-*.jsonl"
+[columns]
+uid = "id"
+premise = { role = "text", field = "premise.{lang}" }
+label = "same"
+""")
+    for lang in texts:
+        (tmp_path / lang).mkdir()
+        for shard in (0, 1):
+            part = records[shard * 20:][:20]
+            pq.write_table(pa.Table.from_pylist([{"uid": r["uid"], "premise": r["premise"][lang],
+                                                  "label": r["label"]} for r in part]),
+                           tmp_path / lang / f"part-{shard}.parquet")
+    sharded = write(tmp_path / "sharded.toml", """[release]
+source_language = "en"
+[input]
+files = "{lang}/part-*.parquet"
+[columns]
+uid = "id"
+premise = "text"
+label = "same"
+""")
+    seen = []
+    for mapping in (nested, sharded):
+        found = findings(mapping)
+        assert {(f["language"], f["id"]) for f in found if f["check"] == "row_missing"} == set()
+        kinds = sorted((f["check"], f["language"], f["id"], f["unit"]) for f in found
+                       if f["severity"] != "info")
+        assert ("blank_translation", "de", "x21", "premise") in kinds
+        assert ("script_mismatch", "am", "x9", "premise") in kinds
+        seen.append(kinds)
+    assert seen[0] == seen[1]
+    status = scan.run(readers.open_release(nested, cache=False)).status.to_pylist()
+    assert len(status) == 80 and {s["language"] for s in status} == {"de", "am"}

@@ -191,3 +191,28 @@ def test_the_work_list_template_filled_in_is_a_corrections_file(ntrex: Path, tmp
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "out" / "repair_manifest.json").read_text())["counts"][
         "applied"] == 1
+
+
+def test_a_record_holding_every_language_is_corrected_in_its_language(realdata: Path,
+                                                                      tmp_path: Path) -> None:
+    here = realdata / "ntrex128"
+    texts = {lang: (here / f"newstest2019-{name}.txt").read_text("utf-8").split("\n")[:12]
+             for lang, name in (("en", "src.eng"), ("de", "ref.deu"), ("fr", "ref.fra"))}
+    german = texts["de"][4]
+    texts["de"][4] = ""
+    lines = [json.dumps({"uid": f"x{i}", "premise": {lang: texts[lang][i] for lang in texts}},
+                        ensure_ascii=False) for i in range(12)]
+    (tmp_path / "xnli.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mapping = tmp_path / "xnli.toml"
+    mapping.write_text('[release]\nsource_language = "en"\n[input]\nfiles = "xnli.jsonl"\n'
+                       '[columns]\nuid = "id"\npremise = { role = "text", field = '
+                       '"premise.{lang}" }\n', encoding="utf-8")
+    fix = corrections(tmp_path / "fix.jsonl", {"id": "x4", "language": "de", "unit": "premise",
+                                               "old_sha256": sha(""), "text": german})
+    out = tmp_path / "out"
+    done = cli("repair", "apply", mapping, "--corrections", fix, "--out", out)
+    assert done.returncode == 0, done.stderr
+    after = (out / "xnli.jsonl").read_text("utf-8").split("\n")
+    assert [i for i, (a, b) in enumerate(zip(lines, after)) if a != b] == [4]
+    assert json.loads(after[4])["premise"] == {"en": texts["en"][4], "de": german,
+                                               "fr": texts["fr"][4]}

@@ -186,10 +186,15 @@ def _parse(path: Path, raw: dict[str, Any]) -> Mapping:
             raise _fail(path, "[input] language", f"{language!r} is not a language column",
                         '{ column = "lang" }')
         language_column = language["column"]
-    if LANG not in files and language_column is None:
+    nested = any(LANG in str(spec.get("field", "")) for spec in columns_raw.values()
+                 if isinstance(spec, dict))
+    if LANG not in files and language_column is None and not nested:
         raise _fail(path, "[input] files", f"{files!r} names no language",
-                    '"{lang}" in a file or directory name, or [input] language = '
-                    '{ column = "..." }')
+                    '"{lang}" in a file or directory name, [input] language = '
+                    '{ column = "..." }, or "{lang}" in the fields of [columns]')
+    if nested and (LANG in files or language_column is not None):
+        raise _fail(path, "[columns]", "{lang} in a field and in [input] too",
+                    "the language named in one place")
     if LANG in files and language_column is not None:
         raise _fail(path, "[input] language", "a language column and {lang} in [input] files",
                     "one of the two")
@@ -287,7 +292,7 @@ def _columns(path: Path, raw: dict[str, Any], fmt: str) -> tuple[Column, ...]:
         if role not in ROLES:
             raise _fail(path, where, f"unknown role {role!r}", " | ".join(ROLES))
         located = spec.get("field", name)
-        if not isinstance(located, str) or not _FIELD.match(located):
+        if not isinstance(located, str) or not _FIELD.match(located.replace(LANG, "lang")):
             raise _fail(path, f"{where}.field", f"{located!r} is not a field path",
                         'a name or a path such as "answers[0].text"')
         within = spec.get("in")
@@ -319,30 +324,50 @@ class DataFile:
     language: str | None        # None: a long table's rows name theirs
 
 
+def nested(mapping: Mapping) -> bool:
+    """Whether each record holds every language's value ("{lang}" in a field path)."""
+    return any(LANG in c.field for c in mapping.columns)
+
+
+def _glob(pattern: str) -> str:
+    """A pattern's glob: "{lang}" and "*" each stand for part of one name."""
+    return "*".join(globlib.escape(part) for part in pattern.replace(LANG, "*").split("*"))
+
+
+def _matcher(pattern: str) -> re.Pattern[str]:
+    parts = [re.escape(p).replace(r"\*", r"[^/\\]*") for p in pattern.split(LANG)]
+    return re.compile(r"(?P<lang>[^/\\]+?)".join(parts) + "$")
+
+
 def files(mapping: Mapping) -> list[DataFile]:
-    """The data files a mapping names, the source language's first; an InputError when a
-    pattern matches nothing or a language is missing."""
-    found: dict[str, Path] = {}
-    if mapping.language_column is not None:
-        where = _resolve(mapping, mapping.files)
-        if not where.is_file():
-            raise _fail(mapping.path, "[input] files", f"no such file {str(where)!r}",
-                        "the path of the release's table, relative to the mapping file")
-        return [DataFile(where, None)]
-    pattern = _resolve(mapping, mapping.files)
-    prefix, _, suffix = str(pattern).partition(LANG)
-    matcher = re.compile(re.escape(prefix) + r"(?P<lang>[^/\\]+?)" + re.escape(suffix) + "$")
-    # "{lang}" stands for one name, or part of one: a glob "*" never crosses a "/".
-    for candidate in sorted(globlib.glob(globlib.escape(prefix) + "*" + globlib.escape(suffix))):
+    """The data files a mapping names, the source language's first (a language's files in
+    name order: a "*" in the pattern may match several); an InputError when a pattern
+    matches nothing or a language is missing."""
+    pattern = str(_resolve(mapping, mapping.files))
+    if mapping.language_column is not None or nested(mapping):
+        tables = sorted(Path(p) for p in globlib.glob(_glob(pattern)) if Path(p).is_file())
+        if not tables:
+            raise _fail(mapping.path, "[input] files", f"no file matches {pattern!r}",
+                        "the path of the release's table(s), relative to the mapping file")
+        return [DataFile(path, None) for path in tables]
+    found: dict[str, list[Path]] = {}
+    matcher = _matcher(pattern)
+    for candidate in sorted(globlib.glob(_glob(pattern))):
         match = matcher.match(candidate)
         if match and Path(candidate).is_file() and LANG_CODE.match(match["lang"]):
-            found.setdefault(match["lang"], Path(candidate))
+            found.setdefault(match["lang"], []).append(Path(candidate))
+    prefix, _, suffix = pattern.partition(LANG)
     if mapping.source is not None:
         source = _resolve(mapping, mapping.source)
         if not source.is_file():
             raise _fail(mapping.path, "[input] source", f"no such file {str(source)!r}",
                         "the source language's file, relative to the mapping file")
-        found[mapping.source_language] = source
+        found[mapping.source_language] = [source]
+    several = next((code for code, paths in found.items() if len(paths) > 1), None)
+    if several is not None and mapping.align == "row":
+        raise _fail(mapping.path, "[input] files", f"{len(found[several])} files of "
+                    f"{several} match; aligned by row, a language is one file",
+                    'one file per language, or align = "id"')
     if not found:
         raise _fail(mapping.path, "[input] files", f"{mapping.files!r} matches no file",
                     f"files such as {prefix.rsplit('/', 1)[-1]}de{suffix} beside the mapping")
@@ -361,8 +386,8 @@ def files(mapping: Mapping) -> list[DataFile]:
     if not [c for c in wanted if c != mapping.source_language]:
         raise _fail(mapping.path, "[input] files", "only the source language's file",
                     "at least one translated language")
-    return [DataFile(found[mapping.source_language], mapping.source_language)] + [
-        DataFile(found[code], code) for code in wanted if code != mapping.source_language]
+    order = [mapping.source_language] + [c for c in wanted if c != mapping.source_language]
+    return [DataFile(path, code) for code in order for path in found[code]]
 
 
 def _resolve(mapping: Mapping, name: str) -> Path:

@@ -84,53 +84,74 @@ class Mapped(Layout):
         records = list(_records(self.mapping, data.path))
         mapping, columns = self.mapping, self.values
         id_column = mapping.id_column
+        if not records:
+            raise InputError(data.path, "the file holds no records",
+                             where=f"mapping {mapping.path.name}",
+                             expected="at least one record (or [input] records = ...)")
+        # Each record holds every language ("{lang}" in its fields), or one.
+        every = self._nested_languages(records[0][1]) if mappings.nested(mapping) else [None]
         found = {c.name: False for c in mapping.columns}
-        langs, ids = [], []
+        langs, ids, positions = [], [], []
         values: list[list[str | None]] = [[] for _ in columns]
         for position, (where, record) in enumerate(records):
-            if data.language is None:
-                lang = _lookup(record, mapping.language_column or "")
-                if lang is _MISSING or not isinstance(lang, str):
-                    raise InputError(data.path, f"no language in column "
-                                     f"{mapping.language_column!r}", where=where,
-                                     expected="a language code")
+            for nested in every:
+                if nested is not None:
+                    lang: Any = nested
+                elif data.language is not None:
+                    lang = data.language
+                else:
+                    lang = _lookup(record, mapping.language_column or "")
+                    if lang is _MISSING or not isinstance(lang, str):
+                        raise InputError(data.path, f"no language in column "
+                                         f"{mapping.language_column!r}", where=where,
+                                         expected="a language code")
                 langs.append(lang)
-            if id_column is not None and mapping.align == "id":
-                value = _lookup(record, id_column.field)
-                found[id_column.name] |= value is not _MISSING
-                ids.append(_text(value, data.path, where, id_column, scalar=True))
-            else:
-                ids.append(str(position))
-            for column, into in zip(columns, values):
-                value = _lookup(record, column.field)
-                found[column.name] |= value is not _MISSING
-                into.append(_text(value, data.path, where, column,
-                                  scalar=column.role not in mappings.TEXT_ROLES))
-        absent = [name for name, seen in found.items() if not seen and records
+                positions.append(position)
+                if id_column is not None and mapping.align == "id":
+                    value = _lookup(record, id_column.field)
+                    found[id_column.name] |= value is not _MISSING
+                    ids.append(_text(value, data.path, where, id_column, scalar=True))
+                else:
+                    ids.append(str(position))
+                for column, into in zip(columns, values):
+                    value = _lookup(record, column.field.replace(mappings.LANG, lang))
+                    found[column.name] |= value is not _MISSING
+                    into.append(_text(value, data.path, where, column,
+                                      scalar=column.role not in mappings.TEXT_ROLES))
+        absent = [name for name, seen in found.items() if not seen
                   and (name != getattr(id_column, "name", None) or mapping.align == "id")]
         if absent:
             column = next(c for c in mapping.columns if c.name == absent[0])
             raise InputError(mapping.path, f"field {column.field!r} is in no record of "
                              f"{data.path}", where=f"[columns] {column.name}",
                              expected="a field every record has (README: Mapping a benchmark)")
-        if not records:
-            raise InputError(data.path, "the file holds no records",
-                             where=f"mapping {mapping.path.name}",
-                             expected="at least one record (or [input] records = ...)")
-        if data.language is None:
-            bad = sorted({lang for lang in langs
-                          if not mappings.LANG_CODE.match(lang)})
-            if bad:
-                mappings.language_code(mapping.path, "[input] language", bad[0])
-        n = len(records)
-        table = {"lang": langs if data.language is None else [data.language] * n,
-                 "file": [data.path.name] * n, "file_index": [index] * n,
-                 "position": list(range(n)), "id": ids}
+        bad = sorted({lang for lang in langs if not mappings.LANG_CODE.match(lang)})
+        if bad:
+            mappings.language_code(mapping.path, "[input] language", bad[0])
+        n = len(langs)
+        table = {"lang": langs, "file": [data.path.name] * n, "file_index": [index] * n,
+                 "position": positions, "id": ids}
         table.update({f"v{i}": v for i, v in enumerate(values)})
         return pa.table(table, schema=pa.schema(
             [("lang", pa.string()), ("file", pa.string()), ("file_index", pa.int32()),
              ("position", pa.int64()),
              ("id", pa.string())] + [(f"v{i}", pa.string()) for i in range(len(columns))]))
+
+    def _nested_languages(self, first: tuple[Any, ...]) -> list[str]:
+        """The languages a record holds: the mapping's, else the keys of the object that
+        the first "{lang}" field's path leads to in the first record."""
+        mapping = self.mapping
+        if mapping.languages:
+            return [mapping.source_language, *(c for c in mapping.languages
+                                               if c != mapping.source_language)]
+        column = next(c for c in mapping.columns if mappings.LANG in c.field)
+        holder = _lookup(first, column.field.split(mappings.LANG)[0].rstrip("."))
+        if not isinstance(holder, dict):
+            raise InputError(mapping.path, f"the first record has no object of languages at "
+                             f"{column.field!r}", where=f"[columns] {column.name}",
+                             expected="an object keyed by language code, or [release] "
+                                      "languages")
+        return sorted(holder, key=lambda code: code != mapping.source_language)
 
     # ------------------------------------------------------------------------ opening
 
@@ -158,7 +179,8 @@ class Mapped(Layout):
             SELECT * FROM (VALUES {order}) l(language, ord, unit_lang);
             CREATE TABLE mapped_source AS
             SELECT * EXCLUDE (k) FROM (
-                SELECT *, row_number() OVER (PARTITION BY id ORDER BY position) AS k
+                SELECT *, row_number() OVER (PARTITION BY id ORDER BY file_index, position) AS k,
+                       row_number() OVER (ORDER BY file_index, position) - 1 AS ordinal
                 FROM raw_release WHERE lang = {literal(mapping.source_language)}
                   AND nullif(trim(id), '') IS NOT NULL) WHERE k = 1;
             CREATE TABLE raw_views AS
@@ -166,12 +188,12 @@ class Mapped(Layout):
                                        position) - 1)::BIGINT AS rid, * EXCLUDE (ord)
             FROM (
               SELECT l.ord, t.id, l.language, l.unit_lang, t.file, t.file_index, t.position,
-                     s.position AS source_position, false AS missing,
+                     s.ordinal AS source_position, false AS missing,
                      s.position IS NULL AS extra {values}
               FROM raw_release t JOIN mapped_languages l ON l.language = t.lang
               LEFT JOIN mapped_source s ON s.id = t.id
               UNION ALL
-              SELECT l.ord, s.id, l.language, l.unit_lang, NULL, NULL, NULL, s.position, true,
+              SELECT l.ord, s.id, l.language, l.unit_lang, NULL, NULL, NULL, s.ordinal, true,
                      false {values.replace('t.v', 'NULL AS v')}
               FROM mapped_source s CROSS JOIN mapped_languages l
               ANTI JOIN raw_release t ON t.lang = l.language AND t.id = s.id
@@ -238,14 +260,15 @@ class Mapped(Layout):
         its own format (audit/io/layouts/rewrite.py)."""
         fields = {c.name: c.field for c in self.values}
         with release.con.cursor() as con:
-            where = dict(((rid, (index, position)) for rid, index, position in con.execute(
-                "SELECT rid, file_index, position FROM raw_views WHERE NOT missing"
-            ).fetchall()))
+            where = {rid: (index, position, language) for rid, index, position, language
+                     in con.execute("SELECT rid, file_index, position, language FROM raw_views "
+                                    "WHERE NOT missing").fetchall()}
         changes: dict[int, dict[int, dict[str, str]]] = {}
         for patch in corrected.patches:
-            index, position = where[patch.rid or 0]
-            changes.setdefault(index, {}).setdefault(position, {})[
-                fields[patch.unit]] = patch.text
+            index, position, language = where[patch.rid or 0]
+            # A record holding every language names the row's in its field path.
+            field = fields[patch.unit].replace(mappings.LANG, language)
+            changes.setdefault(index, {}).setdefault(position, {})[field] = patch.text
         paths = release.paths
         for i, (path, name) in enumerate(zip(paths, names)):
             target = staging / name
