@@ -48,3 +48,12 @@ CODES: tuple[str, ...] = tuple(BY_CODE)
 UNKNOWN_CODE = "und"
 # Written right to left (the three Arabic-script languages).
 RTL_CODES = frozenset({"ar", "fa", "ur"})
+
+
+def normalized(code: str) -> str:
+    """The code the checks and the review read a language by: one of the 24 where the code
+    names one of them ("deu", "zho-CN", "por-BR" → de, zh, pt), else the code as given
+    (with "-" for "_")."""
+    import icu
+    base = icu.Locale.createCanonical(code.replace("_", "-")).getLanguage()
+    return base if base in BY_CODE else code.replace("_", "-")

@@ -18,10 +18,10 @@ from audit.review.status import status as batch_status
 from audit.settings import current
 from workbench import auth
 from workbench.serving import served_file, shown_path
-from workbench.shell import current_view, needs_vector, say, scope_line, setup
+from workbench.shell import current_view, say, scope_line, setup
 
 result = setup("Review")
-needs_vector(result, 'Review')
+MAPPED = not browse.has_vector(result)     # a mapped benchmark: units are its columns
 scope_line(result, filtered=False)
 STATUS_EVERY = 3   # seconds between progress polls (one cheap request per server)
 
@@ -42,7 +42,23 @@ label = st.radio("Batch of", [k.label for k in kinds.ON_PAGE], horizontal=True,
 kind = next(k for k in kinds.ON_PAGE if k.label == label)
 seed = int(st.number_input("Seed", value=sampling.PAPER_SEED, step=1, key="review_seed"))
 try:
-    if kind.pairs is None:
+    if kind.pairs is None and MAPPED:
+        table = units(result.identity, result)
+        languages = sorted(set(table.column("language").to_pylist()) - {"en"})
+        columns = list(dict.fromkeys(table.column("unit").to_pylist()))
+        kept = st.multiselect("Columns", columns, default=columns, key="review_units")
+        by = st.multiselect("Strata", ["language", "unit", "status", "check"],
+                            default=["language", "unit"], key="review_by")
+        per = int(st.number_input("Units per stratum", 1, 1000, 5, key="review_per"))
+        batch = sampling.sample(table, by, seed=seed, per_stratum=per,
+                                where={"language": languages, "unit": kept})
+        review = batches.translation_batch(batch, result.release)
+        st.caption("Every translated language of the release; each unit is one column of "
+                   "one item in one language, beside the source language's text.")
+        st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
+                                                             "shortfall")}}
+                      for c in batch.manifest["counts"]], hide_index=True, height=240)
+    elif kind.pairs is None:
         table = units(result.identity, result)
         design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
                                      "language", "the paper's 80 + 20 + 20 per language",

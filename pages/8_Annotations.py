@@ -15,10 +15,9 @@ from audit.review import agreement, charts, check_agreement, pull, push, reports
 from audit.review.sites import ledger_sites
 from audit.settings import current
 from workbench import auth
-from workbench.shell import needs_vector, say, setup
+from workbench.shell import say, setup
 
 result = setup("Annotations")
-needs_vector(result, 'Annotations')
 
 batches = workspace.batches(current().reviews)
 if not batches:

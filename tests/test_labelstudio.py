@@ -993,3 +993,41 @@ def test_status_after_an_unclean_death_says_not_running_without_a_proc_error(tmp
     done = subprocess.run(["bash", str(script), "status", "--data-dir", str(data)],
                           capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (3, f"not running ({data})\n", "")
+
+
+def test_a_mapped_release_is_reviewed_by_language_and_column(session, realdata, tmp_path):
+    """XQuAD's first article through its mapping: German units (one per column) sampled,
+    routed to annotators who declare German as "deu" or "de", pushed, annotated and pulled;
+    the annotations name each unit's column and κ is computed over them."""
+    from test_mapped_workbench import small_xquad
+
+    from audit.io import release as readers
+    mapping = small_xquad(realdata, tmp_path / "xquad", "xquad-review", blank=3)
+    result = scan.run(readers.open_release(mapping, cache=False))
+    sample = sampling.sample(sampling.build_units(result), by=["unit"], seed=SEED,
+                             per_stratum=2, where={"language": "de"},
+                             created_at="2026-12-07T00:00:00+00:00")
+    batch = translation_batch(sample, result.release,
+                              batch_id=sample.batch_id + "-mapped" + session.suffix)
+    assert len(batch.tasks) == 6 and set(batch.groups) == {"de"}
+    assert sorted(i.split(":")[1] for i in batch.item_ids) == [
+        "answer", "answer", "context", "context", "question", "question"]
+    work = tmp_path / "reviews"
+    report = push(session.server, batch, [f"{ANN1}:deu", f"{ANN2}:de"], workspace=work)
+    _track(session, report)
+    sign_in_all(session, report)
+    assert [(p.key, p.sent) for p in report.projects] == [("de · annotator 1", 6),
+                                                          ("de · annotator 2", 6)]
+    for slot, email, project in zip((1, 2), (ANN1, ANN2), report.projects):
+        tasks = tasks_of(session.server, project.project_id)
+        shown = next(t["data"] for t in _all_tasks(session.server, project.project_id)
+                     if t["data"]["item_id"] == batch.item_ids[0])
+        assert shown["translation_text"] and shown["source_text"] and shown["question"] == "—"
+        for index, item_id in enumerate(batch.item_ids):
+            values = dict(BASE, answer_preserved="no" if slot == 2 and index == 0 else "yes")
+            annotate(person(session, email), tasks[item_id], translation_result(values))
+    pull(session.server, batch.batch_id, workspace=work)
+    table = read_annotations(batch.batch_id, work)
+    rows = table.filter(pc.equal(table.column("criterion"), "answer_preserved")).to_pylist()
+    assert len(rows) == 12 and {r["item_id"] for r in rows} == set(batch.item_ids)
+    assert sorted(r["value"] for r in rows).count("no") == 1

@@ -263,8 +263,8 @@ def needs_vector(result: ScanResult, what: str) -> None:
         return
     say(st.info, "{what} works on multi-hop releases (questions, candidate paragraphs and "
                  "their language vector); {release} is a {layout} release. Browse, "
-                 "Instance, Findings, Compare and Export open it (README: Mapping a "
-                 "benchmark).", what=what, release=release_name(result),
+                 "Instance, Findings, Compare, Export, Review and Annotations open it "
+                 "(README: Mapping a benchmark).", what=what, release=release_name(result),
         layout=result.release.layout.description)
     st.stop()
 

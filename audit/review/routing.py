@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from ..errors import InputError
-from ..languages import BY_CODE, UNKNOWN_CODE
+from ..languages import BY_CODE, UNKNOWN_CODE, normalized
 
 SLOTS = ("annotator 1", "annotator 2")
 NO_LANGUAGE = ""          # the group of MAPLE items
@@ -65,11 +65,23 @@ def parse_annotator(spec: str, *, side: str | None = None,
         raise InputError(where, f"{spec!r}: {email!r} is not an email address",
                          expected=EXAMPLE)
     codes = {code.strip() for code in tail.split(",") if code.strip()}
-    unknown = sorted(c for c in codes if c not in BY_CODE or c == UNKNOWN_CODE)
+    unknown = sorted(c for c in codes if not _known(c))
     if unknown:
         raise InputError(where, f"{spec!r}: unknown language code(s) {', '.join(unknown)}",
                          expected="codes such as " + ", ".join(sorted(BY_CODE)[:6]) + " …")
-    return Annotator(email, frozenset(codes - {ENGLISH}), side)
+    # "deu" reads what "de" does: a mapped release's units carry the normalized code.
+    return Annotator(email, frozenset({normalized(c) for c in codes} - {ENGLISH}), side)
+
+
+def _known(code: str) -> bool:
+    """One of the 24, or a language ICU can name (a mapped release may have any)."""
+    if code in BY_CODE:
+        return True
+    if code == UNKNOWN_CODE:
+        return False
+    from ..language.anyscript import language_info
+    info = language_info(code)
+    return info is not None and info.name is not None
 
 
 def parse_annotators(specs: Sequence[str] | Mapping[str, Sequence[str]],

@@ -208,10 +208,42 @@ ORDER BY rid, ord, candidate_index
 """
 
 
+# A mapped release (audit/io/layouts/mapped.py): a unit is one text or answer column of a
+# row (an item in one language), named by the column; its language is the row's, as the
+# checks read it (one of the 24 where the code names one: annotators declare those).
+_MAPPED_UNITS_QUERY = """
+WITH rows AS (
+    SELECT v.rid, v.id, v.language AS code, l.unit_lang AS language,
+           CASE WHEN coalesce(v.id, '') = ''
+                     OR count(*) OVER (PARTITION BY v.id, v.language) > 1
+                THEN coalesce(v.id, '') || '@' || v.language || '@' || v.rid
+                ELSE v.id || '@' || v.language END AS row_id,
+           s.status, coalesce(s.flags, []::VARCHAR[]) AS checks
+    FROM raw_views v JOIN mapped_languages l USING (language)
+    LEFT JOIN status s ON s."row" = v.rid
+    WHERE NOT v.missing)
+SELECT r.row_id || ':' || u.paragraph_id || ':-' AS item_id, r.row_id, r.rid, r.id,
+       NULL::VARCHAR AS source_split, u.paragraph_id AS unit, NULL::VARCHAR AS paragraph_id,
+       NULL::INTEGER AS candidate_index, r.language, lang_script(r.language) AS script,
+       NULL::VARCHAR AS question_type, NULL::VARCHAR AS answer_type,
+       NULL::VARCHAR AS support_role, NULL::VARCHAR AS script_relation,
+       NULL::VARCHAR AS stratum, NULL::VARCHAR AS role_condition, r.status,
+       CASE WHEN len(r.checks) = 0 THEN 'none' ELSE array_to_string(r.checks, '+') END
+         AS "check", r.checks,
+       CASE WHEN r.language = 'en' THEN []::VARCHAR[] ELSE [r.language] END AS languages
+FROM rows r JOIN units u USING (rid)
+ORDER BY r.rid, u.key
+"""
+
+
 def build_units(result: ScanResult, descriptor_table: pa.Table | None = None) -> pa.Table:
     """The unit table of a scanned release (see the module docstring for its columns).
     Pass the descriptor table when you already have it, to skip recomputing it."""
     release = result.release
+    if release.layout.has("aligned"):
+        with result.cursor() as con:
+            descriptor_module.register(con)  # lang_script()
+            return con.sql(_MAPPED_UNITS_QUERY).to_arrow_table()
     table = descriptor_table if descriptor_table is not None else \
         descriptor_module.descriptors(release)
     # A cursor of its own: the release's connection is shared by every app session, and a
@@ -542,10 +574,29 @@ def unit_texts(release: Release, units: pa.Table) -> list[dict]:
     chosen = units.select(["item_id", "rid", "unit", "candidate_index", "language",
                            "languages"])
     chosen = chosen.append_column("_position", pa.array(range(chosen.num_rows), pa.int64()))
+    mapped = release.layout.has("aligned")
     with release.con.cursor() as con:   # its own cursor, as build_units
         con.register("_review_chosen", chosen)
-        rows = con.sql(_TEXTS_QUERY).to_arrow_table().to_pylist()
-    return [_texts(row) for row in rows]
+        rows = con.sql(_MAPPED_TEXTS_QUERY if mapped else _TEXTS_QUERY
+                       ).to_arrow_table().to_pylist()
+    return [_mapped_texts(row) if mapped else _texts(row) for row in rows]
+
+
+# A mapped release's unit: its column's text beside the source language's.
+_MAPPED_TEXTS_QUERY = """
+SELECT c.item_id, c.unit, c.language, u.src, u.tgt
+FROM _review_chosen c JOIN units u ON u.rid = c.rid AND u.paragraph_id = c.unit
+ORDER BY c._position
+"""
+_NO_CONTEXT = "—"   # a mapped release's unit stands alone: no question, answer or title
+
+
+def _mapped_texts(row: dict) -> dict:
+    return {"item_id": row["item_id"], "unit": row["unit"],
+            "language": _language_label(row["language"]),
+            **{key: _NO_CONTEXT for key in ("question", "source_question", "answer",
+                                            "source_answer", "title", "source_title")},
+            "source_text": visible(row["src"]), "translation_text": visible(row["tgt"])}
 
 
 def _texts(row: dict) -> dict:

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ...errors import InputError
-from ...languages import CODES
+from ...languages import normalized
 from ...sql.safe import identifier, literal
 from .. import mapping as mappings
 from ..mapping import Column, DataFile, Mapping
@@ -44,14 +44,6 @@ from .base import Corrected, Layout, Opened, Progress
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 _MISSING = object()
 PROBE_ID = "__probe_id__"     # a probe's id column (audit/repair/probe.py)
-
-
-def unit_language(code: str) -> str:
-    """The code the text checks read a language by: one of the 24 XHotpotQA codes where the
-    code names one of them ("deu", "zho-CN", "por-BR" → de, zh, pt), else the code itself."""
-    import icu
-    base = icu.Locale.createCanonical(code.replace("_", "-")).getLanguage()
-    return base if base in CODES else code
 
 
 class Mapped(Layout):
@@ -167,7 +159,7 @@ class Mapped(Layout):
         langs = self.languages(con)
         if mapping.languages:
             langs = [code for code in mapping.languages if code != mapping.source_language]
-        order = ", ".join(f"({literal(code)}, {i}, {literal(unit_language(code))})"
+        order = ", ".join(f"({literal(code)}, {i}, {literal(normalized(code))})"
                           for i, code in enumerate(langs)) or "(NULL, 0, NULL)"
         n = len(self.values)
         values = "".join(f", t.v{i}, s.v{i} AS s{i}" for i in range(n))
