@@ -22,22 +22,25 @@ from audit.review import postedit
 from audit.settings import DEMO_RELEASE, current, demo_sources
 from workbench import auth
 from workbench.serving import repairs_root, served_file
-from workbench.shell import current_view, html, needs_vector, save_upload, say, scope_line, setup
+from workbench.shell import current_view, html, save_upload, say, scope_line, setup
 from workbench.viewstate import View
 
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",
                 "applied": "accepted", "held": "review", "refused": "blocking"}
 
 result = setup("Repair", "Repair")
-needs_vector(result, 'Repair')
 scope_line(result, filtered=False)
 view = current_view()
 release = result.release
-st.caption("Units a text correction can repair: a question, an answer, a title, a "
-           "sentence, or a whole paragraph where the sentence count is wrong. A correction "
-           "names the unit, the SHA-256 of the text it replaces and the new text (README, "
-           "Repair); every text check judges the new text before it is applied, and one that "
-           "still raises a blocking or review finding is held until an operator accepts it.")
+st.caption(("Units a text correction can repair: a text or answer column of an item in one "
+            "language. A correction names the item's id, its language and the column" if
+            release.layout.has("aligned") else
+            "Units a text correction can repair: a question, an answer, a title, a "
+            "sentence, or a whole paragraph where the sentence count is wrong. A correction "
+            "names the unit") +
+           ", the SHA-256 of the text it replaces and the new text (README, Repair); every "
+           "text check judges the new text before it is applied, and one that still raises a "
+           "blocking or review finding is held until an operator accepts it.")
 
 
 @st.cache_resource(show_spinner="Placing the findings on units…", max_entries=4)
@@ -67,7 +70,8 @@ columns = ["unit", "id", "paragraph_id", "sentence_index", "language", "views", 
 picked = st.dataframe(chosen.select(columns).to_pandas(), hide_index=True,
                       on_select="rerun", selection_mode="single-row", key="repair_units")
 st.download_button("Corrections template (JSONL, the chosen units pre-filled)",
-                   "".join(line + "\n" for line in plan.template(chosen)),
+                   "".join(line + "\n" for line in plan.template(
+                       chosen, by_language=release.layout.has("aligned"))),
                    file_name=f"{release.name}-corrections.template.jsonl",
                    mime="application/x-ndjson", key="repair_template")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -82,7 +83,7 @@ def test_browse_facets_a_mapped_release_by_language_unit_check_and_status(mapped
 
 def test_instance_shows_the_item_in_every_language_with_its_findings(mapped: Path) -> None:
     browse = page("1_Browse", release=str(mapped), check="blank_translation")
-    row = next(int(v) for v in __import__("re").findall(r"row=(\d+)", text_of(browse)))
+    row = next(int(v) for v in re.findall(r"row=(\d+)", text_of(browse)))
     at = page("2_Instance", release=str(mapped), row=str(row))
     assert not at.exception
     shown = text_of(at)
@@ -97,10 +98,18 @@ def test_findings_and_export_open_it_and_vector_pages_say_why_not(mapped: Path) 
     assert not findings.exception
     assert "No HotpotQA source is attached" not in text_of(findings)
     assert not page("6_Export", release=str(mapped)).exception
-    for name in ("4_Mixing", "12_Repair"):
-        at = page(name, release=str(mapped))
-        assert not at.exception
-        assert "works on multi-hop releases" in at.info[0].value, name
+    mixing = page("4_Mixing", release=str(mapped))
+    assert not mixing.exception
+    assert "works on multi-hop releases" in mixing.info[0].value
+    # Review samples by language and column; Repair lists the columns to correct.
+    review = page("7_Review", release=str(mapped))
+    assert not review.exception
+    assert [m.label for m in review.multiselect][:2] == ["Columns", "Strata"]
+    repair = page("12_Repair", release=str(mapped))
+    assert not repair.exception
+    listed = next(c.value for c in repair.caption if "on the work list" in c.value)
+    # The blanked German question is one of the units to correct, named by its column.
+    assert re.search(r"per unit: ` (answer \d+, )?(context \d+, )?question [1-9]", listed), listed
 
 
 def test_a_mapping_is_served_only_with_every_file_it_names_in_a_root(
