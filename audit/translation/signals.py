@@ -404,7 +404,8 @@ def _in_own_script(text: str, lang: str) -> bool:
     """Every letter is Latin (names, loans) or in one of the language's own scripts."""
     from ..language import scripts
     profile = scripts.script_profile(text)
-    own = set(scripts.ACCEPTED[lang]) | {"latin"}
+    # A language beyond the 24 writes in a script of its own: "other" to this profile.
+    own = set(scripts.ACCEPTED.get(lang, ("other",))) | {"latin"}
     return not any(profile[c] for c in scripts.CLASSES if c not in own)
 
 
@@ -500,12 +501,21 @@ def unbalanced(source: str, translation: str) -> Unbalanced | None:
 
 # --------------------------------------------------------------------- terminal punctuation
 
-TERMINALS = {"full_stop": ".。।॥۔．｡", "question": "?？؟", "exclamation": "!！",
+# Beyond the 24: the Armenian, Ethiopic, Khmer, Myanmar and Tibetan full stops and the
+# Ethiopic question mark (a mapped release may be in any language).
+TERMINALS = {"full_stop": ".。।॥۔．｡։።។။།༎", "question": "?？؟፧", "exclamation": "!！",
              "ellipsis": "…", "colon": ":："}
 _CLASS_OF = {ch: name for name, marks in TERMINALS.items() for ch in marks}
 CLOSING = "\"'“”„‘’»«›‹」』》〉)）]］}｝】〕〗*_ \u00a0\u3000\t\r\n"
 # Bengali and Hindi typists often write the danda as a vertical bar.
 _DANDA_BAR = {"bn", "hi"}
+# Armenian ends a sentence with "։" (often typed ":") and marks a question on its stressed
+# word ("՞"), not at the end.
+_ARMENIAN = {"hy", "hye"}
+# Burmese asks with a particle and ends the question with its full stop "။".
+_PARTICLE_QUESTIONS = {"my", "mya"}
+# Scripts that may end a sentence with no mark: Thai, Lao, and Tibetan after some letters.
+_BARE_ENDINGS = {"th", "lo", "lao", "bo", "bod", "dz", "dzo"}
 
 
 def terminal(text: str, lang: str) -> str:
@@ -518,6 +528,11 @@ def terminal(text: str, lang: str) -> str:
     if stripped.endswith("..."):
         return "ellipsis"
     last = stripped[-1]
+    if lang.split("-")[0] in _ARMENIAN:
+        if "\u055e" in stripped:
+            return "question"
+        if last in ":\u0589":
+            return "full_stop"
     if last in ";\u037e":
         return "question" if lang == "el" else "none"
     if last == "|" and lang in _DANDA_BAR:
@@ -535,7 +550,13 @@ def terminal_mismatch(source: str, translation: str, lang: str) -> tuple[str, st
     if ours not in ("full_stop", "question", "exclamation"):
         return None
     theirs = terminal(translation, lang)
-    if theirs == ours or (lang == "th" and theirs == "none"):
+    base = lang.split("-")[0]
+    if base in _ARMENIAN and ours != "question" and theirs == "question":
+        # "՞" marks a question on any word: a quoted or indirect one inside a statement
+        theirs = terminal(translation.replace("\u055e", ""), lang)
+    if theirs == ours or (base in _BARE_ENDINGS and theirs == "none"):
+        return None
+    if base in _PARTICLE_QUESTIONS and ours == "question" and theirs in ("full_stop", "none"):
         return None
     if ours == "question":
         return "question_lost", ours, theirs
