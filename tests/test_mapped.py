@@ -201,7 +201,7 @@ def test_every_ntrex_plant_is_found(ntrex: tuple[Path, dict]) -> None:
     amharic = next(f for f in found if f["check"] == "language_unverified"
                    and f["language"] == "amh")
     assert amharic["detail"] == ("amh (Amharic): the language detector does not know it; "
-                                 "checked by its script alone (Ethiopic)")
+                                 "its language is checked by its script alone (Ethiopic)")
 
 
 def test_every_ntrex_language_untouched_has_no_alignment_or_script_alarm(

@@ -202,11 +202,11 @@ def _language_unverified(release: "Release") -> str:
         name = f"{code} ({info.name})" if info and info.name else code
         if info and info.scripts:
             written = " or ".join(anyscript.script_name(s) for s in info.scripts)
-            detail = (f"{name}: the language detector does not know it; checked by its "
-                      f"script alone ({written})")
+            detail = (f"{name}: the language detector does not know it; its language is "
+                      f"checked by its script alone ({written})")
         else:
             detail = (f"{name}: neither its language nor its script is known (declare one in "
-                      "[release] scripts); checked by the text checks alone")
+                      "[release] scripts); its language is not checked")
         rows.append(f"({literal(detail)}, {literal(code)})")
     if not rows:
         return _NOTHING

@@ -365,9 +365,13 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
     con = release.con
     # A mapped release's unit is a column: its name rides in paragraph_id through the scan
     # (the text checks carry it as they carry a paragraph's) and is the finding's unit.
-    unit, paragraph = (("coalesce(f.paragraph_id, f.unit)", "NULL::VARCHAR")
-                       if getattr(release.layout, "part_units", False)
+    parts = getattr(release.layout, "part_units", False)
+    unit, paragraph = (("coalesce(f.paragraph_id, f.unit)", "NULL::VARCHAR") if parts
                        else ("f.unit", "f.paragraph_id"))
+    # A text check's detail opens with the unit's kind ("text: …"): the column's name there.
+    detail = ("CASE WHEN f.paragraph_id IS NOT NULL AND starts_with(f.detail, f.unit || ': ') "
+              "THEN f.paragraph_id || substr(f.detail, length(f.unit) + 1) ELSE f.detail END"
+              if parts else "f.detail")
     language, rows = (("coalesce(f.language, k.language)",
                        "LEFT JOIN (SELECT rid, language FROM row_checks) k USING (rid)")
                       if release.layout.has("aligned") else ("f.language", ""))
@@ -375,7 +379,8 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
         CREATE OR REPLACE TABLE findings AS
         SELECT f.id, f.source_split, f."check", {_severity_sql(policy, active)} AS severity,
                {case('f."check"', {c.name: c.origin for c in active})} AS origin,
-               {unit} AS unit, {paragraph} AS paragraph_id, f.sentence_index, f.detail,
+               {unit} AS unit, {paragraph} AS paragraph_id, f.sentence_index,
+               {detail} AS detail,
                f.category, f.evidence, f.rid AS "row", f.source_evidence,
                {language} AS language
         FROM (SELECT * FROM findings_raw

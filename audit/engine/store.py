@@ -268,7 +268,8 @@ def _scan_dir(scan_dir: Path) -> Path:
 
 def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
     """A scan directory's findings, status and summary; the findings of a scan made before
-    findings carried their unit get an empty `unit` column."""
+    findings carried their unit get an empty `unit` column, and tables made before they
+    carried a row's language an empty `language` column."""
     import pyarrow as pa
 
     from ..io.tables import read_parquet
@@ -276,7 +277,11 @@ def load_scan(scan_dir: Path) -> tuple[pa.Table, pa.Table, dict[str, Any]]:
     findings = read_parquet(scan_dir / "findings.parquet")
     if "unit" not in findings.column_names:
         findings = findings.append_column("unit", pa.nulls(findings.num_rows, pa.string()))
-    return (findings, read_parquet(scan_dir / "status.parquet"),
+    status = read_parquet(scan_dir / "status.parquet")
+    findings, status = (t if "language" in t.column_names else
+                        t.append_column("language", pa.nulls(t.num_rows, pa.string()))
+                        for t in (findings, status))
+    return (findings, status,
             json.loads((scan_dir / "summary.json").read_text(encoding="utf-8")))
 
 
