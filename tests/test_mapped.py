@@ -356,7 +356,8 @@ def test_the_shipped_example_mappings_read() -> None:
     shapes = {path.name: (m.format, m.align, m.language_column)
               for path in sorted((REPO / "examples").glob("*.toml"))
               for m in [mapping.load(path)]}
-    assert shapes == {"long-table.parquet.toml": ("parquet", "id", "language"),
+    assert shapes == {"belebele-style.csv.toml": ("csv", "id", None),
+                      "long-table.parquet.toml": ("parquet", "id", "language"),
                       "ntrex128.toml": ("txt", "row", None),
                       "xnli-nested.jsonl.toml": ("jsonl", "id", None),
                       "xnli-style.tsv.toml": ("tsv", "id", None),

@@ -216,3 +216,40 @@ def test_a_record_holding_every_language_is_corrected_in_its_language(realdata: 
     assert [i for i, (a, b) in enumerate(zip(lines, after)) if a != b] == [4]
     assert json.loads(after[4])["premise"] == {"en": texts["en"][4], "de": german,
                                                "fr": texts["fr"][4]}
+
+
+def test_a_csv_record_is_rewritten_and_quoted_neighbours_kept(realdata: Path, tmp_path: Path
+                                                             ) -> None:
+    """CSV with quoted cells (commas, a line break inside a cell, doubled quotes): one
+    corrected record is written again; every other line is the same bytes."""
+    import csv
+    import io
+    here = realdata / "ntrex128"
+    texts = {lang: (here / f"newstest2019-{name}.txt").read_text("utf-8").split("\n")[:20]
+             for lang, name in (("eng_Latn", "src.eng"), ("deu_Latn", "ref.deu"))}
+    texts["deu_Latn"][3] = texts["eng_Latn"][3]
+    for lang, lines in texts.items():
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerow(["question_id", "passage", "correct_answer_num"])
+        for i, line in enumerate(lines):
+            passage = line + ("\nzweite Zeile, mit \"Zitat\"" if i == 5 else "")
+            writer.writerow([f"q{i}", passage, str(i % 4 + 1)])
+        (tmp_path / f"{lang}.csv").write_text(out.getvalue(), encoding="utf-8", newline="")
+    mapping = tmp_path / "mc.toml"
+    mapping.write_text('[release]\nsource_language = "eng_Latn"\n[input]\nfiles = '
+                       '"{lang}.csv"\n[columns]\nquestion_id = "id"\npassage = "text"\n'
+                       'correct_answer_num = "same"\n', encoding="utf-8")
+    assert ("exact_source_copy", "deu_Latn", "q3", "passage") in checks(mapping)
+    german = (here / "newstest2019-ref.deu.txt").read_text("utf-8").split("\n")[3]
+    fix = corrections(tmp_path / "fix.jsonl", {
+        "id": "q3", "language": "deu_Latn", "unit": "passage",
+        "old_sha256": sha(texts["eng_Latn"][3]), "text": german + ', "zitiert"'})
+    out = tmp_path / "out"
+    done = cli("repair", "apply", mapping, "--corrections", fix, "--out", out)
+    assert done.returncode == 0, done.stderr
+    before = (tmp_path / "deu_Latn.csv").read_bytes().split(b"\r\n")
+    after = (out / "deu_Latn.csv").read_bytes().split(b"\r\n")
+    assert [i for i, (a, b) in enumerate(zip(before, after)) if a != b] == [4]
+    rows = list(csv.reader(io.StringIO((out / "deu_Latn.csv").read_text("utf-8"), newline="")))
+    assert rows[4] == ["q3", german + ', "zitiert"', "4"] and rows[6][1].endswith('"Zitat"')
