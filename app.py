@@ -21,15 +21,36 @@ cols[0].metric("Rows", f"{summary['rows']:,}")
 for col, status in zip(cols[1:], ("accepted", "review_required", "quarantined")):
     col.metric(status.replace("_", " "), f"{summary['status_counts'].get(status, 0):,}")
 
-left, right = st.columns(2)
-with left:
-    st.subheader("Rows per split")
-    st.dataframe([{"split": k, "rows": v} for k, v in summary["rows_per_split"].items()],
-                 hide_index=True)
-with right:
-    st.subheader("Shipped status")
-    st.dataframe([{"status": k, "rows": v} for k, v in summary["shipped_status_counts"].items()],
-                 hide_index=True)
+MAPPED = result.release.layout.has("aligned")   # rows are items in one language each
+
+
+def per_language() -> None:
+    """A mapped release: each language's rows by status, and what holds for a whole file."""
+    st.subheader("Status per language")
+    table = queries.status_by_language(result)
+    st.dataframe(table.to_pandas(), hide_index=True, height=min(38 + 35 * table.num_rows, 420))
+    whole = queries.release_findings(result)
+    if whole.num_rows:
+        st.subheader("Findings on the release as a whole")
+        st.dataframe(whole.to_pandas(), hide_index=True)
+
+
+def per_split() -> None:
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Rows per split")
+        st.dataframe([{"split": k, "rows": v} for k, v in summary["rows_per_split"].items()],
+                     hide_index=True)
+    with right:
+        st.subheader("Shipped status")
+        st.dataframe([{"status": k, "rows": v}
+                      for k, v in summary["shipped_status_counts"].items()], hide_index=True)
+
+
+if MAPPED:
+    per_language()
+else:
+    per_split()
 
 st.subheader("Findings by check")
 by_check = queries.findings_by_check(result).to_pylist()
@@ -50,13 +71,13 @@ if summary["checks_from_shipped_flags"]:
     say(st.caption, "Taken from the shipped flags (this layout or input cannot show them): "
                     "{checks}", checks=", ".join(summary["checks_from_shipped_flags"]))
 
-st.subheader("Shipped vs derived status")
-disagree = status_disagreements(result)
-st.write(f"{plural(disagree.num_rows, 'row')} where the shipped status differs from the derived "
-         "one "
-         "(the derived status also counts the checks the reference lacks).")
-if disagree.num_rows:
-    st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
+if result.release.layout.has("shipped_status"):
+    st.subheader("Shipped vs derived status")
+    disagree = status_disagreements(result)
+    st.write(f"{plural(disagree.num_rows, 'row')} where the shipped status differs from the "
+             "derived one (the derived status also counts the checks the reference lacks).")
+    if disagree.num_rows:
+        st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
 
 st.subheader("Scan history")
 history = store.scan_history(result.release)

@@ -93,6 +93,15 @@ def test_instance_shows_the_item_in_every_language_with_its_findings(mapped: Pat
     assert "blank_translation: blank where the source has" in shown
 
 
+def test_the_overview_counts_status_per_language(mapped: Path) -> None:
+    at = page("app", release=str(mapped))
+    assert not at.exception
+    assert [h.value for h in at.subheader][:2] == ["Status per language", "Findings by check"]
+    table = at.dataframe[0].value
+    assert list(table["language"]) == ["de", "ru"]        # German: the blanked question
+    assert list(table["rows"]) == [74, 74] and list(table["quarantined"])[0] >= 1
+
+
 def test_findings_and_export_open_it_and_vector_pages_say_why_not(mapped: Path) -> None:
     findings = page("3_Findings", release=str(mapped))
     assert not findings.exception

@@ -197,3 +197,27 @@ def across_languages(result: ScanResult, row: int) -> dict:
                   "findings": by_row.get(rid, {})}
                  for rid, language, missing, extra, file, position, status, vals, _ in rows],
     }
+
+
+def status_by_language(result: ScanResult) -> pa.Table:
+    """Rows per status in each language of a mapped release, the language with the largest
+    share of quarantined rows first (a pooled count never hides the language that fails)."""
+    with result.cursor() as con:
+        return con.sql("""
+            SELECT language, count(*) AS rows,
+                   count(*) FILTER (WHERE status = 'accepted') AS accepted,
+                   count(*) FILTER (WHERE status = 'review_required') AS review_required,
+                   count(*) FILTER (WHERE status = 'quarantined') AS quarantined,
+                   round(100.0 * count(*) FILTER (WHERE status = 'quarantined') / count(*), 2)
+                     AS quarantined_pct
+            FROM status GROUP BY language
+            ORDER BY quarantined_pct DESC, language""").to_arrow_table()
+
+
+def release_findings(result: ScanResult) -> pa.Table:
+    """The findings on the release as a whole (no row): a file's row count, a language the
+    checks cannot read."""
+    with result.cursor() as con:
+        return con.sql("""SELECT "check", severity, language, detail FROM findings
+                          WHERE "row" IS NULL ORDER BY severity, "check", language"""
+                       ).to_arrow_table()
