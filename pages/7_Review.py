@@ -31,6 +31,15 @@ def units(identity: str, _result):
     return sampling.build_units(_result, browse.descriptor_table(_result))
 
 
+def drawn(batch: sampling.Batch, note: str) -> batches.ReviewBatch:
+    """The sampled translation units as a review batch, with what was drawn per stratum."""
+    st.caption(note)
+    st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
+                                                         "shortfall")}}
+                  for c in batch.manifest["counts"]], hide_index=True, height=240)
+    return batches.translation_batch(batch, result.release)
+
+
 def annotator_lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -52,12 +61,9 @@ try:
         per = int(st.number_input("Units per stratum", 1, 1000, 5, key="review_per"))
         batch = sampling.sample(table, by, seed=seed, per_stratum=per,
                                 where={"language": languages, "unit": kept})
-        review = batches.translation_batch(batch, result.release)
-        st.caption("Every translated language of the release; each unit is one column of "
-                   "one item in one language, beside the source language's text.")
-        st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
-                                                             "shortfall")}}
-                      for c in batch.manifest["counts"]], hide_index=True, height=240)
+        review = drawn(batch, "Every translated language of the release; each unit is one "
+                              "column of one item in one language, beside the source "
+                              "language's text.")
     elif kind.pairs is None:
         table = units(result.identity, result)
         design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
@@ -90,12 +96,8 @@ try:
             batch = sampling.sample(table, by, seed=seed, allocation=allocation, size=size,
                                     per_stratum=per, where=scope["where"] | {"unit": kept},
                                     levels=scope["levels"])
-        review = batches.translation_batch(batch, result.release)
-        st.caption("Non-English target languages only: an English unit's source and "
-                   "translation are the same text.")
-        st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
-                                                             "shortfall")}}
-                      for c in batch.manifest["counts"]], hide_index=True, height=240)
+        review = drawn(batch, "Non-English target languages only: an English unit's source "
+                              "and translation are the same text.")
     else:
         path = st.text_input("Pairs file (JSONL or Parquet)",
                              value=shown_path(kind.demo_pairs), key="review_maple_path")
