@@ -330,7 +330,8 @@ def group_name_sql(index: str) -> str:
 
 def is_name_like(text: str) -> bool:
     """1–6 tokens, each capitalised, a number or a connector ("Marie Curie", "1661"): the
-    same notion as the exact-copy category name_like. Names carry no language."""
+    core of the exact-copy category name_like (which also admits codes, symbols and
+    translated list connectors). Names carry no language."""
     tokens = text.split()
     return 1 <= len(tokens) <= 6 and len(text) <= 60 and all(
         unicodedata.category(t[0]) in ("Lu", "Lt") or t.isdigit() or t in NAME_CONNECTORS

@@ -34,8 +34,16 @@ INVALID_CHARS = r"[\x{0}-\x{8}\x{b}\x{c}\x{e}-\x{1f}\x{7f}-\x{9f}\x{fffd}]"
 PLACEHOLDERS = ("—", "–", "―", "-", "--", "---", "…", "...", "N/A", "n/a")
 NAME_CONNECTORS = ("of", "the", "de", "la", "le", "van", "von", "du", "da", "del", "der",
                    "den", "y", "and", "bin", "al")
+# A copied name may be a translated list of names: "and" in the release's languages too
+# ("Lane und Vail"). Language ID keeps NAME_CONNECTORS (its cached verdicts rest on them).
+COPY_CONNECTORS = (*NAME_CONNECTORS, "und", "et", "e", "en", "och", "og", "i", "ve", "và",
+                   "dan", "și")
 
-_TOKEN = rf"(?:[\p{{Lu}}\p{{Lt}}][^{WS}]*|\p{{Nd}}+|{'|'.join(NAME_CONNECTORS)})"
+# A name's token: a capitalised word, a digit-led one ("2017", "2A", "1930s"), a symbol-led
+# one ("&", "°C", "(ARTS)"), a connector, or an Arabic article bound to a name
+# ("al-Biruni").
+_TOKEN = (rf"(?:[\p{{Lu}}\p{{Lt}}][^{WS}]*|[^\p{{L}}\p{{N}}{WS}][^{WS}]*|\p{{Nd}}[^{WS}]*"
+          rf"|(?:al|el|ad|ar|as|at|an)-[\p{{Lu}}][^{WS}]*|{'|'.join(COPY_CONNECTORS)})")
 _NAME_LIKE = rf"[{WS}]*{_TOKEN}(?:[{WS}]+{_TOKEN}){{0,5}}[{WS}]*"
 
 
