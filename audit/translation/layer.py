@@ -48,7 +48,7 @@ from ..io import signal_cache
 from ..io.units import LEAF_UNITS, kinds_sql
 from ..language import scripts
 from ..languages import CODES
-from ..sql import arrays
+from ..sql import arrays, macros
 from ..sql.safe import literal
 from . import signals as textsignals
 
@@ -146,9 +146,11 @@ def cache_version() -> str:
     never reads stale rows."""
     import inspect
     from importlib.metadata import version
+    # The SQL macros too: a pair's copy category is copy_category()'s, cached with it.
     rules = hashlib.sha256(Path(textsignals.__file__).read_bytes()
                            + inspect.getsource(pair_signals).encode("utf-8")
-                           + str(SIGNAL_SCHEMA).encode("utf-8")).hexdigest()[:12]
+                           + str(SIGNAL_SCHEMA).encode("utf-8")
+                           + macros.MACROS.encode("utf-8")).hexdigest()[:12]
     return (f"{SIGNALS_VERSION}-{rules}-ftfy{version('ftfy')}-rapidfuzz{version('rapidfuzz')}"
             f"-unicode{unicodedata.unidata_version}-icu{scripts._unicode_version()}")
 
