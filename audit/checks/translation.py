@@ -62,6 +62,10 @@ def _number_mismatch(release: "Release", t: dict[str, Any]) -> str:
                   "'changed'", "num_evidence")
 
 
+# A mapped release's text and answer units are its columns (their name rides in
+# paragraph_id): each column is calibrated on its own, a question never among paragraphs.
+_PART = "CASE WHEN u.unit IN ('text', 'answer') THEN u.paragraph_id END"
+
 # Units the NTREX-128 sentence prior stands for: sentences (titles and answers are names
 # and phrases; questions calibrate on the release alone, as before).
 PRIOR_UNITS = SENTENCE_LIKE_UNITS
@@ -92,38 +96,39 @@ def _length_ratio_outlier(release: "Release", t: dict[str, Any]) -> str:
     # borrows nothing. A short one down to -corroborated_z counts when the translation
     # also lost its final mark (a cut sentence loses its end); at short_z it adds nothing.
     calibrated = f"""
-        WITH d AS (SELECT DISTINCT u.lang, u.unit, u.key, s.len_s, s.len_t,
+        WITH d AS (SELECT DISTINCT u.lang, u.unit, {_PART} AS part, u.key, s.len_s, s.len_t,
                           ln(s.len_t / s.len_s) AS x
                    FROM heur_units u JOIN heur_signals s USING (key)
                    WHERE s.len_s >= {min_chars} AND s.len_t > 0
                      AND u.lang IN {_tuple(CALIBRATED)}),
         g AS (SELECT *, count(*) OVER w AS n, row_number() OVER (w ORDER BY len_s, key) AS r
-              FROM d WINDOW w AS (PARTITION BY lang, unit)),
+              FROM d WINDOW w AS (PARTITION BY lang, unit, part)),
         b AS (SELECT *, ((r - 1) * least({LENGTH_BINS}, n // greatest({min_pairs}, 1))
                          // n)::INTEGER AS bin
               FROM g WHERE n >= {min_pairs}),
-        m AS (SELECT lang, unit, bin, median(x) AS med, count(*) AS nb, min(len_s) AS lo,
-                     max(len_s) AS hi FROM b GROUP BY ALL),
-        bm AS (SELECT b.*, m.med, m.nb, m.lo, m.hi FROM b JOIN m USING (lang, unit, bin)),
-        sd AS (SELECT lang, unit, bin, 1.4826 * median(abs(x - med)) AS sd FROM bm
+        m AS (SELECT lang, unit, part, bin, median(x) AS med, count(*) AS nb,
+                     min(len_s) AS lo, max(len_s) AS hi FROM b GROUP BY ALL),
+        bm AS (SELECT b.*, m.med, m.nb, m.lo, m.hi FROM b JOIN m USING (lang, unit, part, bin)),
+        sd AS (SELECT lang, unit, part, bin, 1.4826 * median(abs(x - med)) AS sd FROM bm
                GROUP BY ALL),
         own AS (SELECT key, unit, x, med, sd, nb, lo, hi, FALSE AS prior
-                FROM bm JOIN sd USING (lang, unit, bin)),
+                FROM bm JOIN sd USING (lang, unit, part, bin)),
         p AS ({_prior_sql()}),
         sp AS (SELECT g.*, p.lo, p.hi - 1 AS hi, p.med AS pmed, p.sd AS psd
                FROM g JOIN p ON p.lang = g.lang AND g.len_s >= p.lo AND g.len_s < p.hi
                WHERE g.n < {min_pairs} AND g.unit IN {_tuple(PRIOR_UNITS)}
                  AND {prior_pairs} > 0),
-        rm AS (SELECT lang, unit, lo, count(*) AS nb, median(x) AS rmed FROM sp GROUP BY ALL),
-        rs AS (SELECT lang, unit, lo, any_value(nb) AS nb, any_value(rmed) AS rmed,
+        rm AS (SELECT lang, unit, part, lo, count(*) AS nb, median(x) AS rmed FROM sp
+               GROUP BY ALL),
+        rs AS (SELECT lang, unit, part, lo, any_value(nb) AS nb, any_value(rmed) AS rmed,
                       1.4826 * median(abs(x - rmed)) AS rsd
-               FROM sp JOIN rm USING (lang, unit, lo) GROUP BY ALL),
+               FROM sp JOIN rm USING (lang, unit, part, lo) GROUP BY ALL),
         borrowed AS (
             SELECT sp.key, sp.unit, sp.x,
                    (pp * sp.pmed + rs.nb * rs.rmed) / (pp + rs.nb) AS med,
                    sqrt((pp * sp.psd ^ 2 + rs.nb * rs.rsd ^ 2) / (pp + rs.nb)) AS sd,
                    rs.nb, sp.lo, sp.hi, TRUE AS prior
-            FROM sp JOIN rs USING (lang, unit, lo), (SELECT {prior_pairs} AS pp)),
+            FROM sp JOIN rs USING (lang, unit, part, lo), (SELECT {prior_pairs} AS pp)),
         z AS (SELECT *, (x - med) / sd AS z FROM (SELECT * FROM own UNION ALL
                                                   SELECT * FROM borrowed) WHERE sd > 0)
         SELECT z.key, z.unit, z.z, exp(z.x) AS ratio, exp(z.med) AS median, z.nb, z.lo,
