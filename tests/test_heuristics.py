@@ -341,10 +341,11 @@ def test_real_human_translations_raise_few_review_findings(ntrex):
     assert len(clean) == 1997 * len(LANGUAGES)
     # At most 0.5 % of the 45,931 clean pairs per check (bench/heuristics.py prints them).
     assert all(n <= 0.005 * len(clean) for n in alarms.values()), alarms
-    # (length: 6 of the 123 are milder shortfalls that also lost their final full stop)
+    # (length: 6 of the 123 are milder shortfalls that also lost their final full stop;
+    # near copies: a copied list of names joined by a translated "and" is name-like, info)
     assert alarms == {"unbalanced_brackets": 204, "length_ratio_outlier": 123,
                       "terminal_punctuation_mismatch": 101, "number_mismatch": 42,
-                      "near_source_copy": 22, "repetition_loop": 7}
+                      "near_source_copy": 21, "repetition_loop": 7}
 
 
 def test_every_planted_defect_is_found_where_it_was_planted(ntrex):

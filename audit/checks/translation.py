@@ -64,7 +64,8 @@ def _number_mismatch(release: "Release", t: dict[str, Any]) -> str:
 
 # A mapped release's text and answer units are its columns (their name rides in
 # paragraph_id): each column is calibrated on its own, a question never among paragraphs.
-_PART = "CASE WHEN u.unit IN ('text', 'answer') THEN u.paragraph_id END"
+# ('' for the others: the joins below match on it).
+_PART = "coalesce(CASE WHEN u.unit IN ('text', 'answer') THEN u.paragraph_id END, '')"
 
 # Units the NTREX-128 sentence prior stands for: sentences (titles and answers are names
 # and phrases; questions calibrate on the release alone, as before).
