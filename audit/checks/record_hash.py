@@ -47,6 +47,7 @@ class _Pending:
     future: Future[dict[str, list[Any]]]
     stop: threading.Event
     started: float
+    pool: ThreadPoolExecutor
 
 
 _PREPARED: weakref.WeakKeyDictionary[Any, Prepared] = weakref.WeakKeyDictionary()
@@ -80,7 +81,7 @@ def start(release: Release) -> None:
         future = pool.submit(hashing.verdict, hashing.cursors(con), _rule(release), stop)
     finally:
         pool.shutdown(wait=False)
-    _STARTED[con] = _Pending(future, stop, time.perf_counter())
+    _STARTED[con] = _Pending(future, stop, time.perf_counter(), pool)
 
 
 def prepare(release: Release) -> Prepared:
@@ -103,6 +104,7 @@ def prepare(release: Release) -> Prepared:
             path.unlink(missing_ok=True)     # unreadable: verify again
     if pending is not None:
         found = pending.future.result()
+        pending.pool.shutdown(wait=True)      # its thread too has ended
         done.seconds["wait"] = time.perf_counter() - clock
         done.seconds["since_start"] = time.perf_counter() - pending.started
     else:
@@ -132,6 +134,8 @@ def discard(con: Any) -> Prepared | None:
             pending.future.result()
         except Exception:   # noqa: BLE001 - the scan's own error is the one reported
             pass
+        # The task's end is not its thread's: joined here, so none is left when this returns.
+        pending.pool.shutdown(wait=True)
     con.execute("DROP TABLE IF EXISTS hash_mismatches")
     return _PREPARED.pop(con, None)
 
