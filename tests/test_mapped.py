@@ -285,6 +285,12 @@ def test_every_xquad_plant_is_found_and_units_are_columns(xquad: tuple[Path, dic
         assert [f for f in found if f["check"] == check and f["language"] == language
                 and f["id"] == id_], f"{check} not found at {language} {id_}"
     assert {f["unit"] for f in found if f["check"] == "blank_translation"} == {"question"}
+    # An answer copied from English as it stands in its translated context is the span
+    # extractive QA asks for: an info finding of category in_context, never a review one.
+    copies = [f for f in found if f["check"] in ("exact_source_copy", "near_source_copy")
+              and f["unit"] == "answer"]
+    assert copies and {(f["category"], f["severity"]) for f in copies} == {("in_context",
+                                                                             "info")}
     answer = next(f for f in found if f["check"] == "answer_not_in_text")
     assert (answer["unit"], answer["evidence"]) == ("answer", "Совершенно другой ответ")
     assert {f["unit"] for f in found} <= {"context", "question", "answer", "instance",

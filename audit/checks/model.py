@@ -22,7 +22,9 @@ from ..io.units import FINDING_UNITS
 if TYPE_CHECKING:
     from .layers import SignalLayer
 
-COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence")
+# in_context: a mapped release's answer copied as it stands in its translated text (the
+# span an extractive answer must be; the text's own checks judge its language).
+COPY_CATEGORIES = ("number_or_date", "punctuation", "name_like", "sentence", "in_context")
 SEVERITIES = ("blocking", "review", "info")
 ORIGINS = ("source", "translation", "release")
 # What a text correction can do about a check's finding: correcting the unit it sits on may

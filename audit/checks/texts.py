@@ -16,7 +16,7 @@ TEXT_CHECKS = (
           # Numbers, punctuation and names legitimately stay as they are (SPEC §3).
           categories=COPY_CATEGORIES,
           category_severity=(("number_or_date", "info"), ("punctuation", "info"),
-                             ("name_like", "info")),
+                             ("name_like", "info"), ("in_context", "info")),
           unit_sql=per_unit(f"u.lang <> 'en' AND u.tgt = u.src AND (u.unit NOT IN "
                             f"{kinds_sql(SENTENCE_LIKE_UNITS)} OR NOT is_blank(u.src))",
                             "u.unit || ' equals the English source'", "copy_category(u.tgt)",

@@ -230,7 +230,7 @@ HEURISTIC_CHECKS = (
            "(normalised Levenshtein) without being equal to it.", _near_source_copy,
            {"similarity": 0.8, "min_chars": 20}, COPY_CATEGORIES,
            category_severity=(("number_or_date", "info"), ("punctuation", "info"),
-                              ("name_like", "info"))),
+                              ("name_like", "info"), ("in_context", "info"))),
     _check("mojibake", "The text is mojibake ftfy repairs (UTF-8 read as a single-byte "
            "encoding); the detail names the codec and shows the repair (nothing is "
            "changed).", _mojibake, {"min_bad_chars": 2}, ("mojibake",)),

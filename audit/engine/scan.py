@@ -271,6 +271,17 @@ def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, .
     return ScanResult(release, policy, summary, tables)
 
 
+def _in_context(release: Release) -> str:
+    """A copy the layout expects (an answer standing in its translated text) gets the copy
+    category in_context (info by default, a policy may say otherwise)."""
+    expected = release.layout.copies_in_context
+    if expected is None:
+        return ""
+    return f"""REPLACE (CASE WHEN "check" IN ('exact_source_copy', 'near_source_copy')
+                   AND (rid, paragraph_id) IN (SELECT (rid, part) FROM {expected})
+                   THEN 'in_context' ELSE category END AS category)"""
+
+
 def _language(release: Release) -> str:
     """A row's language where a row is in one language (a mapped release's), else NULL."""
     return "r.language" if release.layout.has("aligned") else "NULL::VARCHAR"
@@ -383,7 +394,7 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
                {detail} AS detail,
                f.category, f.evidence, f.rid AS "row", f.source_evidence,
                {language} AS language
-        FROM (SELECT * FROM findings_raw
+        FROM (SELECT * {_in_context(release)} FROM findings_raw
               UNION ALL BY NAME SELECT * FROM consistency_findings) f {rows}
         ORDER BY f.rid NULLS LAST, f."check", f.paragraph_id NULLS FIRST,
                  f.sentence_index NULLS FIRST, f.id, f.detail;

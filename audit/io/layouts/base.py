@@ -97,6 +97,9 @@ class Layout:
     # Whether its units are a row's named parts (a mapped release's columns): inside a scan
     # the part's name rides in `paragraph_id`, and a finding names the part as its unit.
     part_units: ClassVar[bool] = False
+    # A relation (rid, part) of units whose copy of the source is expected (a mapped
+    # release's answers that stand in their translated text), or None.
+    copies_in_context: ClassVar[str | None] = None
 
     def __str__(self) -> str:
         return self.name

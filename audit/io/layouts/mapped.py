@@ -53,6 +53,7 @@ class Mapped(Layout):
     description = "a release described by a mapping file"
     remembers = False
     part_units = True
+    copies_in_context = "mapped_answers_in_text"
 
     def __init__(self, mapping: Mapping) -> None:
         self.mapping = mapping
@@ -205,7 +206,19 @@ class Mapped(Layout):
                      FROM raw_views WHERE NOT missing"""
                  for i, c in enumerate(self.values) if c.role in mappings.TEXT_ROLES]
         con.execute("CREATE VIEW units AS " + " UNION ALL ".join(units))
+        # Answers that stand in their translated text: copied from the source, they are the
+        # span an extractive answer must be.
+        standing = [f"""SELECT rid, {literal(c.name)} AS part FROM raw_views
+                        WHERE NOT missing AND NOT is_blank(coalesce(v{i}, ''))
+                          AND contains({_squeezed(f'v{self._index(c.within or "")}')},
+                                       {_squeezed(f'v{i}')})"""
+                    for i, c in enumerate(self.values) if c.role == "answer"]
+        con.execute("CREATE TABLE mapped_answers_in_text AS " + (" UNION ALL ".join(standing)
+                    or "SELECT NULL::BIGINT AS rid, NULL::VARCHAR AS part WHERE false"))
         return None
+
+    def _index(self, name: str) -> int:
+        return next(i for i, c in enumerate(self.values) if c.name == name)
 
     # ------------------------------------------------------------ corrected releases
 
@@ -288,6 +301,11 @@ class Mapped(Layout):
         """The views column holding a mapped column's value (`side` v) or its source's (s)."""
         index = next(i for i, c in enumerate(self.values) if c.name == name)
         return identifier(f"{side}{index}")
+
+
+def _squeezed(text: str) -> str:
+    """Lower case, every run of white space one space: how an answer is looked for."""
+    return f"regexp_replace(lower(trim({text})), '\\s+', ' ', 'g')"
 
 
 # ------------------------------------------------------------------------------ records
