@@ -175,15 +175,10 @@ def _answer_not_in_text(release: "Release") -> str:
                    {answer} AS evidence, NULL::VARCHAR AS source_evidence, NULL::VARCHAR AS language
             FROM views
             WHERE NOT missing AND NOT is_blank({answer}) AND {text} IS NOT NULL
-              AND NOT contains({_squeezed(text)}, {_squeezed(answer)})
+              AND NOT contains(squeezed({text}), squeezed({answer}))
               AND ({source_answer} IS NULL OR {source_text} IS NULL
-                   OR contains({_squeezed(source_text)}, {_squeezed(source_answer)}))""")
+                   OR contains(squeezed({source_text}), squeezed({source_answer})))""")
     return " UNION ALL ".join(parts) or _NOTHING
-
-
-def _squeezed(text: str) -> str:
-    """Lower case, every run of white space one space: how an answer is looked for."""
-    return f"regexp_replace(lower(trim({text})), '\\s+', ' ', 'g')"
 
 
 _NOTHING = ("SELECT NULL::BIGINT, NULL, NULL, NULL, NULL, NULL, NULL::INTEGER, NULL, NULL "

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
+from ..io.mapping import LANG_CODE
 from .scripts import (
     _TABLE_SIZE,
     MIN_FOREIGN,
@@ -51,7 +52,6 @@ __all__ = ["ALTERNATE_SCRIPTS", "LanguageInfo", "MIN_FOREIGN", "MIN_SHARE",
            "accepted_scripts", "language_info", "script_name", "script_verdict_arrays",
            "script_verdicts"]
 
-_WELL_FORMED = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z]{4})?([-_]([A-Za-z]{2}|[0-9]{3}))?$")
 _ISO15924 = re.compile(r"^[A-Za-z]{4}$")
 
 # Scripts a language is genuinely written in, besides ICU's likely one, keyed by base
@@ -120,7 +120,7 @@ def language_info(code: str, script: str | None = None) -> LanguageInfo | None:
     else `script` (ValueError when not an ISO 15924 code), else ICU's likely script; none
     for "und" (likely subtags would make it English) or a language ICU does not know."""
     import icu
-    if not isinstance(code, str) or not _WELL_FORMED.match(code):
+    if not isinstance(code, str) or not LANG_CODE.match(code):
         return None
     declared = _normal_script(script) if script is not None else None
     locale = icu.Locale.createCanonical(code.replace("_", "-"))

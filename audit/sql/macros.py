@@ -99,6 +99,8 @@ _PLACEHOLDERS = "|".join(re.escape(p) for p in PLACEHOLDERS)
 # The SQL the checks call: part of the registry fingerprint.
 MACROS = f"""
         CREATE OR REPLACE MACRO is_blank(s) AS regexp_full_match(s, '[{WS}]*');
+        -- how an answer is looked for in its text: lower case, white space runs as one
+        CREATE OR REPLACE MACRO squeezed(s) AS regexp_replace(lower(trim(s)), '\\s+', ' ', 'g');
         CREATE OR REPLACE MACRO py_strip(s) AS regexp_replace(s, '^[{WS}]+|[{WS}]+$', '', 'g');
         CREATE OR REPLACE MACRO has_invalid_chars(s) AS regexp_matches(s, '{INVALID_CHARS}');
         CREATE OR REPLACE MACRO is_placeholder(s) AS

@@ -210,8 +210,8 @@ class Mapped(Layout):
         # span an extractive answer must be.
         standing = [f"""SELECT rid, {literal(c.name)} AS part FROM raw_views
                         WHERE NOT missing AND NOT is_blank(coalesce(v{i}, ''))
-                          AND contains({_squeezed(f'v{self._index(c.within or "")}')},
-                                       {_squeezed(f'v{i}')})"""
+                          AND contains(squeezed(v{self._index(c.within or "")}),
+                                       squeezed(v{i}))"""
                     for i, c in enumerate(self.values) if c.role == "answer"]
         con.execute("CREATE TABLE mapped_answers_in_text AS " + (" UNION ALL ".join(standing)
                     or "SELECT NULL::BIGINT AS rid, NULL::VARCHAR AS part WHERE false"))
@@ -301,11 +301,6 @@ class Mapped(Layout):
         """The views column holding a mapped column's value (`side` v) or its source's (s)."""
         index = next(i for i, c in enumerate(self.values) if c.name == name)
         return identifier(f"{side}{index}")
-
-
-def _squeezed(text: str) -> str:
-    """Lower case, every run of white space one space: how an answer is looked for."""
-    return f"regexp_replace(lower(trim({text})), '\\s+', ' ', 'g')"
 
 
 # ------------------------------------------------------------------------------ records
