@@ -1,17 +1,26 @@
-"""Findings on untouched real text, per language: every NTREX-128 reference
-(examples/ntrex128.toml) and XQuAD (examples/xquad.toml) scanned as mapped releases.
+"""Findings on untouched real text, per language, and how many of them are false alarms:
+every NTREX-128 reference (examples/ntrex128.toml) and XQuAD (examples/xquad.toml) scanned
+as mapped releases.
 
     .venv/bin/python bench/mapped_alarms.py
 
-Prints, per language, the share of units (NTREX: lines; XQuAD: distinct contexts,
-questions and answers) holding a review or blocking finding, and the checks behind it.
-These are human translations: a finding is a false alarm unless the text is wrong (NTREX's
-Bosnian reference does hold C1 control characters, its Burmese one Zawgyi-encoded text,
-XQuAD's Arabic mojibake).
+A unit is a line (NTREX) or a distinct context, question or answer (XQuAD); it is flagged
+when it holds a review or blocking finding. These are human translations, but not clean
+ones: a flagged unit is a false alarm unless the text is wrong. Two kinds of finding are
+wrong text by construction (`invalid_unicode`: NTREX's Bosnian reference holds C1 control
+characters; `mojibake`: XQuAD's Arabic and Turkish hold repairable mojibake, NTREX's
+Burmese reference is in the Zawgyi encoding). The flagged units of every language above 1 %
+were read by bilingual reviewers: bench/judged/<release>.tsv holds, per unit, a key (the
+first 16 hex digits of sha256 of language, column and text, joined by U+001F), the verdict
+(real or false) and a short reason, and no text. Prints per language: units, flagged,
+real (by construction or judged), judged false, not judged, and the false-alarm share,
+counting every unit not judged as false.
 """
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -22,9 +31,15 @@ sys.path.insert(0, str(REPO))
 from audit.engine import scan  # noqa: E402
 from audit.io import release as readers  # noqa: E402
 
+BY_CONSTRUCTION = {"invalid_unicode", "mojibake"}
 
-def alarms(mapping: Path) -> tuple[dict[str, set], dict[str, Counter], dict[str, int]]:
-    """Per language: the flagged units (column and text), the checks, the unit count."""
+
+def unit_key(language: str, column: str, text: str) -> str:
+    return hashlib.sha256(f"{language}\x1f{column}\x1f{text}".encode()).hexdigest()[:16]
+
+
+def flagged_units(mapping: Path) -> tuple[dict[str, dict[str, set]], dict[str, int]]:
+    """Per language: {unit key: its checks} of the flagged units, and the unit count."""
     result = scan.run(readers.open_release(mapping))
     with result.cursor() as con:
         units = dict(con.execute("""SELECT v.language, count(DISTINCT (u.paragraph_id, u.tgt))
@@ -33,26 +48,41 @@ def alarms(mapping: Path) -> tuple[dict[str, set], dict[str, Counter], dict[str,
             SELECT f.language, f.unit, u.tgt, f."check" FROM findings f
             JOIN units u ON u.rid = f."row" AND u.paragraph_id = f.unit
             WHERE f.severity <> 'info'""").fetchall()
-    flagged: dict[str, set] = defaultdict(set)
-    checks: dict[str, Counter] = defaultdict(Counter)
-    for language, unit, text, check in found:
-        flagged[language].add((unit, text))
-        checks[language][check] += 1
-    return flagged, checks, units
+    flagged: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    for language, column, text, check in found:
+        flagged[language][unit_key(language, column, text)].add(check)
+    return flagged, units
+
+
+def verdicts(name: str) -> dict[str, str]:
+    path = REPO / "bench" / "judged" / f"{name}.tsv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        return {row["key"]: row["verdict"] for row in csv.DictReader(handle, delimiter="\t")}
 
 
 def main() -> None:
     for name in ("ntrex128", "xquad"):
-        flagged, checks, units = alarms(REPO / "examples" / f"{name}.toml")
-        shares = sorted(((len(flagged[lang]) / n, lang) for lang, n in units.items()),
-                        reverse=True)
-        over = [lang for share, lang in shares if share > 0.01]
-        print(f"{name}: {len(units)} languages; units with a review or blocking finding, "
-              f"median {sorted(s for s, _ in shares)[len(shares) // 2]:.2%}; over 1 %: "
-              f"{len(over)}")
-        for share, lang in shares:
-            top = ", ".join(f"{c} {n}" for c, n in checks[lang].most_common(3))
-            print(f"  {lang:10} {share:6.2%} of {units[lang]:,}  {top}")
+        flagged, units = flagged_units(REPO / "examples" / f"{name}.toml")
+        judged = verdicts(name)
+        rows = []
+        for language, n in units.items():
+            tally = Counter()
+            for key, checks in flagged[language].items():
+                tally["real" if checks & BY_CONSTRUCTION else judged.get(key, "unjudged")] += 1
+            false = tally["false"] + tally["unjudged"]
+            rows.append((false / n, len(flagged[language]) / n, language, n, tally))
+        rows.sort(reverse=True)
+        shares = sorted(r[0] for r in rows)
+        flagged_shares = sorted(r[1] for r in rows)
+        print(f"{name}: {len(rows)} languages; false alarms median {shares[len(rows) // 2]:.2%}, "
+              f"max {shares[-1]:.2%}, over 1 %: {sum(s > 0.01 for s in shares)}; flagged units "
+              f"median {flagged_shares[len(rows) // 2]:.2%}, over 1 %: "
+              f"{sum(s > 0.01 for s in flagged_shares)}")
+        print(f"  {'language':10} {'units':>6} {'flagged':>8} {'real':>6} {'false':>6} "
+              f"{'unjudged':>8}  false alarms")
+        for false_share, flagged_share, language, n, tally in rows:
+            print(f"  {language:10} {n:6,} {flagged_share:8.2%} {tally['real']:6} "
+                  f"{tally['false']:6} {tally['unjudged']:8}  {false_share:.2%}")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,26 @@ ENGLISH = "The lake is 1,642 metres deep and holds a fifth of the world's fresh 
 
 # ------------------------------------------------------------------------------ numbers
 
+@pytest.mark.parametrize(("english", "lang", "translation", "extra"), [
+    # A scaled decimal split into whole and thousandths, as Uyghur and Chinese write it.
+    ("The UK's £2.8bn beauty market.", "uig", "2 مىليارد 800 مىليون فوندستېرلىڭ", None),
+    ("ABC had 3.26 million viewers.", "uig", "3 مىليون 260 مىڭ كۆرۈرمەن", None),
+    ("ABC had 3.26 million viewers.", "uig", "3 مىليون 250 مىڭ كۆرۈرمەن", ["250"]),
+    # The first figure of a range shares the second's scale.
+    ("Algiers lost 30 to 50 thousand people.", "zh", "阿尔及尔失去了3到5万居民。", None),
+    ("Algiers lost 30 to 50 thousand people.", "zh", "阿尔及尔失去了3到6万居民。", ["6"]),
+    # Roman numerals of the source explain digits.
+    ("Super Bowl XLIX was won by 2 points.", "zh", "第 49 届超级碗以 3 分获胜。", ["3"]),
+    ("Louis XIV was 4.", "zh", "路易十四 5 岁。", ["5"]),
+    # Burmese letters written with digits ("၀" for wa, Zawgyi's "႔") are no numerals.
+    ("He is 100 percent certain.", "mya", "သူ ထုိကဲ့သို႔ ၁၀၀ ရာခိုင္ႏႈန္း ေသခ်ာသည္", None),
+    ("After November 6, I will.", "mya", "ႏို၀င္ဘာလ (၇) ရက္ေနာက္ပိုင္း", ["၇"]),
+])
+def test_numerals_written_other_ways(english, lang, translation, extra):
+    found = ts.number_mismatch(english, translation, lang)
+    assert (found.extra if found else None) == extra
+
+
 @pytest.mark.parametrize(("lang", "translation"), [
     ("de", "Der See ist 1.642 Meter tief und enthält ein Fünftel des Süßwassers der Welt."),
     ("fr", "Le lac a une profondeur de 1\u202f642 mètres et contient un cinquième de l’eau."),
@@ -111,6 +131,16 @@ def test_mojibake_is_repaired_and_reported(lang, text, codec):
     assert found.bad in text and found.good in found.repaired
 
 
+def test_burmese_in_zawgyi_is_reported_not_converted():
+    # NTREX-128's Burmese reference: "ေ" stored before its consonant, Shan digits as marks.
+    found = ts.mojibake("ထုိကဲ့သို႔ မျဖစ္ပြားခဲ့သည္ ေက်ာင္းပါတီ", "mya")
+    assert (found.codec, found.bad, found.repaired) == ("Zawgyi", "ထုိကဲ့သို႔", "")
+    # The same words in Unicode, and one stray mark, are no Zawgyi; nor is Shan.
+    assert ts.mojibake("ထိုကဲ့သို့ မဖြစ်ပွားခဲ့သည် ကျောင်းပါတီ", "my") is None
+    assert ts.mojibake("ထိုကဲ့သို့ ေက", "my") is None
+    assert ts.mojibake("ထုိကဲ့သို႔ ေက်ာင္း", "shn") is None
+
+
 @pytest.mark.parametrize(("lang", "text"), [
     ("pl", "Przedstawia ona cztery prawdziwe matki tańczące w oborze."),
     ("vi", "Ngôi sao Hoa Kỳ Phil Mickelson đã ném cú phát bóng."),
@@ -152,6 +182,14 @@ def test_brackets_and_quotes():
     ("It is deep.", "ja", "深いですか？", ("question_added", "full_stop", "question")),
     ("It is deep.", "es", "Es profundo", ("dropped", "full_stop", "none")),
     ("It is deep!", "it", "È profondo.", ("changed", "exclamation", "full_stop")),
+    # A question mark kept inside (a quoted question, then "he said") is no lost question.
+    ("'Did you do it?'", "tr", "'Bunu yaptın mı?' dedim.", None),
+    ("Is it deep?", "ell", "Είναι βαθιά;", None),
+    ("Is it deep?", "hye", "Խո՞րն է։", None),
+    ("Is it deep?", "hye", "Այն խորն է։", ("question_lost", "question", "full_stop")),
+    ("What is that?", "hye", "Ինչ է դա։", None),    # the interrogative word asks
+    # ... nor a question mark the source has inside a statement.
+    ('He asked "why?" and left.', "de", "Er fragte: „Warum?“", None),
 ])
 def test_terminal_punctuation_knows_each_scripts_marks(english, lang, translation, expected):
     assert ts.terminal_mismatch(english, translation, lang) == expected
@@ -344,7 +382,7 @@ def test_real_human_translations_raise_few_review_findings(ntrex):
     # (length: 6 of the 123 are milder shortfalls that also lost their final full stop;
     # near copies: a copied list of names joined by a translated "and" is name-like, info)
     assert alarms == {"unbalanced_brackets": 204, "length_ratio_outlier": 123,
-                      "terminal_punctuation_mismatch": 101, "number_mismatch": 42,
+                      "terminal_punctuation_mismatch": 54, "number_mismatch": 42,
                       "near_source_copy": 21, "repetition_loop": 7}
 
 

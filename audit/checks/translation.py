@@ -179,8 +179,10 @@ def _near_source_copy(release: "Release", t: dict[str, Any]) -> str:
 def _mojibake(release: "Release", t: dict[str, Any]) -> str:
     prepare(release)
     return _query("mojibake", f"length(s.moji_bad) >= {literal(int(t['min_bad_chars']))}",
-                  "moji_codec || ' mojibake: ''' || moji_bad || ''' reads ''' || moji_good || "
-                  "'''; repaired: ' || moji_repaired", "'mojibake'", "moji_bad")
+                  "CASE WHEN moji_codec = 'Zawgyi' THEN 'Burmese in the Zawgyi font encoding, not "
+                  "Unicode: ''' || moji_bad || '''' ELSE moji_codec || ' mojibake: ''' || "
+                  "moji_bad || ''' reads ''' || moji_good || '''; repaired: ' || moji_repaired "
+                  "END", "'mojibake'", "moji_bad")
 
 
 def _unbalanced_brackets(release: "Release", t: dict[str, Any]) -> str:
@@ -232,8 +234,8 @@ HEURISTIC_CHECKS = (
            category_severity=(("number_or_date", "info"), ("punctuation", "info"),
                               ("name_like", "info"), ("in_context", "info"))),
     _check("mojibake", "The text is mojibake ftfy repairs (UTF-8 read as a single-byte "
-           "encoding); the detail names the codec and shows the repair (nothing is "
-           "changed).", _mojibake, {"min_bad_chars": 2}, ("mojibake",)),
+           "encoding; the detail names the codec and shows the repair), or Burmese in the "
+           "legacy Zawgyi encoding (nothing is changed).", _mojibake, {"min_bad_chars": 2}, ("mojibake",)),
     _check("unbalanced_brackets",
            "Brackets or quotes balanced in the source are unbalanced in the translation.",
            _unbalanced_brackets, {"quotes": True}, ("bracket", "quote")),

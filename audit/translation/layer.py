@@ -174,6 +174,10 @@ def mojibake_gate() -> str:
     return "|".join(alternatives)
 
 
+# Every Zawgyi mark holds one of these (`textsignals.ZAWGYI`).
+ZAWGYI_CHARS = "\u1031" + "".join(map(chr, range(0x1060, 0x1098)))
+
+
 def _re2_class(chars: str) -> str:
     return "".join(f"\\x{{{ord(ch):x}}}" for ch in sorted(set(chars)))
 
@@ -231,6 +235,7 @@ def _text_units(con) -> None:
 # and right() read the whole text three times over (10x slower on XHotpotQA+'s pairs).
 def _gates_sql() -> str:
     unspaced = "(" + ", ".join(literal(c) for c in sorted(textsignals.UNSPACED)) + ")"
+    burmese = "(" + ", ".join(literal(c) for c in sorted(textsignals.BURMESE)) + ")"
     marks = literal("[" + _re2_class("".join(o + c for o, c in textsignals.BRACKETS
                                              + textsignals.QUOTES)
                                      + "".join(textsignals.COUNTED_QUOTES)
@@ -243,7 +248,9 @@ def _gates_sql() -> str:
         (lang IN {unspaced} OR (SELECT len(words) - len(list_distinct(words)) >= 2 FROM
             (SELECT string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+') AS words)))
             AS g_loop,
-        regexp_matches(tgt, {literal(mojibake_gate())}) AS g_mojibake,
+        (regexp_matches(tgt, {literal(mojibake_gate())}) OR (lang IN {burmese} AND
+            regexp_matches(tgt, {literal("[" + _re2_class(ZAWGYI_CHARS) + "]")})))
+            AS g_mojibake,
         (regexp_matches(src, {marks}) OR regexp_matches(tgt, {marks})) AS g_brackets,
         (regexp_extract(src, {last}, 1) <> regexp_extract(tgt, {last}, 1)
             OR regexp_matches(tgt, {ellipsis})) AS g_terminal"""

@@ -91,6 +91,9 @@ class Numeral:
     values: set[float]
     parts: tuple[int, ...]     # the digit groups, zero groups dropped
     convertible: bool = False
+    # A scaled decimal as whole and thousandths ("2.8bn" = "2 milliard 800 million").
+    split: tuple[int, ...] = ()
+    scale: float = 0.0         # the factor of the scale word that follows, if any
 
 
 def _digits(text: str) -> str:
@@ -110,9 +113,19 @@ def _values(token: str) -> tuple[set[float], tuple[int, ...]]:
     return values, tuple(int(g) for g in groups if int(g))
 
 
+BURMESE = {"my", "mya", "bur"}
+# Burmese typists (and Zawgyi text) write letters with Myanmar digits: "၀" for wa, "႔"
+# and "႕" (Shan digits) for Zawgyi's dot and ha marks. A digit written right after a
+# Myanmar letter or sign is such a letter; a Myanmar numeral follows a space or a mark.
+_MYANMAR_LETTER_DIGITS = re.compile(r"(?<=[\u1000-\u103f\u104a-\u108f\u109a-\u109f])"
+                                    r"[\u1040-\u1049\u1090-\u1099]+")
+
+
 def numerals(text: str, lang: str) -> list[Numeral]:
     """The numerals of a text with every value they can stand for in language `lang`."""
     found: list[Numeral] = []
+    if lang.split("-")[0] in BURMESE:
+        text = _MYANMAR_LETTER_DIGITS.sub(lambda m: "\u1000" * len(m.group()), text)
     for match in _NUMERAL.finditer(text):
         values, parts = _values(match.group())
         numeral = Numeral(match.group(), match.start(), match.end(), values, parts)
@@ -126,6 +139,8 @@ def numerals(text: str, lang: str) -> list[Numeral]:
             factor = _ATTACHED_SCALES[attached.group(1).lower()]
         if factor:
             numeral.values |= {v * factor for v in values}
+            numeral.split = _split(values)
+            numeral.scale = factor
         if lang == "en":
             pm = _PM.match(tail)
             if pm and pm.group(1).lower() == "p":
@@ -148,7 +163,45 @@ def numerals(text: str, lang: str) -> list[Numeral]:
             numeral.values |= {(v + d) % 24 for v in values if v < 24 for d in (6, 18)}
         if any(numeral.values - {0.0}):
             found.append(numeral)
+    _shared_scales(text, found)
     return _compounds(text, found)
+
+
+# "30 to 50 thousand", "3到5万": the first figure of a range shares the second's scale.
+_RANGE = re.compile(r"\s?(?:-|–|—|~|～|〜|到|至|to|bis|à|a|al|до|ve|và|hingga|sampai)\s?",
+                    re.IGNORECASE)
+
+
+def _shared_scales(text: str, found: list[Numeral]) -> None:
+    for first, second in zip(found, found[1:]):
+        if second.scale and not first.scale and _RANGE.fullmatch(text[first.end:second.start]):
+            first.values |= {v * second.scale for v in first.values}
+
+
+def _split(values: set[float]) -> tuple[int, ...]:
+    """A decimal reading's whole part and its fraction in thousandths, zeros dropped."""
+    fractional = [v for v in values if v != int(v)]
+    if not fractional:
+        return ()
+    whole, rest = int(fractional[0]), round((fractional[0] % 1) * 1000)
+    return tuple(p for p in (whole, rest) if p)
+
+
+# Roman numerals of two letters or more ("Super Bowl XLIX", "World War II"): a translation
+# may write them in digits. They explain a translation's numeral, never go missing (Chinese
+# writes "Louis XIV" 路易十四).
+_ROMAN = re.compile(r"\b(?=[MDCLXVI]{2,}\b)M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})"
+                    r"(?:IX|IV|V?I{0,3})\b")
+_ROMAN_VALUES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+
+
+def roman_values(text: str) -> list[float]:
+    """The values of the Roman numerals of a text."""
+    out = []
+    for match in _ROMAN.finditer(text):
+        digits = [_ROMAN_VALUES[ch] for ch in match.group()]
+        out.append(float(sum(-d if d < nxt else d for d, nxt in zip(digits, digits[1:] + [0]))))
+    return out
 
 
 def _compounds(text: str, found: list[Numeral]) -> list[Numeral]:
@@ -198,8 +251,8 @@ def number_mismatch(source: str, translation: str, lang: str) -> NumberMismatch 
     missing = _missing(ours, theirs)
     if not missing:
         return None
-    our_values = [v for n in ours for v in n.values]
-    our_parts = {p for n in ours for p in n.parts} | {
+    our_values = [v for n in ours for v in n.values] + roman_values(source)
+    our_parts = {p for n in ours for p in n.parts + n.split} | {
         int(v) for n in ours for v in n.values if v == int(v)}
     converted = [c for n in ours if n.convertible for v in n.values for c in _converted(v)]
     extra = [n for n in theirs
@@ -219,7 +272,8 @@ def _missing(ours: list[Numeral], theirs: list[Numeral]) -> list[Numeral]:
     their_parts = {p for n in theirs for p in n.parts}
     return [n for n in ours if not n.convertible
             and not any(_close(v, w) for v in n.values for w in their_values)
-            and not (n.parts and set(n.parts) <= their_parts)]
+            and not (n.parts and set(n.parts) <= their_parts)
+            and not (n.split and set(n.split) <= their_parts)]
 
 
 def missing_numerals(source: str, translation: str, lang: str) -> list[str]:
@@ -375,10 +429,35 @@ def _changed_stretch(bad: str, good: str) -> tuple[str, str]:
     return bad[start:len(bad) - end], good[start:len(good) - end]
 
 
+# Zawgyi, the legacy Burmese font encoding, stores the vowel sign "ေ" before its consonant
+# (Unicode: after) and writes stacked and medial forms with code points that Unicode gives
+# to Mon, Shan and Karen letters and Shan digits. Burmese text in Unicode has neither.
+ZAWGYI = (r"(?:^|[^\u1000-\u109f])\u1031[\u1000-\u1021]|[\u1060-\u1097]")
+_ZAWGYI = re.compile(ZAWGYI)
+_ZAWGYI_MIN = 2    # marks: one may be a typo
+
+
+def zawgyi(text: str, lang: str) -> Mojibake | None:
+    """Burmese text in the Zawgyi encoding (reported, not converted): the first word
+    holding one of its marks."""
+    if lang.split("-")[0] not in BURMESE:
+        return None
+    marks = list(_ZAWGYI.finditer(text))
+    if len(marks) < _ZAWGYI_MIN:
+        return None
+    at = marks[0].end() - 1
+    start = max(text.rfind(" ", 0, at), text.rfind("\n", 0, at)) + 1
+    word = text[start:].split(maxsplit=1)[0]
+    return Mojibake("", "Zawgyi", word[:30], "")
+
+
 def mojibake(text: str, lang: str) -> Mojibake | None:
     """ftfy's repair of the text's encoding, else a round trip through one of ftfy's
     single-byte codecs (the text re-encoded, then read as UTF-8) whose result is written in
-    the language's own script. Nothing is changed: the repair is only reported."""
+    the language's own script, else Burmese in the Zawgyi encoding (`zawgyi`). Nothing is
+    changed: the repair is only reported."""
+    if (legacy := zawgyi(text, lang)) is not None:
+        return legacy
     import ftfy
     import ftfy.bad_codecs  # noqa: F401  (registers the sloppy-windows-* codecs)
     from ftfy.chardata import CHARMAP_ENCODINGS
@@ -512,8 +591,11 @@ _DANDA_BAR = {"bn", "hi"}
 # Armenian ends a sentence with "։" (often typed ":") and marks a question on its stressed
 # word ("՞"), not at the end.
 _ARMENIAN = {"hy", "hye"}
-# Burmese asks with a particle and ends the question with its full stop "။".
-_PARTICLE_QUESTIONS = {"my", "mya"}
+# ... and often leaves the "՞" out where an interrogative word carries the question (what,
+# why, how, where, when, who, which, how much, how many, whether).
+_ARMENIAN_ASKS = re.compile(r"(?<!\w)(?:ինչ|ինչու|ինչպես|որտեղ|երբ|ով|ովքեր|ում|որ|որն|որը|"
+                            r"որքան|քանի|արդյոք)(?!\w)", re.IGNORECASE)
+_GREEK = {"el", "ell", "gre"}
 # Scripts that may end a sentence with no mark: Thai, Lao, and Tibetan after some letters.
 _BARE_ENDINGS = {"th", "lo", "lao", "bo", "bod", "dz", "dzo"}
 
@@ -534,16 +616,24 @@ def terminal(text: str, lang: str) -> str:
         if last in ":\u0589":
             return "full_stop"
     if last in ";\u037e":
-        return "question" if lang == "el" else "none"
+        return "question" if lang.split("-")[0] in _GREEK else "none"
     if last == "|" and lang in _DANDA_BAR:
         return "full_stop"
     return _CLASS_OF.get(last, "none")
 
 
+def _asks(text: str, lang: str) -> bool:
+    """Whether a question mark of the language stands anywhere in the text."""
+    marks = TERMINALS["question"] + ("\u055e" if lang.split("-")[0] in _ARMENIAN else "")
+    return any(ch in marks for ch in text) or (
+        lang.split("-")[0] in _GREEK and any(ch in ";\u037e" for ch in text))
+
+
 def terminal_mismatch(source: str, translation: str, lang: str) -> tuple[str, str, str] | None:
     """(category, source class, translation class) when a source that ends with a full
     stop, question or exclamation mark ends otherwise in the translation. Categories:
-    question_lost (a question no longer ends as one), question_added, dropped (no final
+    question_lost (a question whose translation has no question mark left anywhere),
+    question_added (a question mark the source has nowhere), dropped (no final
     mark, or a comma), changed (another mark). Thai writes neither full stops nor, often,
     question marks: a bare Thai ending is no mismatch."""
     ours = terminal(source, "en")
@@ -556,10 +646,14 @@ def terminal_mismatch(source: str, translation: str, lang: str) -> tuple[str, st
         theirs = terminal(translation.replace("\u055e", ""), lang)
     if theirs == ours or (base in _BARE_ENDINGS and theirs == "none"):
         return None
-    if base in _PARTICLE_QUESTIONS and ours == "question" and theirs in ("full_stop", "none"):
+    # Burmese asks with a particle and ends the question with its full stop "။".
+    if base in BURMESE and ours == "question" and theirs in ("full_stop", "none"):
+        return None
+    if base in _ARMENIAN and ours == "question" and _ARMENIAN_ASKS.search(translation):
         return None
     if ours == "question":
-        return "question_lost", ours, theirs
+        # A question mark left inside (a quoted question, then "he said") is no lost one.
+        return None if _asks(translation, lang) else ("question_lost", ours, theirs)
     if theirs == "question":
-        return "question_added", ours, theirs
+        return None if _asks(source, "en") else ("question_added", ours, theirs)
     return ("dropped" if theirs == "none" else "changed"), ours, theirs
