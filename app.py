@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit.analysis import queries
+from audit.analysis import browse, queries
+from audit.analysis.browse import Filters
 from audit.engine import store
 from audit.engine.scan import status_disagreements
 from audit.reports import render
 from audit.reports.render import plural
-from workbench.shell import html, no_source_notice, orientation, say, scope_line, setup
+from workbench.shell import (
+    current_view,
+    html,
+    no_source_notice,
+    orientation,
+    say,
+    scope_line,
+    setup,
+)
+from workbench.viewstate import View
 
 result = setup("Overview", "Release overview")
 summary = result.summary
@@ -22,6 +32,40 @@ for col, status in zip(cols[1:], ("accepted", "review_required", "quarantined"))
     col.metric(status.replace("_", " "), f"{summary['status_counts'].get(status, 0):,}")
 
 MAPPED = result.release.layout.has("aligned")   # rows are items in one language each
+view = current_view()
+KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
+
+
+def browse_link(**chosen: str) -> str:
+    """Browse on this release, filtered to these values."""
+    return View(view.release, view.sources, view.policy).with_filters(
+        Filters(**{k: [v] for k, v in chosen.items()})).href("Browse")
+
+
+def status_explained() -> None:
+    """Which checks put how many rows into each status, each a link to those rows; and
+    the status by the release's own structural rules alone, beside the full policy."""
+    drivers = queries.status_drivers(result).to_pylist()
+    columns = st.columns(2)
+    for column, status, word in ((columns[0], "quarantined", "blocking"),
+                                 (columns[1], "review_required", "review")):
+        here = [d for d in drivers if d["status"] == status]
+        largest = max((d["rows"] for d in here), default=0)
+        with column:
+            html(render.strong(f"{status.replace('_', ' ')}: rows per {word} check"),
+                 *(render.facet_value(d["check"], d["rows"], largest,
+                                      browse_link(status=status, check=d["check"]),
+                                      kind=KIND[status]) for d in here)
+                 or [render.text("none")])
+    if browse.REFERENCE_CHECKS and not MAPPED:
+        counts = queries.structural_status_counts(result)
+        html(render.text("By the release's own structural rules alone (its reference checks, "
+                         "as the reference toolkit derives the status): "),
+             *(render.pill(f"{counts.get(s, 0):,} {s.replace('_', ' ')}",
+                           browse_link(structural_status=s))
+               for s in ("quarantined", "review_required", "accepted")))
+    st.caption("A row with several checks counts under each; the links open those rows in "
+               "Browse.")
 
 
 def per_language() -> None:
@@ -47,6 +91,8 @@ def per_split() -> None:
                       for k, v in summary["shipped_status_counts"].items()], hide_index=True)
 
 
+st.subheader("What puts rows into review or quarantine")
+status_explained()
 if MAPPED:
     per_language()
 else:
@@ -76,6 +122,12 @@ if result.release.layout.has("shipped_status"):
     disagree = status_disagreements(result)
     st.write(f"{plural(disagree.num_rows, 'row')} where the shipped status differs from the "
              "derived one (the derived status also counts the checks the reference lacks).")
+    behind = queries.status_drivers(result, disagreeing=True).to_pylist()
+    if behind:
+        html(render.text("The checks behind the derived status of those rows: "),
+             *(render.pill(f"{d['check']} ({d['rows']:,} {d['status'].replace('_', ' ')})",
+                           browse_link(status=d["status"], check=d["check"]))
+               for d in behind))
     if disagree.num_rows:
         st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
 

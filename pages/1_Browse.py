@@ -20,7 +20,6 @@ from workbench.shell import (
     say,
     scope_line,
     setup,
-    show_view,
     url_corrected,
 )
 
@@ -28,17 +27,20 @@ result = setup("Browse")
 view = current_view()
 filters = view.filters
 
-LABELS = {"status": "Status (derived)", "check": "Check fired",
+LABELS = {"status": "Status (derived)", "check": "Check holding the row",
           "question_language": "Question language ℓq", "gold_language": "Gold-paragraph languages",
           "distractor_language": "Distractor languages", "stratum": "Stratum",
           "script_relation": "Script relation", "role_condition": "Role condition",
           "pair_relation": "Gold pair relation", "question_type": "Question type",
-          "split": "Split", "unit": "Unit with a finding"}
+          "split": "Split", "unit": "Unit with a finding", "note": "Info note only",
+          "structural_status": "Status by structural rules alone"}
 # A mapped release's rows are (item, language): no vector, no split.
 VECTOR = browse.has_vector(result)
 if not VECTOR:
     LABELS = {"language": "Language", "unit": "Unit with a finding (column)",
-              "check": "Check fired", "status": "Status (derived)"}
+              "check": "Check holding the row", "status": "Status (derived)",
+              "note": "Info note only"}
+SHOWN = 8     # facet values shown before "… and N more"
 STATUS_KIND = {"quarantined": "blocking", "review_required": "review", "accepted": "accepted"}
 
 # `page` in the URL counts from 1, as the caption does.
@@ -59,7 +61,7 @@ st.query_params.from_dict(view.to_query())
 scope_line(result, page.total)
 
 
-# ------------------------------------------------------------ the filter widgets (sidebar)
+# ------------------------------------------------------------ the filter (chips, widgets)
 
 def _write_filter(name: str) -> None:
     """A facet widget changed: its value goes to the URL, the other filters stay."""
@@ -77,18 +79,32 @@ def _write_filter(name: str) -> None:
     st.query_params.from_dict(current.with_filters(changed).to_query())   # page → first
 
 
-with st.sidebar:
-    st.divider()
-    st.markdown("**Filters** (counts under the other filters)")
-    say(st.caption, "Now: {filter}", filter=view.describe_filter())
-    # Always drawn (disabled without a filter): the popover below keeps its place in the
-    # page, so it stays open while several values are picked.
-    if st.button("Clear every filter", disabled=not filters.to_query()):
-        show_view(view.with_filters(Filters()))
-    # The facet widgets live in a popover: the browser builds them only when it is opened,
-    # which keeps Browse's first render under a second for three users at once.
-    chooser = st.popover("Choose filters…", use_container_width=True)
-with chooser:
+def _toggled(name: str, value: str) -> str:
+    """The link to this view with `value` of facet `name` added, or removed if chosen."""
+    chosen = list(getattr(filters, name))
+    chosen = [v for v in chosen if v != value] if value in chosen else chosen + [value]
+    changed = Filters.from_query({**filters.to_query(), name: ",".join(chosen)})
+    return view.with_filters(changed).href("Browse")
+
+
+def _chips() -> None:
+    """The active filter, each value a chip that removes it, and one that clears all."""
+    chips = [render.chip(f"{LABELS.get(name, name)}: {value}", _toggled(name, value))
+             for name in LABELS for value in getattr(filters, name)]
+    if filters.k_c_min is not None or filters.k_c_max is not None:
+        without = Filters.from_query({**filters.to_query(), "k_c_min": "", "k_c_max": ""})
+        chips.append(render.chip(f"K_C {filters.k_c_min or 1}–{filters.k_c_max or 24}",
+                                 view.with_filters(without).href("Browse")))
+    if chips:
+        chips.append(render.chip("clear every filter",
+                                 view.with_filters(Filters()).href("Browse"), clear=True))
+        html(render.strong("Filter: "), *chips)
+
+
+# Several values at once, and K_C: the facet widgets, built by the browser only when the
+# popover opens (which keeps Browse's first render under a second for three users at once).
+# Above the chips: a pick that adds a chip must not move the open popover's button.
+with st.popover("Choose several filters at once…"):
     for name, label in LABELS.items():
         counts = dict(page.facets[name])
         chosen = getattr(filters, name)
@@ -106,21 +122,34 @@ with chooser:
         st.slider("K_C (distinct candidate languages)", 1, 24, key="facet_k_c",
                   on_change=_write_filter, args=("k_c",))
 
+_chips()
 
-# ------------------------------------------------------------ facet bars (main area)
+# ------------------------------------------------------------ facets (main area)
 
-with st.expander("Facet counts under the other filters", expanded=True):
+KIND = browse.check_kinds(result)    # check → its worst severity in this scan
+
+
+def _facet(name: str, label: str) -> str:
+    counts = page.facets[name]
+    if name in ("check", "note"):    # what blocks first, then by rows
+        order = {"blocking": 0, "review": 1}
+        counts = sorted(counts, key=lambda vn: (order.get(KIND.get(vn[0], ""), 2), -vn[1]))
+    chosen = set(getattr(filters, name))
+    largest = max((n for _, n in counts), default=0)
+    kinds = KIND if name == "check" else STATUS_KIND if "status" in name else {}
+    values = [render.facet_value(v, n, largest, _toggled(name, v), v in chosen,
+                                 kinds.get(v, "")) for v, n in counts]
+    rest = values[SHOWN:]
+    return "".join([render.strong(label), *values[:SHOWN],
+                    render.more(f"… and {len(rest)} more", *rest) if rest else ""])
+
+
+with st.expander("Facets: click a value to filter by it, again to drop it (counts under the "
+                 "other filters)", expanded=True):
     columns = st.columns(4)
     for i, (name, label) in enumerate(LABELS.items()):
-        counts = page.facets[name]
-        chosen = set(getattr(filters, name))
-        largest = max((n for _, n in counts), default=0)
-        shown = counts[:8] + [(v, n) for v, n in counts[8:] if v in chosen]
         with columns[i % 4]:
-            html(render.strong(label), *(render.bar(v, n, largest, v in chosen)
-                                         for v, n in shown),
-                 render.text(f"… and {len(counts) - len(shown)} more")
-                 if len(counts) > len(shown) else "")
+            html(_facet(name, label))
 
 
 # ------------------------------------------------------------ results
@@ -143,9 +172,11 @@ if page.total == 0:
     st.stop()
 
 
-def _checks(names: list[str]) -> str:
-    shown = "".join(render.badge(n) for n in names[:4])
-    return shown + (render.text(f" +{len(names) - 4}") if len(names) > 4 else "")
+def _checks(checks: list[str], blocking: list[str], notes: list[str]) -> str:
+    """Every check holding the row, blocking first, coloured by severity; its info notes
+    after them, in grey."""
+    held = "".join(render.badge(c, "blocking" if c in blocking else "review") for c in checks)
+    return held + (render.text(f"info: {', '.join(notes)}") if notes else "")
 
 
 def _preview(value: str | None, limit: int = 240) -> str:
@@ -158,7 +189,8 @@ rows = []
 for r in page.rows.to_pylist():
     if not VECTOR:
         rows.append([render.badge(r["status"], STATUS_KIND.get(r["status"], "")),
-                     _checks(r["checks"]), render.text(", ".join(r["units"])),
+                     _checks(r["checks"], r["blocking"], r["notes"]),
+                     render.text(", ".join(r["units"])),
                      render.text(r["language"] or ""),
                      render.link(r["id"], view.href("Instance", row=r["row"])),
                      render.text(r["row"]), render.paragraph(_preview(r["question"]),
@@ -166,7 +198,7 @@ for r in page.rows.to_pylist():
         continue
     rows.append([
         render.badge(r["status"], STATUS_KIND.get(r["status"], "")),
-        _checks(r["checks"]),
+        _checks(r["checks"], r["blocking"], r["notes"]),
         render.text(r["question_language"]),
         render.text(", ".join(r["gold_languages"] or [])),
         render.text(r["stratum"]),
@@ -175,8 +207,8 @@ for r in page.rows.to_pylist():
         render.paragraph(r["question"], r["question_language"]),
     ])
 if VECTOR:
-    html(render.table(["status", "checks fired", "ℓq", "gold languages", "stratum",
+    html(render.table(["status", "checks (blocking first)", "ℓq", "gold languages", "stratum",
                        "id (open)", "row", "question"], rows))
 else:
-    html(render.table(["status", "checks fired", "units", "language", "id (open)", "row",
+    html(render.table(["status", "checks (blocking first)", "units", "language", "id (open)", "row",
                        "text"], rows))

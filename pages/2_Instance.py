@@ -65,18 +65,38 @@ def findings_html(findings: list[dict]) -> str:
                    for f in findings)
 
 
+SEVERITIES = ("blocking", "review", "info")
+
+
+def summary(placed: list[tuple[dict, str, str]]) -> None:
+    """The row's findings at the top, worst first, each a link to where it sits: (finding,
+    where in words, anchor). Info notes fold under one line."""
+    by = {kind: [p for p in placed if p[0]["severity"] == kind] for kind in SEVERITIES}
+    counts = " · ".join(f"{len(by[k])} {k}" for k in SEVERITIES if by[k]) or "none"
+    links = {k: [render.jump(f"{f['check']} · {where}", name, k) for f, where, name in by[k]]
+             for k in SEVERITIES}
+    html(render.strong(f"Findings: {counts}"), " ", *links["blocking"], *links["review"],
+         render.more(render.plural(len(by["info"]), "info note"), *links["info"])
+         if by["info"] else "")
+
+
 if result.release.layout.has("aligned"):
     # A mapped benchmark: the item's source beside its every language, column by column.
     item = queries.across_languages(result, row)
     html(render.strong("Item "), render.badge(item["id"]),
          render.text(f" · {len(item['rows'])} languages beside the source "
                      f"({item['source_language']})"))
+    names = {column["name"]: f"at-col{k}" for k, column in enumerate(item["columns"])}
+    summary([(f, f"{r['language']} {unit or 'row'}", names.get(unit, "at-top"))
+             for r in item["rows"] for unit, found in r["findings"].items() for f in found])
+    html(render.anchor("at-top"))
     for r in item["rows"]:
         if None in r["findings"]:
             html(render.badge(r["language"]), findings_html(r["findings"][None]))
     for column in item["columns"]:
         st.divider()
-        html(render.strong(column["name"]), " ", render.badge(column["role"]))
+        html(render.anchor(names[column["name"]]), render.strong(column["name"]), " ",
+             render.badge(column["role"]))
         lines = [[render.badge(item["source_language"]), render.text("source"),
                   render.paragraph(item["source"][column["name"]], item["source_language"]),
                   ""]]
@@ -87,8 +107,7 @@ if result.release.layout.has("aligned"):
             lines.append([
                 here, render.badge(r["status"], STATUS_KIND.get(r["status"], "info")),
                 render.missing("(no row in this language)") if r["missing"]
-                else render.missing("(blank)") if not (r["values"][column["name"]] or "").strip()
-                else render.paragraph(r["values"][column["name"]], r["language"],
+                else render.paragraph(r["values"][column["name"]] or "", r["language"],
                                       evidence=evidence(on_unit)),
                 findings_html(on_unit)])
         html(render.table(["language", "status", "text", "findings"], lines))
@@ -97,6 +116,15 @@ item = queries.instance(result, row)
 html(render.badge(item["status"], STATUS_KIND.get(item["status"], "info")),
      render.badge(f"shipped {item['shipped_status']}"), render.badge(item["question_type"]),
      render.badge(item["source_split"]), render.badge(item["id"]))
+summary([(f, f["unit"] or "row", "at-top") for f in item["row_findings"]]
+        + [(f, f"{c['paragraph_id']} title" if f["sentence_index"] is None
+            else f"{c['paragraph_id']} · {f['sentence_index']}",
+            f"at-c{k}" if f["sentence_index"] is None else f"at-c{k}-{f['sentence_index']}")
+           for k, c in enumerate(item["candidates"])
+           for f in c["findings"] + [g for line in c["lines"] for g in line["findings"]]]
+        + [(f, f"{f['paragraph_id']} · {f['sentence_index']} (no such candidate)", "at-top")
+           for f in item["unplaced_findings"]])
+html(render.anchor("at-top"))
 left, right = st.columns(2)
 with left:
     html(render.strong("Question "), render.badge(item["question_language"]),
@@ -116,9 +144,10 @@ if item["unplaced_findings"]:
     html(render.strong("Findings at sentences no candidate has: "),
          findings_html(item["unplaced_findings"]))
 
-for cand in item["candidates"]:
+for k, cand in enumerate(item["candidates"]):
     st.divider()
-    html(render.strong(cand["paragraph_id"]), " ", render.badge(cand["language_code"]),
+    html(render.anchor(f"at-c{k}"), render.strong(cand["paragraph_id"]), " ",
+         render.badge(cand["language_code"]),
          render.badge(cand["script"]), render.badge("gold", "gold") if cand["gold"] else "")
     title_l, title_r = st.columns(2)
     with title_l:
@@ -134,8 +163,9 @@ for cand in item["candidates"]:
                             + (" ★ support" if line["support"] else ""),
                             "gold" if line["support"] else "")
         with left:
-            html(mark, render.paragraph(line["text"], cand["language_code"],
-                                        evidence=evidence(line["findings"])),
+            html(render.anchor(f"at-c{k}-{line['index']}"), mark,
+                 render.paragraph(line["text"], cand["language_code"],
+                                  evidence=evidence(line["findings"])),
                  findings_html(line["findings"]))
         with right:
             html(render.paragraph(render.source_sentence(line["source"]), "en",

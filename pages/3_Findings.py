@@ -77,11 +77,14 @@ wanted = st.query_params.get("examples")
 follow_url("examples_of", wanted if wanted in checks else str(shown["check"].iloc[0]
                                                               if len(shown) else checks[0]))
 check = st.selectbox("Examples of", checks, key="examples_of", on_change=_write_examples)
-if check not in view.filters.check and st.button(
-        "Narrow the view's filter to rows where this check fired",
+# A check that holds rows narrows by `check`; one with only info findings, by `note`.
+facet = "check" if check in set(table.loc[table["severity"] != "info", "check"]) else "note"
+if check not in getattr(view.filters, facet) and st.button(
+        "Narrow the view's filter to rows where this check fired"
+        + (" (info only)" if facet == "note" else ""),
         help="Adds it to the Browse filter, which every page (and Export) then works on"):
-    show_view(view.with_filters(replace(view.filters, check=[*view.filters.check, check])),
-              examples=check)
+    show_view(view.with_filters(replace(view.filters, **{
+        facet: [*getattr(view.filters, facet), check]})), examples=check)
 examples = queries.examples(result, check, rows=scope).to_pylist()
 say(st.caption, "The first {n} findings of {check}; the id opens the instance on the same view.",
     n=str(len(examples)), check=check)
@@ -95,10 +98,9 @@ html(render.table(
       render.text(e["category"])] for e in examples]))
 
 st.subheader("Findings by unit language and check")
-matrix = queries.language_check_counts(result, scope).to_pandas()
+matrix = queries.language_check_counts(result, scope, info=show_info).to_pandas()
 if not show_info:
-    visible = set(shown["check"])
-    matrix = matrix[matrix["check"].isin(visible)]
+    st.caption("Review and blocking findings; info-level ones are folded away, as above.")
 if len(matrix):
     pivot = matrix.pivot_table(index="check", columns="language", values="findings",
                                fill_value=0, aggfunc="sum")

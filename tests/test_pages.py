@@ -106,7 +106,9 @@ def test_instance_shows_the_planted_blank_sentence_at_its_sentence(row, location
     at = page("2_Instance", row=str(row))
     assert not at.exception
     assert "blank_sentence: translated sentence is blank" in findings_at(at, location)
-    assert markdown_text(at).count("blank_sentence") == 1
+    # Once at its sentence, once in the summary at the top, which links there.
+    assert markdown_text(at).count("blank_sentence") == 2
+    assert f'href="#at-c0-{location[-1]}">blank_sentence' in markdown_text(at)
     assert at.number_input[0].value == row
 
 
@@ -118,14 +120,14 @@ def test_browse_facet_changes_counts_and_url():
     at = page("1_Browse")
     assert not at.exception
     assert "240 of 240 rows match" in caption_text(at)
-    language = next(m for m in at.sidebar.multiselect if m.label == "Question language ℓq")
+    language = next(m for m in at.multiselect if m.label == "Question language ℓq")
     language.set_value(["fa", "ur"]).run()
     assert "21 of 240 rows match" in caption_text(at)
     assert at.query_params["question_language"] == "fa,ur"
     assert len(linked_rows(at)) == 21
-    status = next(m for m in at.sidebar.multiselect if m.label == "Status (derived)")
+    status = next(m for m in at.multiselect if m.label == "Status (derived)")
     status.set_value(["accepted"]).run()
-    split = next(m for m in at.sidebar.multiselect if m.label == "Split")
+    split = next(m for m in at.multiselect if m.label == "Split")
     split.set_value(["train"]).run()
     # Every facet stays: the three combine.
     assert (at.query_params["question_language"], at.query_params["status"],
@@ -133,13 +135,13 @@ def test_browse_facet_changes_counts_and_url():
     narrowed = len(linked_rows(at))
     assert 0 < narrowed < 21
     assert f"{narrowed} of 240 rows match" in caption_text(at)
-    at.sidebar.radio[0].set_value("all").run()
+    at.radio[0].set_value("all").run()
     assert at.query_params["question_language"] == "fa,ur"
 
 
 def test_browse_deep_link_applies_the_filter():
     at = page("1_Browse", question_language="fa,ur", stratum="S4")
-    language = next(m for m in at.sidebar.multiselect if m.label == "Question language ℓq")
+    language = next(m for m in at.multiselect if m.label == "Question language ℓq")
     assert language.value == ["fa", "ur"]
     rows = linked_rows(at)
     assert rows and all(f"row={r}" in markdown_text(at) for r in rows)

@@ -73,8 +73,13 @@ def test_rendered_text_yields_only_our_own_tags_and_shows_every_character(value,
         assert set(attrs) <= {"class", "title", "lang", "dir"}
         assert not any(a in (attrs.get("class") or "") for a in "<>\"'")
     shown = "".join(found.text)
-    # Every character is there, visibly: hiding/reordering ones as their ⟨U+…⟩ tokens.
-    assert shown == render.visible(value) * 2
+    # Every character is there, visibly: hiding/reordering ones as their ⟨U+…⟩ tokens; a
+    # blank text (empty or whitespace only) as a note naming its code points.
+    blank = render.is_blank(value)
+    assert shown == (render.blank_note(value) if blank else render.visible(value)) \
+        + render.visible(value)
+    if blank and value:
+        assert f"U+{ord(value[0]):04X}" in shown
     assert not any(render.controls.kind(ch) not in (None, "orthographic") for ch in shown)
 
 

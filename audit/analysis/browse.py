@@ -4,7 +4,8 @@ filters that round-trip through a URL query string, facet counts and result page
 Facet counts are disjunctive: each facet counts its values under every filter except its
 own, so a selection can still be widened. Every query is a set-based scan of the index;
 set-valued facets (gold/distractor languages, checks) are bitmasks, so neither filtering nor
-counting them unnests anything.
+counting them unnests anything. A row's `check` is a check with a review or blocking finding
+on it; a check with only info findings there is a `note` (info is folded away everywhere).
 """
 
 from __future__ import annotations
@@ -98,11 +99,13 @@ FACETS: dict[str, str | SetFacet | ListFacet] = {
     "pair_relation": "pair_relation",
     "question_type": "question_type",
     "status": "status",
+    "structural_status": "structural_status",
     "check": SetFacet("check_mask", "f.checks", CHECK_VOCABULARY),
+    "note": SetFacet("note_mask", "f.notes", CHECK_VOCABULARY),
     "unit": ListFacet("units"),
 }
 # The facets of a release without a language vector (a mapped or parallel one).
-PLAIN_FACETS = ("language", "unit", "check", "status")
+PLAIN_FACETS = ("language", "unit", "check", "note", "status")
 
 
 K_C_RANGE = (1, 24)     # distinct candidate languages a row can have (the Browse slider)
@@ -125,7 +128,10 @@ class Filters:
     pair_relation: list[str] = field(default_factory=list)
     question_type: list[str] = field(default_factory=list)
     status: list[str] = field(default_factory=list)
-    check: list[str] = field(default_factory=list)
+    # the status the release's own structural rules (its reference checks) alone give
+    structural_status: list[str] = field(default_factory=list)
+    check: list[str] = field(default_factory=list)     # a review or blocking finding
+    note: list[str] = field(default_factory=list)      # an info finding and no other
     unit: list[str] = field(default_factory=list)
     k_c_min: int | None = None
     k_c_max: int | None = None
@@ -244,22 +250,58 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
         SELECT d.rid, d.id, d.source_id, d.source_split, d.question_type,
                d.question_language, d.question_language AS language, d.gold_languages, d.distractor_languages, d.stratum,
                d.script_relation, d.role_condition, d.pair_relation, d.k_c,
-               s.status, s.flags, coalesce(f.checks, []::VARCHAR[]) AS checks,
+               s.status, coalesce(f.structural_status, 'accepted') AS structural_status,
+               s.flags, coalesce(f.checks, []::VARCHAR[]) AS checks,
+               coalesce(f.blocking, []::VARCHAR[]) AS blocking,
+               coalesce(f.notes, []::VARCHAR[]) AS notes,
                coalesce(f.findings, 0) AS findings,
                coalesce(f.units, []::VARCHAR[]) AS units, r.question,
                {", ".join(f.build_sql() for f in FACETS.values() if isinstance(f, SetFacet))}
         FROM descriptors d
         JOIN status s ON s."row" = d.rid
         LEFT JOIN ({texts}) r ON r.rid = d.rid
-        LEFT JOIN (SELECT "row", list_sort(list_distinct(list("check"))) AS checks,
-                          list_sort(list_distinct(list(unit))) AS units,
-                          count(*) AS findings FROM findings GROUP BY "row") f
+        LEFT JOIN ({_ROW_CHECKS.format(reference=strings(REFERENCE_CHECKS))}) f
           ON f."row" = d.rid
         ORDER BY d.rid
     """)
     con.close()
     # One assignment: a reader in another session sees the old mapping or the new one.
     result.tables = {**result.tables, "browse_index": index}
+
+
+# The release's own structural rules: the checks the reference toolkit derives its status from.
+REFERENCE_CHECKS = tuple(check.name for check in registry.REGISTRY if check.reference)
+# A row's checks by the worst severity each has on it: `checks` the review and blocking
+# ones (the reasons a row is held; blocking first), `blocking` those that block, `notes`
+# the checks with only info findings there, folded away as every page folds them.
+_ROW_CHECKS = """
+SELECT "row", list_concat(blocking, list_filter(held, lambda c: NOT list_contains(blocking, c)))
+              AS checks,
+       blocking, list_filter(noted, lambda c: NOT list_contains(held, c)) AS notes, units,
+       findings, CASE structural WHEN 2 THEN 'quarantined' WHEN 1 THEN 'review_required'
+                                 ELSE 'accepted' END AS structural_status
+FROM (SELECT "row",
+             max(CASE severity WHEN 'blocking' THEN 2 WHEN 'review' THEN 1 ELSE 0 END)
+                 FILTER (list_contains({reference}, "check")) AS structural,
+             list_sort(coalesce(list(DISTINCT "check") FILTER (severity <> 'info'), []))
+                 AS held,
+             list_sort(coalesce(list(DISTINCT "check") FILTER (severity = 'blocking'), []))
+                 AS blocking,
+             list_sort(coalesce(list(DISTINCT "check") FILTER (severity = 'info'), []))
+                 AS noted,
+             list_sort(list_distinct(list(unit))) AS units, count(*) AS findings
+      FROM findings GROUP BY "row")
+"""
+
+
+def check_kinds(result: ScanResult) -> dict[str, str]:
+    """Each check that fired → its worst severity in this scan (blocking, review, info)."""
+    with result.cursor() as cur:
+        return dict(cur.execute("""
+            SELECT "check", CASE min(CASE severity WHEN 'blocking' THEN 0 WHEN 'review' THEN 1
+                                                   ELSE 2 END)
+                            WHEN 0 THEN 'blocking' WHEN 1 THEN 'review' ELSE 'info' END
+            FROM findings GROUP BY 1""").fetchall())
 
 
 def has_vector(result: ScanResult) -> bool:
@@ -356,7 +398,7 @@ def search(result: ScanResult, filters: Filters, page: int = 0,
                             ).fetchall()[0][0]
         rows = cur.sql(f"""
             SELECT rid AS "row", id, question, question_language, gold_languages, stratum,
-                   status, findings, checks, language, units
+                   status, findings, checks, blocking, notes, language, units
             FROM browse_index WHERE {where} ORDER BY rid LIMIT ? OFFSET ?""",
                        params=params + [page_size, page * page_size]).to_arrow_table()
     facets = facet_counts(result, filters, cur, limit_seconds)

@@ -71,21 +71,25 @@ def examples(result: ScanResult, check: str, limit: int = 50,
     """, params=[check, limit]).to_arrow_table()
 
 
-def language_check_counts(result: ScanResult, rows: list[int] | None = None) -> pa.Table:
+def language_check_counts(result: ScanResult, rows: list[int] | None = None,
+                          info: bool = True) -> pa.Table:
     """Findings per (unit language, check): an answer's language for an answer's finding, a
     paragraph's own language where the finding sits in a paragraph, the question language
-    otherwise; a mapped release's finding carries its language."""
+    otherwise; a mapped release's finding carries its language. Without `info`, info-level
+    findings are not counted (as the pages fold them)."""
+    held = "TRUE" if info else "f.severity <> 'info'"
     if result.release.layout.has("aligned"):
-        return _scoped(result, rows).sql("""
-            SELECT language, "check", count(*) AS findings FROM scoped_findings
-            WHERE language IS NOT NULL GROUP BY ALL ORDER BY ALL""").to_arrow_table()
-    return _scoped(result, rows).sql("""
+        return _scoped(result, rows).sql(f"""
+            SELECT language, "check", count(*) AS findings FROM scoped_findings f
+            WHERE language IS NOT NULL AND {held} GROUP BY ALL ORDER BY ALL""").to_arrow_table()
+    return _scoped(result, rows).sql(f"""
         SELECT CASE WHEN f.unit = 'answer' THEN r.answer_language
                     ELSE coalesce(c.language_code, r.question_language) END AS language,
                f."check",
                count(*) AS findings
         FROM scoped_findings f JOIN release r ON r.rid = f."row"
         LEFT JOIN candidates c ON c.rid = f."row" AND c.paragraph_id = f.paragraph_id
+        WHERE {held}
         GROUP BY ALL ORDER BY language, f."check"
     """).to_arrow_table()
 
@@ -197,6 +201,31 @@ def across_languages(result: ScanResult, row: int) -> dict:
                   "findings": by_row.get(rid, {})}
                  for rid, language, missing, extra, file, position, status, vals, _ in rows],
     }
+
+
+def status_drivers(result: ScanResult, disagreeing: bool = False) -> pa.Table:
+    """Which checks put how many rows into each status: a quarantined row's blocking
+    checks, a review row's review checks (a row with two counts under both). With
+    `disagreeing`, only the rows whose shipped status differs from the derived one."""
+    shipped = "AND s.shipped_status IS NOT NULL AND s.shipped_status <> s.status" \
+        if disagreeing else ""
+    with result.cursor() as con:
+        return con.sql(f"""
+            SELECT s.status, f."check", count(DISTINCT s."row") AS rows
+            FROM status s JOIN findings f ON f."row" = s."row"
+            WHERE f.severity = CASE s.status WHEN 'quarantined' THEN 'blocking'
+                                             WHEN 'review_required' THEN 'review' END {shipped}
+            GROUP BY s.status, f."check"
+            ORDER BY s.status = 'review_required', rows DESC, f."check"
+        """).to_arrow_table()
+
+
+def structural_status_counts(result: ScanResult) -> dict[str, int]:
+    """Rows per status when only the release's own structural rules count (its reference
+    checks, at the severity the policy gives them): the view the reference toolkit has."""
+    with result.cursor() as con:
+        return dict(con.execute("""SELECT structural_status, count(*) FROM browse_index
+                                   GROUP BY 1""").fetchall())
 
 
 def status_by_language(result: ScanResult) -> pa.Table:

@@ -55,15 +55,30 @@ CSS = "<style>" + TEXT_CSS + """
 .badge-gold { background: #ffe08a; } .badge-blocking { background: #f7b1ab; }
 .badge-review { background: #fde2a7; } .badge-info { background: #d7e8fb; }
 .badge-accepted { background: #cdebd3; }
+a.jump { color: inherit; text-decoration: none; } a.jump:hover { text-decoration: underline; }
+.anchor { display: block; position: relative; top: -4em; visibility: hidden; }
 .d-del { background: #f7c6c2; text-decoration: line-through; }
 .d-ins { background: #c9ecd0; text-decoration: none; }
-.bar { display: grid; grid-template-columns: minmax(5em, 12em) 1fr 4em; gap: .4em;
-       font-size: .85em; align-items: center; }
-.bar-label { overflow-wrap: anywhere; line-height: 1.2; }   /* wraps, never cut off */
 .bar-track { background: #f0f2f6; height: .8em; border-radius: .2em; }
 .bar-fill { display: block; background: #8fa9d9; height: 100%; border-radius: .2em; }
-.bar-on .bar-fill { background: #2f5fb3; } .bar-on .bar-label { font-weight: 700; }
 .bar-n { text-align: right; font-variant-numeric: tabular-nums; }
+/* A facet value: a link that toggles it, its count, and a bar under both (always visible,
+   however narrow the column); names break only after "_", never mid-word. */
+a.fv { display: grid; grid-template-columns: 1fr auto; column-gap: .4em; font-size: .85em;
+       color: inherit; text-decoration: none; padding: .1em .25em; border-radius: .25em; }
+a.fv:hover { background: #eef2fa; } a.fv:hover .fv-label { text-decoration: underline; }
+.fv-label { line-height: 1.25; overflow-wrap: normal; }
+.fv-n { text-align: right; font-variant-numeric: tabular-nums; }
+.fv-bar { grid-column: 1 / span 2; height: 4px; background: #eef0f4; border-radius: 2px; }
+.fv-bar > span { display: block; height: 100%; background: #8fa9d9; border-radius: 2px; }
+a.fv-on { font-weight: 700; background: #e3ebfa; } a.fv-on .fv-bar > span { background: #2f5fb3; }
+.fv-blocking .fv-bar > span { background: #c0392b; } .fv-review .fv-bar > span { background: #e69b22; }
+.fv-accepted .fv-bar > span { background: #3c9a57; }
+.fv-more > summary { font-size: .85em; color: #555; cursor: pointer; padding: .1em .25em; }
+a.chip { display: inline-block; padding: .05em .6em; margin: .15em .3em .15em 0;
+         border-radius: 1em; background: #e3ebfa; color: inherit; text-decoration: none;
+         font-size: .85em; }
+a.chip:hover { background: #cddbf6; } a.chip-clear { background: #f0f2f6; }
 .meter { display: grid; grid-template-columns: minmax(6em, 1fr) 5em; gap: .4em;
          align-items: center; min-width: 14em; }
 .meter-blocking .bar-fill { background: #c0392b; } .meter-review .bar-fill { background: #e69b22; }
@@ -183,6 +198,8 @@ def paragraph(value: str | None, language: str | None = None, css: str = "xt",
     inside an entity or inside another mark."""
     if value is None:
         return '<div class="missing">(no sentence)</div>'
+    if is_blank(str(value)):
+        return missing(blank_note(str(value)))
     rtl = " xt-rtl" if language in RTL_CODES else ""
     lang = f' lang="{text(language)}"' if language else ""
     value = str(value)
@@ -194,6 +211,22 @@ def paragraph(value: str | None, language: str | None = None, css: str = "xt",
         cursor = end
     body = "".join(pieces) + text(value[cursor:])
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
+
+
+def is_blank(value: str) -> bool:
+    """Empty, or whitespace only that shows as nothing (a line separator shows as its
+    ⟨U+2028⟩ token, so it is not)."""
+    return not value.strip() and not any(
+        controls.kind(ch) not in (None, "orthographic") for ch in value)
+
+
+def blank_note(value: str) -> str:
+    """What stands where a text is empty or only whitespace, its code points named: a blank
+    of no-break or ideographic spaces does not look like an empty cell."""
+    if not value:
+        return "(blank: empty)"
+    points = " ".join(f"U+{ord(ch):04X}" for ch in value[:12])
+    return f"(blank: whitespace only, {points}{' …' if len(value) > 12 else ''})"
 
 
 def source_sentence(value: str | None) -> str | None:
@@ -235,9 +268,27 @@ def missing(label: object) -> str:
 def link(label: object, href: str) -> str:
     """A same-tab link to a page of the workbench. `href` must be one of our relative
     page links (workbench.viewstate.View.href): nothing outside can become a target."""
+    _page_link(href)
+    return f'<a href="{html.escape(href, quote=True)}" target="_self">{text(label)}</a>'
+
+
+def _page_link(href: str) -> None:
     if not re.fullmatch(r"\./[A-Za-z0-9_]+(\?[A-Za-z0-9_.~%&=+\-]*)?", href):
         raise ValueError("not a workbench page link")
-    return f'<a href="{html.escape(href, quote=True)}" target="_self">{text(label)}</a>'
+
+
+def anchor(name: str) -> str:
+    """A place on the page a `jump` link scrolls to; `name` is ours (letters, digits, -)."""
+    if not re.fullmatch(r"[a-z0-9-]{1,40}", name):
+        raise ValueError("not an anchor name")
+    return f'<span id="{name}" class="anchor"></span>'
+
+
+def jump(label: object, name: str, kind: str = "") -> str:
+    """A badge that links to an `anchor` of this page."""
+    anchor(name)
+    kind = kind if kind in BADGE_KINDS else ""
+    return f'<a class="badge badge-{kind} jump" href="#{name}">{text(label)}</a>'
 
 
 def table(header: list[str], rows: list[list[str]], css: str = "xtable") -> str:
@@ -248,13 +299,44 @@ def table(header: list[str], rows: list[list[str]], css: str = "xtable") -> str:
     return f'<table class="{text(css)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
-def bar(label: object, count: int, largest: int, selected: bool = False) -> str:
-    """One facet value: its label, a bar proportional to its count, and the count."""
+def breakable(value: object) -> str:
+    """`text`, allowed to break after an underscore: a check name wraps between its words,
+    never inside one."""
+    return text(value).replace("&#95;", "&#95;<wbr>")
+
+
+def facet_value(label: object, count: int, largest: int, href: str, selected: bool = False,
+                kind: str = "") -> str:
+    """One facet value as a link to the view with it toggled (`href`: a workbench page
+    link, as `link` requires): its label, its count and a bar for the count, coloured by
+    severity `kind`."""
+    _page_link(href)
     width = 0 if largest <= 0 else max(1, round(100 * count / largest)) if count else 0
-    state = " bar-on" if selected else ""
-    return (f'<div class="bar{state}"><span class="bar-label">{text(label)}</span>'
-            f'<span class="bar-track"><span class="bar-fill" style="width:{width}%"></span>'
-            f'</span><span class="bar-n">{count:,}</span></div>')
+    css = "fv" + (" fv-on" if selected else "") + (f" fv-{kind}" if kind in BADGE_KINDS
+                                                    and kind else "")
+    return (f'<a class="{css}" href="{html.escape(href, quote=True)}" target="_self">'
+            f'<span class="fv-label">{breakable(label)}</span><span class="fv-n">{count:,}'
+            f'</span><span class="fv-bar"><span style="width:{width}%"></span></span></a>')
+
+
+def more(summary: str, *fragments: str) -> str:
+    """Fragments folded under a summary line the reader opens in place."""
+    return (f'<details class="fv-more"><summary>{text(summary)}</summary>'
+            f'{"".join(fragments)}</details>')
+
+
+def chip(label: object, href: str, clear: bool = False) -> str:
+    """An active filter value as a removable chip: a link to the view without it."""
+    return pill(f"{label} ✕", href, "chip chip-clear" if clear else "chip",
+                "remove this filter")
+
+
+def pill(label: object, href: str, css: str = "chip chip-clear",
+         title: str = "open these rows in Browse") -> str:
+    """A rounded link to a workbench page (a count that opens its rows)."""
+    _page_link(href)
+    return (f'<a class="{text(css)}" href="{html.escape(href, quote=True)}" target="_self" '
+            f'title="{text(title)}">{text(label)}</a>')
 
 
 def meter(count: int, largest: int, kind: str = "") -> str:
