@@ -18,6 +18,7 @@ from workbench.shell import (
     say,
     scope_line,
     setup,
+    show_table,
 )
 from workbench.viewstate import View
 
@@ -72,23 +73,22 @@ def per_language() -> None:
     """A mapped release: each language's rows by status, and what holds for a whole file."""
     st.subheader("Status per language")
     table = queries.status_by_language(result)
-    st.dataframe(table.to_pandas(), hide_index=True, height=min(38 + 35 * table.num_rows, 420))
+    show_table(table.to_pandas(), height=min(38 + 35 * table.num_rows, 420))
     whole = queries.release_findings(result)
     if whole.num_rows:
         st.subheader("Findings on the release as a whole")
-        st.dataframe(whole.to_pandas(), hide_index=True)
+        show_table(whole.to_pandas())
 
 
 def per_split() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Rows per split")
-        st.dataframe([{"split": k, "rows": v} for k, v in summary["rows_per_split"].items()],
-                     hide_index=True)
+        show_table([{"split": k, "rows": v} for k, v in summary["rows_per_split"].items()])
     with right:
         st.subheader("Shipped status")
-        st.dataframe([{"status": k, "rows": v}
-                      for k, v in summary["shipped_status_counts"].items()], hide_index=True)
+        show_table([{"status": k, "rows": v}
+                      for k, v in summary["shipped_status_counts"].items()])
 
 
 st.subheader("What puts rows into review or quarantine")
@@ -129,12 +129,12 @@ if result.release.layout.has("shipped_status"):
                            browse_link(status=d["status"], check=d["check"]))
                for d in behind))
     if disagree.num_rows:
-        st.dataframe(disagree.slice(0, 500).to_pandas(), hide_index=True)
+        show_table(disagree.slice(0, 500).to_pandas())
 
 st.subheader("Scan history")
 history = store.scan_history(result.release)
 if history:
-    st.dataframe(history, hide_index=True)
+    show_table(history)
 else:
     st.caption("No saved scan of this release yet — save one on the Export page.")
 

@@ -13,7 +13,7 @@ from audit.evaluation.retrieval import parse_ks
 from audit.reports.render import chart_label
 from audit.settings import DEMO_EVALUATION
 from workbench.serving import served_file, shown_path, stamp
-from workbench.shell import page_setup, say
+from workbench.shell import page_setup, say, show_table
 
 page_setup("Retrieval", "MAPLE retrieval runs")   # MAPLE runs: no release
 st.caption("hit@k per query: the mapped paper among the run's first k documents, ordered as "
@@ -66,13 +66,13 @@ for run in sorted(set(chosen["run"])):
                      arrayminus=100 * (part["value"] - part["ci_low"]))))
 figure.update_layout(barmode="group", height=360, yaxis_title=f"% at k = {k}")
 st.plotly_chart(figure, key="retrieval_chart")
-st.dataframe(metrics, hide_index=True)
+show_table(metrics)
 
 if report.comparison is not None:
     st.subheader("Run B − run A (paired over papers)")
     st.caption("Bootstrap interval over the same paper resamples; two-sided paired "
                "randomisation test (sign flips, 10,000 draws, seeded), Holm across rows.")
-    st.dataframe(report.comparison.to_pandas(), hide_index=True)
+    show_table(report.comparison.to_pandas())
 
 st.subheader("Per query")
-st.dataframe(report.per_query.to_pandas(), hide_index=True)
+show_table(report.per_query.to_pandas())

@@ -127,13 +127,25 @@ def run_apply(found: list, decisions: list[repair.Decision], inputs: list) -> No
     out = desk.next_out(area)
     area.mkdir(parents=True, exist_ok=True)
     with st.status("Applying the corrections…", expanded=True) as box:
-        done = repair.apply(release, found, out, workspace=desk.workspace(area),
-                            decisions=decisions, policy=rules, inputs=inputs,
-                            progress=lambda message: box.write(render.message("{m}",
-                                                                              m=message)))
-        box.update(label="Applied", state="complete", expanded=False)
+        # The box always ends in a final state with its own label: nothing is written
+        # unless the apply completes (repair.apply stages its output).
+        try:
+            done = repair.apply(release, found, out, workspace=desk.workspace(area),
+                                decisions=decisions, policy=rules, inputs=inputs,
+                                progress=lambda message: box.write(render.message(
+                                    "{m}", m=message)))
+        except BaseException as error:   # an InputError, a failure, or a stopped run
+            why = ("(the reason is below)" if isinstance(error, InputError) else
+                   ": the apply failed" if isinstance(error, Exception) else
+                   ": the apply was interrupted")
+            box.update(label=f"Not applied {why}; nothing was written".replace(" :", ":"),
+                       state="error", expanded=isinstance(error, Exception)
+                       and not isinstance(error, InputError))
+            raise
+        counts = done.manifest["counts"]
+        box.update(label=f"Done: {counts['applied']:,} applied, {counts['held']:,} held, "
+                   f"{counts['refused']:,} refused", state="complete", expanded=False)
     st.session_state["repair_latest"] = done.out.name
-    counts = done.manifest["counts"]
     st.session_state["repair_done"] = render.message(
         "Applied {a}, held {h}, refused {r} of {n}; {rows} changed. "
         "Written to {out}", a=counts["applied"], h=counts["held"], r=counts["refused"],
@@ -143,16 +155,31 @@ def run_apply(found: list, decisions: list[repair.Decision], inputs: list) -> No
 
 
 def from_file() -> None:
-    st.text_input("Corrections file (JSONL or CSV) under the data roots", key="repair_file",
-                  placeholder="e.g. data/corrections/vendor-2026-12.jsonl")
+    """A corrections file, named by its path or uploaded: exactly one of the two. Which one
+    Apply reads is said before it is pressed; with both given, Apply refuses and names
+    both (neither silently wins)."""
+    typed = st.text_input("Corrections file (JSONL or CSV) under the data roots",
+                          key="repair_file",
+                          placeholder="e.g. data/corrections/vendor-2026-12.jsonl").strip()
     upload = st.file_uploader("…or upload one (.jsonl, .csv)", type=["jsonl", "csv"],
                               key="repair_upload")
+    if typed and upload:
+        say(st.caption, "Both a path ({path}) and an upload ({upload}) are given: clear one; "
+            "Apply refuses until then.", path=typed, upload=upload.name)
+    elif typed or upload:
+        say(st.caption, "Apply reads " + ("the uploaded file {name}." if upload else
+                                          "the file {name}."),
+            name=upload.name if upload else typed)
     author = st.text_input("Author of lines that name none", key="repair_author",
                            placeholder="e.g. the vendor's name")
     if st.button("Apply", key="repair_go", type="primary"):
+        if typed and upload:
+            say(st.error, "Not applied: both a path ({path}) and an upload ({upload}) are "
+                "given. Clear the path box or remove the upload, so that one file is "
+                "applied.", path=typed, upload=upload.name)
+            return
         try:
-            named = save_upload(upload, (".jsonl", ".csv")) if upload else \
-                st.session_state.get("repair_file", "").strip()
+            named = save_upload(upload, (".jsonl", ".csv")) if upload else typed
             if not named:
                 raise InputError("corrections file", "none given",
                                  expected="a path under the data roots, or an upload")
@@ -282,9 +309,13 @@ if rows:
             if not reviewer.strip():
                 st.error("A decision needs the reviewer's name.")
             else:
-                run_apply([], [repair.Decision(action, change["correction_id"],
-                                               reviewer.strip())], [])
-                st.rerun()
+                try:
+                    run_apply([], [repair.Decision(action, change["correction_id"],
+                                                   reviewer.strip())], [])
+                except InputError as error:
+                    say(st.error, "Cannot apply the decision: {problem}", problem=error)
+                else:
+                    st.rerun()
 else:
     st.caption("Select a correction to see its old and new text and the checks on both.")
 

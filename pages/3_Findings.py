@@ -20,6 +20,7 @@ from workbench.shell import (
     say,
     scope_line,
     setup,
+    show_table,
     show_view,
 )
 
@@ -55,7 +56,7 @@ show_info = st.toggle("Show info-level findings (legitimate copies, zero-width s
 table = by_check.to_pandas()
 folded = table[table["severity"] == "info"]
 shown = table if show_info else table[table["severity"] != "info"]
-st.dataframe(shown, hide_index=True, column_config={
+show_table(shown, column_config={
     "share_pct": st.column_config.NumberColumn("share of rows %", format="%.2f"),
     "categories": st.column_config.TextColumn("categories at this severity")})
 if not show_info and len(folded):
@@ -122,4 +123,4 @@ if len(matrix):
 st.subheader("Exact source copies by category")
 st.caption("Numbers, punctuation and name-like strings legitimately stay as they are; "
            "an ordinary copied sentence does not.")
-st.dataframe(queries.copy_categories(result, scope).to_pandas(), hide_index=True)
+show_table(queries.copy_categories(result, scope).to_pandas())

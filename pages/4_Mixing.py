@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from audit.analysis import browse, mixing
 from audit.reports import render
-from workbench.shell import current_view, filtered_rows, needs_vector, scope_line, setup
+from workbench.shell import current_view, filtered_rows, needs_vector, scope_line, setup, show_table
 
 result = setup("Mixing", "Language mixing")
 needs_vector(result, 'Language mixing')
@@ -47,21 +47,24 @@ st.subheader("Expected under independent assignment vs realised")
 st.caption("Points: realised share (K_C: mean) with a Wilson 95% interval (K_C: t interval); "
            "diamonds: expected if each paragraph's language were drawn uniformly from the 24.")
 overall = rates[rates["group"].isin([mixing.ALL, "split"])]
-figure = make_subplots(rows=1, cols=4, subplot_titles=[WORDS[m] for m in mixing.MEASURES])
+# Two by two: each panel's title whole and legible at laptop width.
+figure = make_subplots(rows=2, cols=2, subplot_titles=[WORDS[m] for m in mixing.MEASURES],
+                       vertical_spacing=0.2)
 for i, measure in enumerate(mixing.MEASURES, start=1):
+    at = {"row": (i - 1) // 2 + 1, "col": (i - 1) % 2 + 1}
     part = overall[overall["measure"] == measure]
     labels = part["value"].map(render.chart_label)
     figure.add_trace(go.Scatter(
         x=labels, y=part["realised"], mode="markers", name="realised", showlegend=i == 1,
         marker=dict(color="#2f5fb3", size=9),
         error_y=dict(type="data", symmetric=False, array=part["ci_high"] - part["realised"],
-                     arrayminus=part["realised"] - part["ci_low"])), row=1, col=i)
+                     arrayminus=part["realised"] - part["ci_low"])), **at)
     figure.add_trace(go.Scatter(x=labels, y=part["expected"], mode="markers", name="expected",
                                 showlegend=i == 1,
                                 marker=dict(color="#d9822b", symbol="diamond", size=9)),
-                     row=1, col=i)
-figure.update_annotations(font_size=11)
-figure.update_layout(height=360, margin=dict(t=60))
+                     **at)
+figure.update_annotations(font_size=15)
+figure.update_layout(height=620, margin=dict(t=60))
 st.plotly_chart(figure, key="overall")
 
 st.subheader("Per question language")
@@ -81,7 +84,7 @@ if len(part):
     per.update_layout(height=360, xaxis_title="question language", yaxis_title=WORDS[measure])
     st.plotly_chart(per, key="per-language")
 with st.expander("The numbers"):
-    st.dataframe(rates, hide_index=True)
+    show_table(rates)
 
 st.subheader("Strata, script and pair relations")
 counts = data["counts"].to_pandas()
@@ -104,10 +107,14 @@ table11 = px.bar(long, x="language", y="n", color="split", facet_row="counted",
                  barmode="group", height=620,
                  labels={"n": "occurrences", "language": "language"})
 # Facet titles say what is counted ("questions"), not Plotly's "counted=questions".
-table11.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))
+table11.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1], font_size=14))
+# Every language label whole, inside the figure: upright where they fit, else slanted with
+# the margin grown to hold them.
+table11.update_xaxes(automargin=True, tickangle=-45)
+table11.update_layout(margin=dict(b=90))
 st.plotly_chart(table11, key="table11")
 with st.expander("Table 11 as numbers"):
-    st.dataframe(distribution, hide_index=True)
+    show_table(distribution)
 
 st.subheader("Question language × gold-paragraph language")
 matrix = data["matrix"].to_pandas()

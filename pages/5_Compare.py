@@ -24,6 +24,7 @@ from workbench.shell import (
     scan_of,
     scope_line,
     setup,
+    show_table,
 )
 from workbench.viewstate import View
 
@@ -82,9 +83,11 @@ low, high = comparison.delta_r_ci
 cols[3].metric("ΔR (NEW − OLD)", f"{comparison.delta_r:+.2%}",
                help=f"95% paired source bootstrap interval [{low:+.2%}, {high:+.2%}], "
                     f"{comparison.n_boot:,} replicates")
-say(st.caption, "ΔR interval {interval}; R_struct = share of the sources in both versions "
-    "with a quarantined row (a release-blocking defect).",
-    interval=f"[{low:+.4f}, {high:+.4f}]")
+say(st.caption, "ΔR {delta}, 95% interval {interval} ({n} paired source bootstrap "
+    "replicates); R_struct = share of the {sources} sources in both versions with a "
+    "quarantined row (a release-blocking defect).", delta=f"{comparison.delta_r:+.2%}",
+    interval=f"[{low:+.2%}, {high:+.2%}]", n=f"{comparison.n_boot:,}",
+    sources=f"{comparison.sources:,}")
 
 st.subheader("Key equality")
 keys = comparison.key_equality
@@ -94,17 +97,21 @@ k2.metric("Only in NEW", f"{keys['only_new']:,}")
 k3.metric("Unit set differs", f"{keys['unit_set_differs']:,}")
 k4.metric("Language changed (units)", f"{comparison.changes['language_changed']:,}")
 if comparison.keys.num_rows:
-    st.dataframe(comparison.keys.slice(0, 1000).to_pandas(), hide_index=True)
+    show_table(comparison.keys.slice(0, 1000).to_pandas())
 
 st.subheader("What changed")
 by_unit = comparison.changes["by_unit"]
-st.dataframe([{"unit": unit, **counts} for unit, counts in by_unit.items()], hide_index=True)
+show_table([{"unit": unit, **counts} for unit, counts in by_unit.items()])
+found = comparison.findings
 say(st.caption, "Paragraphs whose sentence count changed: {n}. Findings on matched units: "
     "{fixed} fixed, {introduced} introduced, {kept} kept.",
-    n=f"{comparison.changes['sentence_count_changed']:,}",
-    fixed=f"{comparison.findings['fixed']:,}",
-    introduced=f"{comparison.findings['introduced']:,}",
-    kept=f"{comparison.findings['kept']:,}")
+    n=f"{comparison.changes['sentence_count_changed']:,}", fixed=f"{found['fixed']:,}",
+    introduced=f"{found['introduced']:,}", kept=f"{found['kept']:,}")
+if found["fixed_unchanged"] or found["introduced_unchanged"]:
+    say(st.caption, "In rows none of whose units changed, {came} findings came and {went} "
+        "went: no edit of those rows made them; a check calibrated over the whole release "
+        "(the length outlier) moved with the edited rows. They are not counted above.",
+        came=f"{found['introduced_unchanged']:,}", went=f"{found['fixed_unchanged']:,}")
 
 st.subheader("Structural change per slice (Eq. 36)")
 slices = comparison.structural.to_pandas()
@@ -112,8 +119,10 @@ by = st.radio("Slice by", ["unit", "language", "check"], horizontal=True, key="c
 st.plotly_chart(acceptance_html.interval_figure(
     [f"{g}" for g in slices[slices["by"] == by]["group"]],
     list(slices[slices["by"] == by]["delta"]), list(slices[slices["by"] == by]["ci_low"]),
-    list(slices[slices["by"] == by]["ci_high"]), "ΔR = R_new − R_old"), key="compare_slices")
-st.dataframe(slices[slices["by"].isin(["all", by])], hide_index=True)
+    list(slices[slices["by"] == by]["ci_high"]), "ΔR = R_new − R_old", percent=True),
+    key="compare_slices")
+show_table(slices[slices["by"].isin(["all", by])],
+           percent=("old", "new", "delta", "ci_low", "ci_high"))
 
 st.subheader("Status of matched rows, OLD → NEW")
 st.plotly_chart(acceptance_html.transitions_figure(comparison), key="compare_sankey")
@@ -125,7 +134,7 @@ changes = st.multiselect("Change", list(compare.CHANGES), default=["text_changed
 units = comparison.units.to_pandas()
 shown = units[units["change"].isin(changes)]
 say(st.caption, "{n} units; the first 1,000 are listed.", n=f"{len(shown):,}")
-st.dataframe(shown.head(1000), hide_index=True)
+show_table(shown.head(1000))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

@@ -21,6 +21,7 @@ from workbench.shell import (
     say,
     scope_line,
     setup,
+    show_table,
 )
 
 result = setup("Export")
@@ -61,7 +62,7 @@ say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
              f"{plural(len(set(table.column('row').to_pylist())), 'row')} of "
              "{release} ({scope}; statuses {statuses}).",
     release=release_name(result), scope=described, statuses=", ".join(statuses))
-st.dataframe(table.slice(0, 1000).to_pandas(), hide_index=True)
+show_table(table.slice(0, 1000).to_pandas())
 cols = st.columns(3)
 for col, fmt, mime in zip(cols, tables.QUARANTINE_FORMATS,
                           ("text/csv", "application/x-ndjson", "application/octet-stream")):
@@ -85,7 +86,7 @@ if auth.gate("Saving a scan") and \
 history = store.scan_history(result.release)
 readable = [h["directory"] for h in history if not h.get("problem")]
 if history:
-    st.dataframe(history, hide_index=True)
+    show_table(history)
 if readable:
     chosen = st.selectbox("Manifest of", readable, key="manifest_of")
     manifest = (Path(chosen) / "manifest.json").read_text(encoding="utf-8")

@@ -24,6 +24,7 @@ result = setup("Review")
 MAPPED = not browse.has_vector(result)     # a mapped benchmark: units are its columns
 scope_line(result, filtered=False)
 STATUS_EVERY = 3   # seconds between progress polls (one cheap request per server)
+PROBE_EVERY = 10   # seconds a server's "answers or not" is shown before it is asked again
 
 
 @st.cache_resource(show_spinner="Listing review units…")
@@ -120,11 +121,30 @@ except InputError as error:
 names = list(servers)
 
 
+@st.cache_data(ttl=PROBE_EVERY, show_spinner=False)
+def answering(urls: tuple[str, ...]) -> tuple[dict[str, labelstudio.Probe], str]:
+    """Whether each configured server answers right now (one request of at most
+    labelstudio.PROBE_TIMEOUT seconds, all at once, no token sent), and when they were
+    asked; kept PROBE_EVERY seconds, so a rerun of the page does not wait on them again."""
+    return labelstudio.probe_all(urls), f"{dt.datetime.now():%H:%M:%S}"
+
+
+answers, asked = answering(tuple(c.url for c in servers.values()))
+
+
+def answer_line(box, name: str) -> None:
+    found = answers[servers[name].url]
+    say(box, "{server} answers ({detail})" if found.answers else
+        "{server} does not answer: {detail}", server=name, detail=found.detail)
+
+
 def server_choice(column, label: str, key: str, default: int) -> str:
     """A configured server: tokens go only where they were configured, so there is no
-    box for a URL."""
-    return column.selectbox(label, names, index=min(default, len(names) - 1), key=key,
-                            format_func=lambda name: visible(servers[name].label))
+    box for a URL. Whether it answers right now is said under it."""
+    chosen = column.selectbox(label, names, index=min(default, len(names) - 1), key=key,
+                              format_func=lambda name: visible(servers[name].label))
+    answer_line(column.caption, chosen)
+    return chosen
 
 
 mode = st.radio("Label Studio", ["one shared server (blinding only detected)",
@@ -148,14 +168,17 @@ else:
                                                                  help=hint))}
     if len(set(targets.values())) < 3:
         st.caption("Blinding needs three different servers: configure more (below).")
-with st.expander("Where the servers come from"):
+with st.expander("The servers: where they come from and whether they answer"):
     st.caption("Only configured servers receive a token, each its own: \"default\" "
                "(LABEL_STUDIO_URL with LABEL_STUDIO_API_KEY, else the local server), the "
                "settings file .labelstudio-servers.toml (one [name] table with url and "
                "token_env each; AUDIT_LABEL_STUDIO_SERVERS moves it), and every server "
                "scripts/labelstudio.sh runs here.")
-    st.dataframe([{"server": name, "url": visible(c.url), "configured by": c.origin}
+    st.dataframe([{"server": name, "url": visible(c.url), "configured by": c.origin,
+                   "right now": visible(answers[c.url].text)}
                   for name, c in servers.items()], hide_index=True)
+    st.caption(f"\"Right now\": asked at {asked} (GET /api/version, no token sent, "
+               f"{labelstudio.PROBE_TIMEOUT:g} s at most), again after {PROBE_EVERY} s.")
 people = None
 if any(annotators.values() if isinstance(annotators, dict) else annotators):
     try:

@@ -15,7 +15,7 @@ from audit.review import agreement, charts, check_agreement, pull, push, reports
 from audit.review.sites import ledger_sites
 from audit.settings import current
 from workbench import auth
-from workbench.shell import say, setup
+from workbench.shell import say, setup, show_table
 
 result = setup("Annotations")
 
@@ -44,13 +44,13 @@ if auth.gate("Pulling annotations from Label Studio") and \
             say(st.warning, "Projects missing on the server (their pulled rows are kept): "
                 "{projects}", projects=", ".join(report.missing))
         if report.rejected:
-            st.dataframe(report.rejected, hide_index=True)
+            show_table(report.rejected)
 
 refusals = workspace.read_refusals(batch_id, current().reviews)
 if refusals:
     with st.expander(f"Refusals log: {plural(len(refusals), 'entry')} "
                      "(appended, never rewritten)"):
-        st.dataframe(refusals, hide_index=True)
+        show_table(refusals)
 
 table = workspace.read_annotations(batch_id, current().reviews)
 if table is None or table.num_rows == 0:
@@ -80,7 +80,7 @@ st.caption("Cohen's κ (unweighted; for 1–5 ratings also linear and quadratic)
            "instances. n_items: the items each statistic rests on (two initial annotations; "
            "an empty consequence counts as none); n_irregular: those left out (one or three "
            "annotators).")
-st.dataframe(scores.to_pandas(), hide_index=True)
+show_table(scores.to_pandas())
 st.download_button("Agreement CSV", export.to_bytes(scores, "csv"),
                    file_name=f"{batch_id}-agreement.csv", mime="text/csv")
 
@@ -101,7 +101,7 @@ for by in agreement.BREAKDOWNS:
     figure = charts.figure(f"agreement_by_{by}", grouped)
     if figure is not None:
         st.plotly_chart(figure, key=f"chart-agreement-{by}")
-    st.dataframe(grouped.to_pandas(), hide_index=True)
+    show_table(grouped.to_pandas())
     st.download_button(f"Agreement per {label} CSV", export.to_bytes(grouped, "csv"),
                        file_name=f"{batch_id}-agreement-by-{by}.csv", mime="text/csv",
                        key=f"csv-agreement-{by}")
@@ -111,7 +111,7 @@ for name, report in tables.items():
     figure = charts.figure(name, report)
     if figure is not None:
         st.plotly_chart(figure, key=f"chart-{name}")
-    st.dataframe(report.to_pandas(), hide_index=True)
+    show_table(report.to_pandas())
     st.download_button(f"{name} CSV", export.to_bytes(report, "csv"),
                        file_name=f"{batch_id}-{name}.csv", mime="text/csv", key=f"csv-{name}")
 
@@ -122,14 +122,14 @@ st.caption("answer_not_in_evidence against answer_preserved, bridge_entity_lost 
            "from what the annotators read), resolved labels only; precision and recall with "
            "Wilson 95% intervals, for review findings and for review and info findings.")
 versus = check_agreement.against_humans(final, result, batch_id, current().reviews)
-st.dataframe(versus.to_pandas(), hide_index=True)
+show_table(versus.to_pandas())
 st.download_button("Checks vs humans CSV", export.to_bytes(versus, "csv"),
                    file_name=f"{batch_id}-checks-vs-humans.csv", mime="text/csv")
 
 st.subheader("Final labels")
 st.caption("Item × criterion: the value the reports use and its origin, agreed by the two "
            "initial annotators or adjudicated; empty while open.")
-st.dataframe(final.to_pandas(), hide_index=True, height=260)
+show_table(final.to_pandas(), height=260)
 st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
                    file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
 
@@ -147,7 +147,7 @@ if skipped_n:
 shown = st.radio("Show", ["open", "skipped", "resolved", "all"], horizontal=True,
                  key="queue_state")
 rows = queue.to_pandas()
-st.dataframe(rows if shown == "all" else rows[rows["state"] == shown], hide_index=True)
+show_table(rows if shown == "all" else rows[rows["state"] == shown])
 writer = bool(open_n or skipped_n) and auth.gate("Pushing the open items to adjudicators "
                                                  "(and creating their accounts)")
 lines = st.text_area("Adjudicators (one per line: email:languages; never one of the item's "
@@ -170,13 +170,12 @@ if writer and st.button("Push the open items to the adjudicators", disabled=not 
     else:
         st.success(f"Sent {pushed.sent:,} new adjudication tasks; offered "
                    f"{len(pushed.reoffered):,} skipped ones again.")
-        st.dataframe([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
-                       "sent": p.sent} for p in pushed.projects], hide_index=True)
+        show_table([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
+                       "sent": p.sent} for p in pushed.projects])
         if pushed.routing["left_out"]:
-            st.dataframe(pushed.routing["left_out"], hide_index=True)
+            show_table(pushed.routing["left_out"])
         if pushed.credentials:
             st.warning("New accounts: hand these logins over now (shown once; also in the "
                        "batch's credentials.txt, mode 600).")
-            st.dataframe([{"login page": f"{n.server}/user/login/", "email": n.email,
-                           "password": n.password} for n in pushed.credentials],
-                         hide_index=True)
+            show_table([{"login page": f"{n.server}/user/login/", "email": n.email,
+                           "password": n.password} for n in pushed.credentials])

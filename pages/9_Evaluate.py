@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from pathlib import Path
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -18,7 +19,7 @@ from audit.reports.render import chart_label
 from audit.settings import DEMO_EVALUATION
 from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
-from workbench.shell import needs_vector, save_upload, say, scope_line, setup
+from workbench.shell import needs_vector, save_upload, say, scope_line, setup, show_table
 
 result = setup("Evaluate", "Evaluate predictions")
 needs_vector(result, 'Evaluation by language vector')
@@ -67,15 +68,16 @@ runs = evaluation.summary["runs"]
 for run, info in runs.items():
     say(st.caption, "File {run}: {file} — {n} predictions, {missing} release rows without a "
         "prediction (scored empty), {unexpected} ids not in the release", run=run,
-        file=info["file"], n=info["predictions"], missing=info["missing"],
-        unexpected=info["unexpected"])
+        file=Path(info["file"]).name, n=f"{info['predictions']:,}",
+        missing=f"{info['missing']:,}", unexpected=f"{info['unexpected']:,}")
 cols = st.columns(4)
 overall = metrics["overall"]
-cols[0].metric("Answer F1 (A)", f"{100 * overall['answer_f1']:.2f}")
-cols[1].metric("Support F1 (A)", f"{100 * overall['support_f1']:.2f}")
-cols[2].metric("Joint F1 (A)", f"{100 * overall['joint_f1']:.2f}")
-cols[3].metric("MacroLang answer F1 (A)",
-               f"{100 * metrics['macro_language']['answer_f1']:.2f}")
+cols[0].metric("Answer F1 (A)", f"{overall['answer_f1']:.2%}")
+cols[1].metric("Support F1 (A)", f"{overall['support_f1']:.2%}")
+cols[2].metric("Joint F1 (A)", f"{overall['joint_f1']:.2%}")
+cols[3].metric("MacroLang answer F1 (A)", f"{metrics['macro_language']['answer_f1']:.2%}")
+# Scores, shares and their intervals are fractions: every table shows them in percent.
+SCORES = ("mean", "estimate", "ci_low", "ci_high", "all_estimate", "clean_estimate")
 
 slices = evaluation.slices.to_pandas()
 contrasts = evaluation.contrasts.to_pandas()
@@ -98,7 +100,7 @@ for run in evaluation.runs:
 figure.update_layout(barmode="group", height=360, yaxis_title=f"{metric} (%)",
                      xaxis_title=family)
 st.plotly_chart(figure, key="slices_chart")
-st.dataframe(shown, hide_index=True)
+show_table(shown, percent=SCORES)
 
 st.subheader("Contrasts (Tables 9 and 15)")
 st.caption("Positive group minus negative group, percentage points; 95% stratified item-"
@@ -116,20 +118,20 @@ for run in evaluation.runs:
 forest.add_vline(x=0, line_dash="dot")
 forest.update_layout(height=320, xaxis_title=f"Δ {metric} (points)")
 st.plotly_chart(forest, key="contrast_chart")
-st.dataframe(chosen.drop(columns=["all_estimate", "clean_estimate", "n_excluded"]),
-             hide_index=True)
+show_table(chosen.drop(columns=["all_estimate", "clean_estimate", "n_excluded"]),
+           percent=SCORES)
 
 st.subheader("Sensitivity to flagged rows (Table 17)")
 st.caption("Each contrast on all rows and on the rows our scan does not quarantine; shift = "
            "clean − all with a paired source-clustered bootstrap interval.")
-st.dataframe(contrasts[(contrasts["kind"] == "sensitivity") & (contrasts["metric"] == metric)],
-             hide_index=True)
+show_table(contrasts[(contrasts["kind"] == "sensitivity") & (contrasts["metric"] == metric)],
+           percent=SCORES)
 
 if len(evaluation.runs) == 2:
     st.subheader("File B − file A, paired per item")
     paired = contrasts[(contrasts["kind"] == "paired") & (contrasts["metric"] == metric)
                        & (contrasts["family"] == family)]
-    st.dataframe(paired, hide_index=True)
+    show_table(paired, percent=SCORES)
 
 st.subheader("Rows behind a slice")
 codes, groups = report.family_codes(evaluation.labels).get(
@@ -142,7 +144,7 @@ suffix = f"&release={urllib.parse.quote(release_param)}" if release_param else "
 items.insert(0, "open", [f"/Instance?row={int(r)}{suffix}" for r in items["rid"]])
 say(st.caption, "{n} rows in {group}; sorted by answer F1, lowest first.", n=len(items),
     group=group)
-st.dataframe(items.sort_values(["answer_f1", "rid"]).head(500), hide_index=True,
+show_table(items.sort_values(["answer_f1", "rid"]).head(500),
              column_config={"open": st.column_config.LinkColumn("Instance",
                                                                 display_text="open")})
 

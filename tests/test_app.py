@@ -29,6 +29,32 @@ def test_overview_on_the_demo_release():
     assert "badge-blocking" in row and 'bar-n">15<' in row and "<td>11</td>" in row
     assert "<td>4.58%</td>" in row
     assert table.count('style="width:100%"') == 1               # only the largest count
+    # What puts rows into each status, each count a link to those rows in Browse; and the
+    # status the release's own structural rules alone give.
+    shown = "\n".join(html.unescape(m.value) for m in at.html)
+    assert ('href="./Browse?status=quarantined&check=support_index_out_of_range" '
+            'target="_self"><span class="fv-label">support_index_out_of_range</span>'
+            '<span class="fv-n">11</span>') in shown.replace("<wbr>", "")
+    assert ('href="./Browse?status=review_required&check=language_mismatch"') in shown
+    for label, status in (("39 quarantined", "quarantined"), ("4 review required",
+                                                             "review_required"),
+                          ("197 accepted", "accepted")):
+        assert (f'href="./Browse?structural_status={status}" target="_self" title="open these '
+                f'rows in Browse">{label}</a>') in shown
+
+
+def test_a_split_without_its_source_is_named(settings_env):
+    """One split's source given: the other split's rows are said to have none."""
+    from audit.settings import demo_sources
+    train = dict(spec.split("=", 1) for spec in demo_sources())["train"]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["source_train"] = train
+    at.run()
+    assert not at.exception
+    assert [i.value for i in at.info if "split" in i.value] == [
+        "No HotpotQA source is attached for the ` validation ` split (` 96 rows `): its rows' "
+        "source checks do not run. Attach its source in the sidebar under HotpotQA source "
+        "and policy."]
 
 
 def test_a_meter_is_log_scaled_and_escapes_its_kind():
@@ -97,7 +123,7 @@ def test_a_bad_source_or_policy_is_named_as_such(tmp_path, settings_env):
         f"Cannot open the HotpotQA validation source: ` {tmp_path / 'hotpot.json'}")
 
 
-REFUSED = "` release: not available here: no release by that name under the workbench's data " \
+REFUSED = "` not available here: no release by that name under the workbench's data " \
           "roots (AUDIT_DATA_ROOTS) `"
 
 

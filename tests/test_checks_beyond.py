@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from conftest import located, record, scan_records, source, view
+
+from audit.analysis import queries
+from audit.engine import scan
+from audit.io import release as readers
+from audit.settings import DEMO_RELEASE, demo_sources
 
 ID = "5a0000000000000000000001"
 
@@ -120,3 +128,22 @@ def test_reconciliation_with_the_source(tmp_path):
     assert result.status.num_rows == 4           # one status row per release row
     missing = next(r for r in result.findings.to_pylist() if r["check"] == "missing_source_id")
     assert missing["row"] is None and missing["source_split"] == "validation"
+
+
+def test_a_file_of_both_splits_given_as_one_splits_source_is_named(tmp_path):
+    """The demo's train and validation sources joined into one file and given as the train
+    source: each validation record the file holds is missing as a train row, and says the
+    release has it as a validation row; the validation split has no source of its own."""
+    files = dict(spec.split("=", 1) for spec in demo_sources())
+    both = [*json.loads(Path(files["train"]).read_text()),
+            *json.loads(Path(files["validation"]).read_text())]
+    (tmp_path / "hotpot_both.json").write_text(json.dumps(both))
+    result = scan.run(readers.open_release(DEMO_RELEASE,
+                                           [f"train={tmp_path / 'hotpot_both.json'}"]))
+    missing = [f for f in result.findings.to_pylist() if f["check"] == "missing_source_id"]
+    named = [f for f in missing if "the release has it as a validation row" in f["detail"]]
+    assert (len(missing), len(named)) == (96, 94)
+    assert named[0]["detail"].endswith("has no train row; the release has it as a validation "
+                                       "row (is this file both splits? give each split its "
+                                       "own source)")
+    assert queries.splits_without_source(result) == {"validation": 96}

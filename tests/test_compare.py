@@ -263,3 +263,18 @@ def test_v2_against_a_corrected_v2(realdata, tmp_path):
     assert result.sources == 197
     assert result.r_struct == pytest.approx({"old": shares[0], "new": shares[1]})
     assert result.delta_r == pytest.approx(shares[1] - shares[0])
+
+
+def test_findings_in_rows_nobody_edited_are_counted_apart(tmp_path):
+    """A finding that comes in a row none of whose units changed (here: another row takes
+    its id, so both are duplicates) is no edit's regression: counted apart from the
+    findings introduced where a unit changed (q0's title, now a duplicate title)."""
+    old = [record(i) for i in range(3)]
+    new = [record(i) for i in range(3)]
+    new[0]["candidates"][1]["title"] = "Donau"
+    new[1]["id"] = "q2"
+    versions = compare.release_versions(str(write_jsonl(tmp_path / "old.jsonl", old)),
+                                        str(write_jsonl(tmp_path / "new.jsonl", new)))
+    found = compare.compare(*versions).findings
+    assert found == {"fixed": 0, "introduced": 1, "kept": 0, "fixed_unchanged": 0,
+                     "introduced_unchanged": 2}

@@ -75,7 +75,8 @@ def test_browse_facets_a_mapped_release_by_language_unit_check_and_status(mapped
     shown = text_of(at)
     # 74 questions in German and Russian; two German ones have a finding on the question.
     assert any(c.value.startswith("2 of 148 rows match") for c in at.caption)
-    for label in ("Language", "Unit with a finding (column)", "Check fired", "Status (derived)"):
+    for label in ("Language", "Unit with a finding (column)", "Check holding the row",
+                  "Info note only", "Status (derived)"):
         assert label in shown
     assert "Gold-paragraph languages" not in shown
     assert "blank_translation" in shown and ">de<" in shown
@@ -96,7 +97,8 @@ def test_instance_shows_the_item_in_every_language_with_its_findings(mapped: Pat
 def test_the_overview_counts_status_per_language(mapped: Path) -> None:
     at = page("app", release=str(mapped))
     assert not at.exception
-    assert [h.value for h in at.subheader][:2] == ["Status per language", "Findings by check"]
+    assert [h.value for h in at.subheader][:3] == [
+        "What puts rows into review or quarantine", "Status per language", "Findings by check"]
     table = at.dataframe[0].value
     assert list(table["language"]) == ["de", "ru"]        # German: the blanked question
     assert list(table["rows"]) == [74, 74] and list(table["quarantined"])[0] >= 1

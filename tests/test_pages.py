@@ -245,7 +245,7 @@ def test_compare_page_matches_units_and_gives_the_gate(tmp_path, settings_env):
     at.text_input(key="compare_old").input(str(write_jsonl(outside / "old.jsonl",
                                                             old_rows()))).run()
     assert [e.value for e in at.error] == [
-        "Cannot open the earlier release: ` release: not available here: no release by that "
+        "Cannot open the earlier release: ` not available here: no release by that "
         "name under the workbench's data roots (AUDIT_DATA_ROOTS) `"]
     old = write_jsonl(served / "old.jsonl", old_rows())
     at.text_input(key="compare_old").input(str(old)).run()

@@ -9,7 +9,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pyarrow.parquet as pq
+import pytest
 import repair_demo
+from streamlit.testing.v1 import AppTest
 from test_browser import browser, server, settled, shot, visit  # noqa: F401 (fixtures)
 
 from audit.engine.scan import scan_release
@@ -80,3 +82,74 @@ def test_apply_read_accept_and_compare(server, browser, tmp_path_factory):  # no
     assert query["old"] == [str(DEMO_RELEASE)] and query["release"] == [str(newest)]
     assert tab.locator('[data-testid="stException"]').count() == 0
     shot(tab, "repair-compare")
+
+
+# ------------------------------------------------------- the corrections input (issue 48)
+# In Streamlit's AppTest (no browser): the Repair page on the demo, its repairs kept under
+# the test's own first data root.
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _repair_page(tmp_path, settings_env) -> AppTest:
+    settings_env(AUDIT_DATA_ROOTS=f"{tmp_path}:{ROOT / 'data'}")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.switch_page("pages/12_Repair.py").run()
+    assert not at.exception, at.exception
+    if not any(b.key == "repair_go" for b in at.button):
+        pytest.fail("no Apply button: " + " | ".join(i.value for i in at.info))
+    return at
+
+
+def _applies(tmp_path) -> list:
+    return desk.applies(desk.area(tmp_path / "repairs", scan_release().release))
+
+
+@pytest.mark.slow
+def test_a_typed_path_and_an_upload_together_are_refused_naming_both(tmp_path, settings_env):
+    fixes = repair_demo.write_fixes(scan_release(), tmp_path / "typed-fixes.jsonl",
+                                   author="Vendor A")
+    at = _repair_page(tmp_path, settings_env)
+    at.text_input(key="repair_file").input(str(fixes))
+    at.get("file_uploader")[0].upload("vendor-batch.jsonl", fixes.read_bytes(),
+                                      "application/x-ndjson")
+    at.run()
+    at.button(key="repair_go").click().run()
+    assert not at.exception
+    said = f"` {fixes} `"
+    assert [e.value for e in at.error] == [
+        f"Not applied: both a path ({said}) and an upload (` vendor-batch.jsonl `) are "
+        "given. Clear the path box or remove the upload, so that one file is applied."]
+    assert len(at.status) == 0 and _applies(tmp_path) == []     # nothing ran, nothing written
+    # Said before Apply is pressed, too.
+    assert f"Both a path ({said}) and an upload (` vendor-batch.jsonl `) are given: clear " \
+        "one; Apply refuses until then." in [c.value for c in at.caption]
+    # Cleared path: the upload alone is applied, and said to be what Apply reads.
+    at.text_input(key="repair_file").input("").run()
+    assert "Apply reads the uploaded file ` vendor-batch.jsonl `." in [c.value for c in
+                                                                      at.caption]
+    at.button(key="repair_go").click().run()
+    assert not at.exception and not at.error
+    assert [(s.label, s.state) for s in at.status] == [
+        ("Done: 1 applied, 1 held, 0 refused", "complete")]
+    assert [a["counts"]["corrections"] for a in _applies(tmp_path)] == [2]
+
+
+@pytest.mark.slow
+def test_a_refused_apply_ends_its_status_box_in_error_with_its_own_label(tmp_path,
+                                                                          settings_env):
+    fixes = repair_demo.write_fixes(scan_release(), tmp_path / "fixes.jsonl",
+                                   author="Vendor A")
+    first, second = fixes.read_text(encoding="utf-8").splitlines()
+    stale = {**json.loads(first), "old_sha256": "0" * 64}     # not the text it replaces
+    fixes.write_text(json.dumps(stale) + "\n" + second + "\n", encoding="utf-8")
+    at = _repair_page(tmp_path, settings_env)
+    at.text_input(key="repair_file").input(str(fixes)).run()
+    at.button(key="repair_go").click().run()
+    assert not at.exception
+    assert [(s.label, s.state) for s in at.status] == [
+        ("Not applied (the reason is below); nothing was written", "error")]
+    assert len(at.error) == 1 and "stale correction: old_sha256 000000000000…" in \
+        at.error[0].value
+    assert _applies(tmp_path) == []
+    assert f"Apply reads the file ` {fixes} `." in [c.value for c in at.caption]

@@ -160,7 +160,9 @@ def test_highlighting_never_changes_the_text_it_marks(value, data):
                          | TEXT | st.sampled_from(list("0123456789#&;,.4")))
     markup = render.paragraph(value, "sv", evidence=evidence)
     assert unmarked(markup) == render.paragraph(value, "sv")
-    if evidence and evidence in value:
+    if render.is_blank(value):       # shown as its note, naming its code points: no mark
+        assert markup == render.missing(render.blank_note(value))
+    elif evidence and evidence in value:
         begin, end = render.locate(value, evidence)
         assert value[begin:end] == evidence
         # The one mark holds the evidence, widened to the words it starts and ends in.
@@ -345,7 +347,7 @@ def roots(tmp_path, settings_env):
 
 
 def refusal(what: str) -> str:
-    return (f"{what}: not available here: no {what} by that name under the workbench's "
+    return (f"not available here: no {what} by that name under the workbench's "
             "data roots (AUDIT_DATA_ROOTS)")
 
 
@@ -390,18 +392,23 @@ def test_only_releases_under_the_data_roots_are_served(roots, tmp_path):
     assert served_file(str(inside / "alias.parquet")) == inside / "rel" / "r-00000.parquet"
 
 
-def test_a_kept_upload_is_served_wherever_the_roots_are(roots, monkeypatch):
+def test_a_kept_upload_is_served_wherever_the_roots_are(roots, tmp_path, settings_env):
+    """Uploads live under the data directory (AUDIT_DATA_DIR), not in the checkout, and are
+    served wherever the data roots are."""
     from workbench import serving
-    monkeypatch.setattr(serving, "UPLOADS", roots[0].parent / "uploads")
-    serving.UPLOADS.mkdir()
-    kept = serving.UPLOADS / "0123456789abcdef.parquet"
-    one_row_release(serving.UPLOADS, kept.name, blank=False)
+    settings_env(AUDIT_DATA_DIR=str(tmp_path / "elsewhere-data"),
+                 AUDIT_DATA_ROOTS=str(roots[0]))
+    uploads = tmp_path / "elsewhere-data" / "uploads"
+    assert serving.uploads_root() == uploads
+    uploads.mkdir(parents=True)
+    kept = uploads / "0123456789abcdef.parquet"
+    one_row_release(uploads, kept.name, blank=False)
     assert served_files(str(kept)) == [kept.resolve()]
     with pytest.raises(NotServed):
-        served_files(f"{serving.UPLOADS}/../elsewhere/secret.parquet")
+        served_files(f"{uploads}/../elsewhere/secret.parquet")
 
 
-def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
+def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots):
     """The scope line, exports and history name a release by summary["release"]: an upload
     is called by its own name there, not by its hash alone."""
     import hashlib
@@ -415,9 +422,8 @@ def test_an_upload_keeps_its_sanitised_name_beside_the_hash(roots, monkeypatch):
         f"{digest}-XHotpot_v2_final.parquet"
     assert serving.upload_name("../../etc/passwd", data, (".json",)) == f"{digest}-passwd.json"
     assert serving.upload_name("<b>.toml", data, (".toml", ".json")) == f"{digest}-b.toml"
-    monkeypatch.setattr(serving, "UPLOADS", roots[0].parent / "uploads")
     name = serving.upload_name("xhotpot-v2.parquet", data, (".parquet",))
-    kept = one_row_release(serving.UPLOADS, name, blank=False)
+    kept = one_row_release(roots[0], name, blank=False)
     summary = scan.run(readers.open_release(kept)).summary
     assert summary["release"] == f"{digest}-xhotpot-v2"
 

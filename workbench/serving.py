@@ -4,7 +4,7 @@ memory.
 The workbench is reached by URL, so every path it is given (`?release=`, `?old=`, the
 sources and policy, every path box, the paths uploads are kept at) is outside input: one
 rule serves it, only under the data roots (`AUDIT_DATA_ROOTS`, paths separated by the OS
-path separator; by default `data/`; the upload area `data/uploads/` always). Anything else —
+path separator; by default `data/`; the upload area `uploads/` under AUDIT_DATA_DIR always). Anything else —
 a path outside, a `..` part, a symlink out of a root, a glob that matches nothing there, a
 file that is missing — is refused with the same one line (NotServed), which does not say
 whether the path exists. The CLI, run by the operator on their own files, reads any path
@@ -26,9 +26,7 @@ from audit.engine import scan
 from audit.errors import InputError
 from audit.io.mapping import is_mapping
 from audit.paths import safe_name
-from audit.settings import REPO, current
-
-UPLOADS = REPO / "data" / "uploads"
+from audit.settings import current
 
 
 def upload_name(name: str, data: bytes, suffixes: tuple[str, ...]) -> str:
@@ -39,6 +37,8 @@ def upload_name(name: str, data: bytes, suffixes: tuple[str, ...]) -> str:
     suffix = suffix if suffix in suffixes else suffixes[0]
     stem = safe_name(Path(name).stem)[:60]
     return f"{hashlib.sha256(data).hexdigest()[:16]}-{stem}{suffix}"
+
+
 _MAGIC = ("*", "?", "[")
 
 
@@ -49,11 +49,20 @@ class NotServed(InputError):
     def __init__(self, what: str = "release") -> None:
         super().__init__(what, f"not available here: no {what} by that name under the "
                          "workbench's data roots (AUDIT_DATA_ROOTS)")
+        # The page's own words name what could not be opened ("Cannot open the release:
+        # …"): the line is the problem alone, not "release: …" once more.
+        self.args = (self.problem,)
+
+
+def uploads_root() -> Path:
+    """The upload area: `uploads/` under the data directory (AUDIT_DATA_DIR), where every
+    upload is kept and always served."""
+    return current().uploads
 
 
 def data_roots() -> list[Path]:
     """AUDIT_DATA_ROOTS, else data/; the upload area is always one."""
-    return [root.resolve() for root in (*current().data_roots, UPLOADS)]
+    return [root.resolve() for root in (*current().data_roots, uploads_root())]
 
 
 def repairs_root() -> Path:

@@ -19,7 +19,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit import paths
-from audit.analysis import browse
+from audit.analysis import browse, queries
 from audit.checks import registry
 from audit.engine import policy, store
 from audit.engine.scan import ScanResult
@@ -29,7 +29,14 @@ from audit.io.atomic import staged_file
 from audit.reports import render
 from audit.settings import DEMO_RELEASE, Settings, configure, demo_sources
 from workbench import auth
-from workbench.serving import UPLOADS, ScanCache, served_file, served_files, stamp, upload_name
+from workbench.serving import (
+    ScanCache,
+    served_file,
+    served_files,
+    stamp,
+    upload_name,
+    uploads_root,
+)
 from workbench.viewstate import SPLITS, View
 
 SCANS = ScanCache()
@@ -117,9 +124,9 @@ def save_upload(upload, suffixes: tuple[str, ...]) -> str:
     name (`serving.upload_name`). Operators only."""
     auth.require("Uploading a file")
     data = upload.getvalue()
-    target = UPLOADS / upload_name(upload.name, data, suffixes)
+    target = uploads_root() / upload_name(upload.name, data, suffixes)
     if not target.exists():
-        UPLOADS.mkdir(parents=True, exist_ok=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
         with staged_file(target) as staging:
             staging.write_bytes(data)
     return str(target)
@@ -312,9 +319,37 @@ def orientation(result: ScanResult) -> None:
             "reload it to see the same thing.")
 
 
+# Whole numbers that are positions or names, not counts: no thousands separator.
+NOT_COUNTS = frozenset({"row", "rid", "sentence_index", "candidate_index", "view", "position",
+                        "seed", "year", "index"})
+
+
+def show_table(data, percent: tuple[str, ...] = (), **options):
+    """st.dataframe with one number format on every page: counts with thousands separators
+    (as the metrics and captions write them), the `percent` columns (shares and their
+    interval bounds, stored as fractions) in percent."""
+    import pandas as pd
+    frame = data.to_pandas() if hasattr(data, "to_pandas") else pd.DataFrame(data)
+    config = {name: st.column_config.NumberColumn(format="percent")
+              for name in percent if name in frame.columns}
+    for name, dtype in frame.dtypes.items():
+        if name not in config and name not in NOT_COUNTS and \
+                pd.api.types.is_integer_dtype(dtype):
+            config[name] = st.column_config.NumberColumn(format="localized")
+    config.update(options.pop("column_config", None) or {})
+    return st.dataframe(frame, hide_index=options.pop("hide_index", True),
+                        column_config=config, **options)
+
+
 def no_source_notice(result: ScanResult) -> None:
-    """Say which checks could not run because no HotpotQA source is attached."""
+    """Say which checks could not run because no HotpotQA source is attached, for the
+    release or for one of its splits."""
     if "source" in result.release.capabilities:
+        for split, rows in queries.splits_without_source(result).items():
+            say(st.info, "No HotpotQA source is attached for the {split} split ({rows}): "
+                         "its rows' source checks do not run. Attach its source in the "
+                         "sidebar under HotpotQA source and policy.",
+                split=split, rows=render.plural(rows, "row"))
         return
     needing = [c.name for c in registry.for_layout(result.release.layout)
                if "source" in c.needs]

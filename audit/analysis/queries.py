@@ -220,6 +220,17 @@ def status_drivers(result: ScanResult, disagreeing: bool = False) -> pa.Table:
         """).to_arrow_table()
 
 
+def splits_without_source(result: ScanResult) -> dict[str, int]:
+    """The splits whose rows have no HotpotQA source attached though another split has one
+    (split → rows): their source checks do not run there."""
+    if "source" not in result.release.capabilities:
+        return {}
+    with result.cursor() as con:
+        return dict(con.execute("""SELECT source_split, count(*) FROM release
+            WHERE source_split NOT IN (SELECT DISTINCT source_split FROM sources)
+            GROUP BY 1 ORDER BY 1""").fetchall())
+
+
 def structural_status_counts(result: ScanResult) -> dict[str, int]:
     """Rows per status when only the release's own structural rules count (its reference
     checks, at the severity the policy gives them): the view the reference toolkit has."""

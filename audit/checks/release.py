@@ -23,11 +23,17 @@ def _duplicate_id(release: "Release") -> str:
 
 
 def _missing_source_id(release: "Release") -> str:
+    # A file of both splits given as one split's source (HotpotQA train and dev in one
+    # file): its other split's records are rows of that split, which the detail says.
     return """SELECT NULL, s.source_id, s.source_split, 'missing_source_id', 'release', NULL,
         NULL,
-        'source record ' || s.source_position || ' of ' || s.file || ' has no release row',
+        'source record ' || s.source_position || ' of ' || s.file || ' has no ' ||
+        s.source_split || ' row' || coalesce('; the release has it as a ' || o.split ||
+        ' row (is this file both splits? give each split its own source)', ''),
         NULL FROM sources s ANTI JOIN release r
-        ON r.source_id = s.source_id AND r.source_split = s.source_split"""
+        ON r.source_id = s.source_id AND r.source_split = s.source_split
+        LEFT JOIN (SELECT source_id, min(source_split) AS split FROM release GROUP BY 1) o
+        ON o.source_id = s.source_id AND o.split <> s.source_split"""
 
 
 def _unexpected_source_id(release: "Release") -> str:

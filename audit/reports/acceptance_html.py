@@ -24,21 +24,35 @@ def figures(comparison: Comparison, evidence: dict | None) -> list[tuple[str, go
 
 
 def transitions_figure(comparison: Comparison) -> go.Figure:
+    """Matched rows from each OLD status to each NEW one: every node names its status and
+    its rows, in the status's colour, dark text on white."""
     rows = comparison.transitions.to_pylist()
     statuses = ["accepted", "review_required", "quarantined", "absent"]
     index = {s: i for i, s in enumerate(statuses)}
-    labels = [f"OLD {s}" for s in statuses] + [f"NEW {s}" for s in statuses]
+    counts = {(side, s): sum(r["rows"] for r in rows if r[f"{side}_status"] == s)
+              for side in ("old", "new") for s in statuses}
+    labels = [f"{side.upper()} {s.replace('_', ' ')}: {counts[side, s]:,}"
+              for side in ("old", "new") for s in statuses]
     fig = go.Figure(go.Sankey(
-        node={"label": [render.chart_label(label) for label in labels], "pad": 12},
+        node={"label": [render.chart_label(label) for label in labels], "pad": 14,
+              "color": [STATUS_COLOURS[s] for s in statuses] * 2,
+              "line": {"color": "#555", "width": 0.5}},
         link={"source": [index[r["old_status"]] for r in rows],
               "target": [len(statuses) + index[r["new_status"]] for r in rows],
-              "value": [r["rows"] for r in rows]}))
-    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 10, "b": 10})
+              "value": [r["rows"] for r in rows],
+              "color": [STATUS_COLOURS[r["new_status"]].replace("rgb", "rgba")
+                        .replace(")", ", 0.35)") for r in rows]},
+        textfont={"color": "#111", "size": 13}))
+    fig.update_layout(height=340, margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return fig
 
 
+STATUS_COLOURS = {"accepted": "rgb(60, 154, 87)", "review_required": "rgb(230, 155, 34)",
+                  "quarantined": "rgb(192, 57, 43)", "absent": "rgb(150, 150, 150)"}
+
+
 def interval_figure(labels: list[str], estimates: list, lows: list, highs: list,
-                     axis: str) -> go.Figure:
+                     axis: str, percent: bool = False) -> go.Figure:
     fig = go.Figure(go.Scatter(
         x=estimates, y=[render.chart_label(label) for label in labels], mode="markers",
         error_x={"type": "data", "symmetric": False,
@@ -48,6 +62,9 @@ def interval_figure(labels: list[str], estimates: list, lows: list, highs: list,
     fig.update_yaxes(autorange="reversed")   # the first label on top, as in the tables
     fig.update_layout(height=max(240, 22 * len(labels)), xaxis_title=axis,
                       margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    if percent:      # fractions shown as the tables show them
+        fig.update_xaxes(tickformat=".1%")
+        fig.update_traces(hovertemplate="%{y}: %{x:+.2%}<extra></extra>")
     return fig
 
 
@@ -56,7 +73,7 @@ def _delta_r(comparison: Comparison) -> go.Figure:
             if r["by"] in ("all", "unit", "language") and not math.isnan(r["ci_low"])]
     return interval_figure([f"{r['by']}: {r['group']}" for r in rows],
                             [r["delta"] for r in rows], [r["ci_low"] for r in rows],
-                            [r["ci_high"] for r in rows], "ΔR = R_new − R_old")
+                            [r["ci_high"] for r in rows], "ΔR = R_new − R_old", percent=True)
 
 
 def _delta_h(evidence: dict) -> go.Figure:

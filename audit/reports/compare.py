@@ -16,7 +16,8 @@ Findings sit on units, as the scan placed each (its `unit` column): a sentence's
 supporting fact's at a sentence, on that sentence; a paragraph's or a title's on the
 paragraph; a question's or an answer's on it; any other on the instance (the view as a
 whole). Per unit, the checks that fired are fixed (old only), introduced (new only) or kept
-(both).
+(both); in a view none of whose units changed they are counted apart (`fixed_unchanged`,
+`introduced_unchanged`): a check calibrated over the whole release moved, no edit of it.
 
 Structural change (Eq. 36). e_i^(v) = 1 when any row of source i is quarantined in version v
 (that is, holds a release-blocking finding); R_struct^(v) is its mean over the N sources
@@ -344,8 +345,14 @@ GROUP BY ALL ORDER BY ALL
 
 
 def _change_counts(con: duckdb.DuckDBPyConnection) -> tuple[dict, dict]:
+    """Units per change, and the findings fixed, introduced and kept on matched units. A
+    finding that comes or goes in a view (row) none of whose units changed is counted apart
+    (`fixed_unchanged`, `introduced_unchanged`): no edit of that row made it; a check
+    calibrated over the whole release (the length outlier) moved with the other rows."""
     rows = con.sql("""
-        SELECT unit, change, count(*) AS n,
+        WITH edited AS (SELECT source_id, view, bool_or(change <> 'unchanged') AS edited
+                        FROM matched WHERE unit <> 'instance' GROUP BY ALL)
+        SELECT unit, change, coalesce(edited, false) AS edited, count(*) AS n,
                count(*) FILTER (WHERE sentences_old IS DISTINCT FROM sentences_new
                                 AND in_old AND in_new) AS recounted,
                sum(len(list_filter(checks_old, lambda c: NOT list_contains(checks_new, c))))
@@ -354,19 +361,22 @@ def _change_counts(con: duckdb.DuckDBPyConnection) -> tuple[dict, dict]:
                  FILTER (WHERE in_old AND in_new) AS introduced,
                sum(len(list_filter(checks_old, lambda c: list_contains(checks_new, c))))
                  FILTER (WHERE in_old AND in_new) AS kept
-        FROM matched WHERE unit <> 'instance' OR in_old AND in_new GROUP BY ALL""").fetchall()
+        FROM matched LEFT JOIN edited USING (source_id, view)
+        WHERE unit <> 'instance' OR in_old AND in_new GROUP BY ALL""").fetchall()
     changes = {change: 0 for change in CHANGES}
     by_unit = {unit: {change: 0 for change in CHANGES} for unit in UNIT_KINDS}
-    findings = {"fixed": 0, "introduced": 0, "kept": 0}
+    findings = {"fixed": 0, "introduced": 0, "kept": 0, "fixed_unchanged": 0,
+                "introduced_unchanged": 0}
     recounted = 0
-    for unit, change, n, sentence_changes, fixed, introduced, kept in rows:
+    for unit, change, edited, n, sentence_changes, fixed, introduced, kept in rows:
         if unit != "instance":
             changes[change] += n
             # A mapped release's units are its columns.
             by_unit.setdefault(unit, {change: 0 for change in CHANGES})[change] += n
         recounted += sentence_changes
-        findings["fixed"] += fixed or 0
-        findings["introduced"] += introduced or 0
+        apart = "" if edited else "_unchanged"
+        findings["fixed" + apart] += fixed or 0
+        findings["introduced" + apart] += introduced or 0
         findings["kept"] += kept or 0
     del by_unit["instance"]
     return {**changes, "sentence_count_changed": recounted, "by_unit": by_unit}, findings

@@ -12,6 +12,7 @@ when a connection is made, so the rest of the workbench runs without it).
     server.delete_task(task.id)             (its annotations, drafts and locks go with it)
     server.delete_project(project.id)
     sign_in(url, email, password)           -> a Server acting as that user
+    probe_all([urls])                       -> {url: Probe}: does each answer right now
 
 Accounts (ensure_account). Label Studio's free edition has no API that sets a password:
 a user made through POST /api/users/ can never log in, and signing up later with the same
@@ -49,13 +50,19 @@ Starting, stopping and killing a local server is the devkit's
 
 from __future__ import annotations
 
+import http.client
 import ipaddress
 import json
 import os
 import re
 import secrets
+import socket
+import ssl
+import time
 import tomllib
+import urllib.error
 import urllib.parse
+import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -632,6 +639,106 @@ def _user_token(url: str, email: str, response: Any) -> str:
 
 def _project(p: Any) -> Project:
     return Project(p.id, p.title or "", p.description or "", getattr(p, "task_number", None))
+
+
+# ------------------------------------------------------------------------- probe
+
+PROBE_TIMEOUT = 2.0     # seconds a probe waits for a server, all its requests together
+_PROBE_BODY = 65536     # bytes of an answer read at most
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Whether a server answers right now: what it said (its Label Studio version) or why
+    it does not answer, in a few words."""
+
+    url: str
+    answers: bool
+    detail: str
+
+    @property
+    def text(self) -> str:
+        return f"answers ({self.detail})" if self.answers else \
+            f"does not answer: {self.detail}"
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None     # a redirect is an answer of its own (a login page), not followed
+
+
+def probe(url: str, timeout: float = PROBE_TIMEOUT) -> Probe:
+    """Whether the server at `url` answers now, within `timeout` seconds: GET /api/version
+    (public in Label Studio: {"release": "1.23.2", …}), else /health ({"status": "UP"}).
+    No token and no cookie is sent and no redirect followed, so any URL may be probed."""
+    base = url.strip().rstrip("/")
+    deadline = time.monotonic() + timeout
+    opener = urllib.request.build_opener(_NoRedirect())
+    answered: list[str] = []
+    for path in ("/api/version", "/health"):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Probe(url, False, f"no answer within {timeout:g} s")
+        try:
+            with opener.open(urllib.request.Request(
+                    base + path, headers={"Accept": "application/json"}), timeout=left) as r:
+                status, body = r.status, r.read(_PROBE_BODY)
+        except urllib.error.HTTPError as error:
+            status, body = error.code, b""
+            error.close()
+        except (OSError, ValueError, http.client.HTTPException) as error:
+            if not answered:
+                return Probe(url, False, _unreachable(error, timeout))
+            answered.append(_unreachable(error, timeout))   # /api/version answered: say both
+            break
+        try:
+            said = json.loads(body) if status == 200 else None
+        except ValueError:
+            said = None
+        if path == "/api/version" and isinstance(said, dict) and \
+                isinstance(said.get("release"), str):
+            return Probe(url, True, f"Label Studio {said['release'][:40]}")
+        if path == "/health" and isinstance(said, dict) and said.get("status") == "UP":
+            return Probe(url, True, "Label Studio, version not public: /api/version "
+                         + answered[0])
+        answered.append(f"HTTP {status}" if status != 200 else "not Label Studio's JSON")
+    if len(set(answered)) == 1:
+        return Probe(url, False, f"{answered[0]} on /api/version and /health: not Label "
+                     "Studio")
+    return Probe(url, False, ", ".join(f"{what} on {path}" for path, what in zip(
+        ("/api/version", "/health"), answered)) + ": not Label Studio")
+
+
+def _unreachable(error: BaseException, timeout: float) -> str:
+    """Why nothing answered, in a few words: refused, timed out, unknown host…"""
+    reason: object = error.reason if isinstance(error, urllib.error.URLError) else error
+    if isinstance(reason, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    if isinstance(reason, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(reason, socket.gaierror):
+        return "unknown host"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS failed ({reason.reason or type(reason).__name__})"
+    if isinstance(reason, OSError) and reason.strerror:
+        return reason.strerror[:80]
+    return (str(reason) or type(reason).__name__)[:80]
+
+
+def probe_all(urls: Sequence[str], timeout: float = PROBE_TIMEOUT) -> dict[str, Probe]:
+    """probe() of every URL at once; a URL still waiting after `timeout` (a slow name
+    lookup, which no socket timeout bounds) does not answer. Returns within about
+    `timeout` seconds whatever the servers do."""
+    from concurrent.futures import ThreadPoolExecutor, wait
+    if not urls:
+        return {}
+    pool = ThreadPoolExecutor(max_workers=len(urls), thread_name_prefix="probe")
+    asked = {url: pool.submit(probe, url, timeout) for url in dict.fromkeys(urls)}
+    wait(asked.values(), timeout=timeout + 0.2)
+    pool.shutdown(wait=False, cancel_futures=True)
+    return {url: future.result() if future.done() else
+            Probe(url, False, f"no answer within {timeout:g} s")
+            for url, future in asked.items()}
 
 
 # ------------------------------------------------------------------------- local server
