@@ -22,7 +22,7 @@ from audit.reports.render import chart_label, plural
 from audit.settings import DEMO_EVALUATION, current
 from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
-from workbench.shell import needs_vector, save_upload, say, scope_line, setup
+from workbench.shell import needs_vector, save_upload, say, scope_line, setup, show_table
 
 result = setup("Judge", "LLM-judge samples")
 needs_vector(result, 'The LLM-judge sample')
@@ -121,16 +121,16 @@ for i, path in enumerate(paths):
         errors = int((departures["severity"] == "error").sum())
         st.warning(f"{plural(len(departures), 'departure')} from the schema and design "
                    f"({plural(errors, 'error')}).")
-        st.dataframe(departures, hide_index=True)
+        show_table(departures)
     if expected.any():
         with st.expander("The demo file's size against the design"):
-            st.dataframe(issues[expected], hide_index=True)
+            show_table(issues[expected])
 
 st.subheader("Scores per unit (stratified bootstrap, 10,000 replicates)")
 for i in range(len(paths)):
     table = reports[f"statistics_{i}"].to_pandas()
     st.markdown(f"**{labels[i]}** — all languages")
-    st.dataframe(table[table["language"] == "all"], hide_index=True)
+    show_table(table[table["language"] == "all"])
 
 
 def language_unit_grid(cells: pd.DataFrame, value: str) -> pd.DataFrame:
@@ -152,7 +152,7 @@ if len(per_language):
                               labels={"color": "mean score"},
                               height=140 + 22 * len(pivot)), key="judge_heatmap")
 with st.expander("Every language × unit row (file 1)"):
-    st.dataframe(table, hide_index=True)
+    show_table(table)
 
 if "difference" in reports:
     st.subheader("File 2 − file 1 (descriptive)")
@@ -160,7 +160,7 @@ if "difference" in reports:
     st.caption("Descriptive only: the two files are independent, unpaired samples. The "
                "difference is not a paired or causal V2 effect (paper §6.7, Figure 6 B).")
     diff = reports["difference"].to_pandas()
-    st.dataframe(diff[diff["language"] == "all"], hide_index=True)
+    show_table(diff[diff["language"] == "all"])
     cells = diff[(diff["language"] != "all") & (diff["unit"] != "all")]
     if len(cells):
         pivot = language_unit_grid(cells, "difference")
@@ -178,7 +178,7 @@ if "copies_0" in reports:
     st.plotly_chart(px.bar(overall, x="unit", y="mean", color="copy_class", barmode="group",
                            text="n", height=320, labels={"mean": "mean score"}),
                     key="judge_copies")
-    st.dataframe(copies, hide_index=True)
+    show_table(copies)
 
 if "calibration_0" in reports:
     st.subheader("Calibration against human adequacy")
@@ -187,7 +187,7 @@ if "calibration_0" in reports:
     say(st.caption, "{n} units of file 1 have a human adequacy score in {source} "
         "(final label, else the mean of the two initial ratings).", n=len(pairs),
         source=human_source)
-    st.dataframe(correlations, hide_index=True)
+    show_table(correlations)
     if len(pairs):
         jitter = np.random.default_rng(0).uniform(-0.12, 0.12, len(pairs))
         scatter = px.scatter(pairs.assign(human_jittered=pairs["human"] + jitter,
@@ -211,7 +211,7 @@ if "calibration_0" in reports:
                                      for r in rows])
         st.markdown("**Where judge and humans disagree most** (judge rescaled to 1–5 minus "
                     "human adequacy)")
-        st.dataframe(worst, hide_index=True, column_config={
+        show_table(worst, column_config={
             "open": st.column_config.LinkColumn("Instance", display_text="open")})
 elif human_source == "none":
     st.caption("No human adequacy scores chosen: pull a translation review batch on the "

@@ -22,7 +22,7 @@ from audit.review import postedit
 from audit.settings import DEMO_RELEASE, current, demo_sources
 from workbench import auth
 from workbench.serving import repairs_root, served_file
-from workbench.shell import current_view, html, save_upload, say, scope_line, setup
+from workbench.shell import current_view, html, save_upload, say, scope_line, setup, show_table
 from workbench.viewstate import View
 
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",
@@ -67,7 +67,7 @@ say(st.caption, "{units} on {views} of {all} on the work list; per unit: "
                                                 counts["per_unit"].items()) or "none")
 columns = ["unit", "id", "paragraph_id", "sentence_index", "language", "views", "status",
            "severity", "required_for"]
-picked = st.dataframe(chosen.select(columns).to_pandas(), hide_index=True,
+picked = show_table(chosen.select(columns).to_pandas(),
                       on_select="rerun", selection_mode="single-row", key="repair_units")
 st.download_button("Corrections template (JSONL, the chosen units pre-filled)",
                    "".join(line + "\n" for line in plan.template(
@@ -255,17 +255,16 @@ m3.metric("Held", f"{counts['held']:,}")
 m4.metric("Refused", f"{counts['refused']:,}")
 m5.metric("Rows changed", f"{counts['rows_changed']:,}")
 left, right = st.columns(2)
-left.dataframe([{"check fixed": k, "units": v} for k, v in manifest["fixed_per_check"].items()],
-               hide_index=True)
+left.dataframe([{"check fixed": k, "units": v} for k, v in manifest["fixed_per_check"].items()])
 right.dataframe([{"language": k, **{n: v.get(n, 0) for n in ("applied", "held", "refused",
                                                              "views")}}
-                 for k, v in manifest["per_language"].items()], hide_index=True)
+                 for k, v in manifest["per_language"].items()])
 
 table = desk.outcomes(out)
 listed = table.select(["action", "unit", "row_id", "paragraph_id", "sentence_index",
                        "language", "author", "fixed", "introduced", "held_for", "note",
                        "correction_id"])
-picked = st.dataframe(listed.to_pandas(), hide_index=True, on_select="rerun",
+picked = show_table(listed.to_pandas(), on_select="rerun",
                       selection_mode="single-row", key=f"repair_outcomes_{shown_name}")
 rows = picked.selection.rows if picked else []
 

@@ -18,7 +18,7 @@ from audit.review.status import status as batch_status
 from audit.settings import current
 from workbench import auth
 from workbench.serving import served_file, shown_path
-from workbench.shell import current_view, say, scope_line, setup
+from workbench.shell import current_view, say, scope_line, setup, show_table
 
 result = setup("Review")
 MAPPED = not browse.has_vector(result)     # a mapped benchmark: units are its columns
@@ -35,9 +35,9 @@ def units(identity: str, _result):
 def drawn(batch: sampling.Batch, note: str) -> batches.ReviewBatch:
     """The sampled translation units as a review batch, with what was drawn per stratum."""
     st.caption(note)
-    st.dataframe([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
+    show_table([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
                                                          "shortfall")}}
-                  for c in batch.manifest["counts"]], hide_index=True, height=240)
+                  for c in batch.manifest["counts"]], height=240)
     return batches.translation_batch(batch, result.release)
 
 
@@ -174,9 +174,9 @@ with st.expander("The servers: where they come from and whether they answer"):
                "settings file .labelstudio-servers.toml (one [name] table with url and "
                "token_env each; AUDIT_LABEL_STUDIO_SERVERS moves it), and every server "
                "scripts/labelstudio.sh runs here.")
-    st.dataframe([{"server": name, "url": visible(c.url), "configured by": c.origin,
+    show_table([{"server": name, "url": visible(c.url), "configured by": c.origin,
                    "right now": visible(answers[c.url].text)}
-                  for name, c in servers.items()], hide_index=True)
+                  for name, c in servers.items()])
     st.caption(f"\"Right now\": asked at {asked} (GET /api/version, no token sent, "
                f"{labelstudio.PROBE_TIMEOUT:g} s at most), again after {PROBE_EVERY} s.")
 people = None
@@ -187,13 +187,13 @@ if any(annotators.values() if isinstance(annotators, dict) else annotators):
         say(st.error, "Annotators: {problem}", problem=error)
 if people:
     plan = routing.route(review.item_ids, review.groups, people)
-    st.dataframe([{"group": g or "(MAPLE)", "annotator 1": a, "annotator 2": b,
+    show_table([{"group": g or "(MAPLE)", "annotator 1": a, "annotator 2": b,
                    "units": sum(1 for v in plan.items.values() if v == g)}
-                  for g, (a, b) in sorted(plan.pairs.items())], hide_index=True)
+                  for g, (a, b) in sorted(plan.pairs.items())])
     short = [r for r in plan.shortfall if r["left_out"]]
     if short:
         st.caption("Left out: no two annotators read these languages.")
-        st.dataframe(short, hide_index=True)
+        show_table(short)
 
 distinct = isinstance(targets, str) or len(set(targets.values())) == 3
 if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
@@ -215,18 +215,17 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
         st.success(f"Pushed {plural(report.sent, 'new task')} to "
                    f"{plural(len(report.projects), 'project')} "
                    f"(nothing is sent twice); blinding {report.blinding}.")
-        st.dataframe([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
-                       "sent": p.sent} for p in report.projects], hide_index=True)
+        show_table([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
+                       "sent": p.sent} for p in report.projects])
         if report.credentials:
             st.warning("New accounts: hand these logins over now. They are shown only "
                        "here, once, and kept in the batch's credentials.txt (mode 600).")
-            st.dataframe([{"login page": f"{n.server}/user/login/", "email": n.email,
-                           "password": n.password} for n in report.credentials],
-                         hide_index=True, key="review_credentials")
+            show_table([{"login page": f"{n.server}/user/login/", "email": n.email,
+                           "password": n.password} for n in report.credentials], key="review_credentials")
         found = sorted({n.email for n in report.accounts if not n.created})
         if found:
             st.caption("Accounts that existed already (the person signed up first):")
-            st.dataframe([{"email": email} for email in found], hide_index=True)
+            show_table([{"email": email} for email in found])
 
 # ------------------------------------------------------------------------- progress
 
@@ -260,9 +259,9 @@ def progress(batch_id: str) -> None:
                      f"read {dt.datetime.now():%H:%M:%S}")
     left, right = st.columns(2)
     left.caption("Per annotator")
-    left.dataframe(status.by("annotator"), hide_index=True, key="progress_annotators")
+    left.dataframe(status.by("annotator"), key="progress_annotators")
     right.caption("Per language")
-    right.dataframe(status.by("group"), hide_index=True, key="progress_groups")
+    right.dataframe(status.by("group"), key="progress_groups")
     missing = [p.key for p in status.projects if p.missing]
     if missing:
         say(st.warning, "Projects missing on the server: {projects}",
@@ -272,7 +271,7 @@ def progress(batch_id: str) -> None:
         say(st.warning, "Annotations by someone other than the project's annotator, not "
             "counted as done; `python -m audit review release {batch}` logs them and gives "
             "the tasks back.", batch=batch_id)
-        st.dataframe(intrusions, hide_index=True, key="progress_intrusions")
+        show_table(intrusions, key="progress_intrusions")
 
 
 progress(chosen)
