@@ -119,3 +119,19 @@ def test_sessions_on_threads_share_one_scan_without_refusals(result):
     assert serial[0] == 9
     with ThreadPoolExecutor(3) as pool:
         assert set(pool.map(work, range(30))) == {serial}
+
+
+def test_info_folds_the_same_in_the_findings_table_and_its_heatmap(result):
+    """Per check, the heatmap without info counts exactly the table's review and blocking
+    findings (it once summed the info ones too)."""
+    from audit.analysis import queries
+    table: dict[str, int] = {}
+    for row in queries.findings_by_check(result).to_pylist():
+        if row["severity"] != "info":
+            table[row["check"]] = table.get(row["check"], 0) + row["findings"]
+    heatmap: dict[str, int] = {}
+    for row in queries.language_check_counts(result, info=False).to_pylist():
+        heatmap[row["check"]] = heatmap.get(row["check"], 0) + row["findings"]
+    rowless = {f["check"] for f in result.findings.to_pylist() if f["row"] is None}
+    assert heatmap == {c: n for c, n in table.items() if c not in rowless}
+    assert table["exact_source_copy"] == 13 and "invisible_control" not in heatmap
