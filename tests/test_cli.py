@@ -294,3 +294,34 @@ def test_a_remembered_scan_imports_no_library(tmp_path, settings_env):
                           text=True)
     assert done.stdout.split()[-1:] == ["0"], done.stderr
     assert "nothing is recomputed" in done.stderr
+
+
+def test_every_review_command_a_help_text_cites_exists():
+    """A help text that names `review X` names a command there is (accept's once cited a
+    `review push-paired` that never existed)."""
+    import argparse
+    import re
+
+    from audit.cli.main import parser
+
+    def subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return next((a.choices for a in p._actions
+                     if isinstance(a, argparse._SubParsersAction)), {})
+
+    top = subparsers(parser())
+    review = set(subparsers(top["review"]))
+    texts = [p.format_help() for p in top.values()]
+    texts += [p.format_help() for p in subparsers(top["review"]).values()]
+    cited = {m for text in texts for m in re.findall(r"review ([a-z][a-z-]+)", text)}
+    # ("review batch", "review workspace": the nouns, not commands)
+    assert "push" in cited and cited - review == {"batch", "workspace"}
+
+
+def test_the_reoffer_hint_names_the_control_the_page_has():
+    """The hint for a skipped adjudication names the Annotations page's checkbox by its
+    label (it once said "button")."""
+    from audit.review.push import reoffer_hint
+    label = "Also offer the skipped items again"
+    page = (REPO / "pages" / "8_Annotations.py").read_text(encoding="utf-8")
+    assert f'"{label} (deletes' in page and "button" not in reoffer_hint("b1")
+    assert f'"{label}" box' in reoffer_hint("b1")

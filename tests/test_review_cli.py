@@ -137,6 +137,9 @@ server = "{server.url}"
     assert pulled.returncode == 0, pulled.stderr
     assert f"batch cli-{RUN}: 32 new rows (32 in all)" in pulled.stdout
     assert "0 refused" in pulled.stdout
+    # No refusal was ever logged: no log file, and none named.
+    assert "refusals.jsonl" not in pulled.stdout
+    assert not (work / f"cli-{RUN}" / "refusals.jsonl").exists()
 
     adjudicated = review("adjudicate", f"cli-{RUN}", workspace=work)
     assert adjudicated.returncode == 0, adjudicated.stderr

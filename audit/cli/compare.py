@@ -105,8 +105,8 @@ def add_parsers(sub) -> None:
                                       "1 fail, 3 insufficient evidence")
     _release_arguments(p)
     p.add_argument("--reviews", metavar="BATCH",
-                   help="a pulled paired review batch (review push-paired); without it "
-                        "criteria 3 and 4 have insufficient evidence")
+                   help="a pulled paired review batch (review push with kind = \"paired\" in "
+                        "its spec); without it criteria 3 and 4 have insufficient evidence")
     p.add_argument("--workspace", help="review workspace (default data/reviews)")
     p.add_argument("--out", help="new directory for acceptance.json, report.html and the "
                                  "comparison")

@@ -240,8 +240,11 @@ def cmd_pull(args: argparse.Namespace) -> int:
     print(_table([{"project": p.title, "annotator": p.annotator, "annotations": p.annotations,
                    "accepted": p.accepted, "skipped": p.skipped, "new": p.new,
                    "missing": p.missing} for p in report.projects]), end="")
-    print(f"{len(report.rejected):,} refused ({report.new_refusals:,} newly logged in "
-          f"{batch_dir(args.batch, workspace) / 'refusals.jsonl'})")
+    # The log is named only where it is: no refusal ever logged, no file.
+    refusals = batch_dir(args.batch, workspace) / "refusals.jsonl"
+    print(f"{len(report.rejected):,} refused" + (
+        f" ({report.new_refusals:,} newly logged in {refusals})" if refusals.exists()
+        else ""))
     for refusal in report.rejected[:20]:
         print(f"  {refusal['project']} task {refusal['task_id']}: {refusal['reason']}")
     made = report.corrections

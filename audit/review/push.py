@@ -280,7 +280,7 @@ def _reoffer(sites: Sites, batch_id: str, workspace: Path, skipped: list[dict]
 def reoffer_hint(batch_id: str) -> str:
     return (f"skipped in Label Studio, so its adjudicator's queue no longer offers it: "
             f"`python -m audit review adjudicate {batch_id} --reoffer` (or the Annotations "
-            f"page's re-offer button) offers it again")
+            f"page's \"Also offer the skipped items again\" box) offers it again")
 
 
 def queue_with_skips(queue: pa.Table, skips: Sequence[dict], batch_id: str) -> pa.Table:
