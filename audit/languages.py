@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -50,10 +51,17 @@ UNKNOWN_CODE = "und"
 RTL_CODES = frozenset({"ar", "fa", "ur"})
 
 
+@functools.lru_cache(maxsize=1024)
+def base_language(code: str) -> str:
+    """A code's base language as ICU canonicalises it ("deu", "zho-CN" → de, zh; "mya",
+    "bur" → my; "ell", "gre" → el), or the code itself where ICU finds none."""
+    import icu
+    return icu.Locale.createCanonical(code.replace("_", "-")).getLanguage() or code
+
+
 def normalized(code: str) -> str:
     """The code the checks and the review read a language by: one of the 24 where the code
     names one of them ("deu", "zho-CN", "por-BR" → de, zh, pt), else the code as given
     (with "-" for "_")."""
-    import icu
-    base = icu.Locale.createCanonical(code.replace("_", "-")).getLanguage()
+    base = base_language(code)
     return base if base in BY_CODE else code.replace("_", "-")

@@ -235,7 +235,6 @@ def _text_units(con) -> None:
 # and right() read the whole text three times over (10x slower on XHotpotQA+'s pairs).
 def _gates_sql() -> str:
     unspaced = "(" + ", ".join(literal(c) for c in sorted(textsignals.UNSPACED)) + ")"
-    burmese = "(" + ", ".join(literal(c) for c in sorted(textsignals.BURMESE)) + ")"
     marks = literal("[" + _re2_class("".join(o + c for o, c in textsignals.BRACKETS
                                              + textsignals.QUOTES)
                                      + "".join(textsignals.COUNTED_QUOTES)
@@ -248,8 +247,7 @@ def _gates_sql() -> str:
         (lang IN {unspaced} OR (SELECT len(words) - len(list_distinct(words)) >= 2 FROM
             (SELECT string_split_regex(lower(tgt), '[\s\p{{P}}\p{{S}}]+') AS words)))
             AS g_loop,
-        (regexp_matches(tgt, {literal(mojibake_gate())}) OR (lang IN {burmese} AND
-            regexp_matches(tgt, {literal("[" + _re2_class(ZAWGYI_CHARS) + "]")})))
+        regexp_matches(tgt, {literal(mojibake_gate() + "|[" + _re2_class(ZAWGYI_CHARS) + "]")})
             AS g_mojibake,
         (regexp_matches(src, {marks}) OR regexp_matches(tgt, {marks})) AS g_brackets,
         (regexp_extract(src, {last}, 1) <> regexp_extract(tgt, {last}, 1)

@@ -32,6 +32,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..languages import base_language
+
 # ------------------------------------------------------------------------------- numbers
 
 # A numeral: digits of any system joined by separators. A space-like separator joins only a
@@ -113,7 +115,6 @@ def _values(token: str) -> tuple[set[float], tuple[int, ...]]:
     return values, tuple(int(g) for g in groups if int(g))
 
 
-BURMESE = {"my", "mya", "bur"}
 # Burmese typists (and Zawgyi text) write letters with Myanmar digits: "၀" for wa, "႔"
 # and "႕" (Shan digits) for Zawgyi's dot and ha marks. A digit written right after a
 # Myanmar letter or sign is such a letter; a Myanmar numeral follows a space or a mark.
@@ -124,7 +125,7 @@ _MYANMAR_LETTER_DIGITS = re.compile(r"(?<=[\u1000-\u103f\u104a-\u108f\u109a-\u10
 def numerals(text: str, lang: str) -> list[Numeral]:
     """The numerals of a text with every value they can stand for in language `lang`."""
     found: list[Numeral] = []
-    if lang.split("-")[0] in BURMESE:
+    if base_language(lang) == "my":
         text = _MYANMAR_LETTER_DIGITS.sub(lambda m: "\u1000" * len(m.group()), text)
     for match in _NUMERAL.finditer(text):
         values, parts = _values(match.group())
@@ -440,7 +441,7 @@ _ZAWGYI_MIN = 2    # marks: one may be a typo
 def zawgyi(text: str, lang: str) -> Mojibake | None:
     """Burmese text in the Zawgyi encoding (reported, not converted): the first word
     holding one of its marks."""
-    if lang.split("-")[0] not in BURMESE:
+    if base_language(lang) != "my":
         return None
     marks = list(_ZAWGYI.finditer(text))
     if len(marks) < _ZAWGYI_MIN:
@@ -589,15 +590,13 @@ CLOSING = "\"'“”„‘’»«›‹」』》〉)）]］}｝】〕〗*_ \u00a
 # Bengali and Hindi typists often write the danda as a vertical bar.
 _DANDA_BAR = {"bn", "hi"}
 # Armenian ends a sentence with "։" (often typed ":") and marks a question on its stressed
-# word ("՞"), not at the end.
-_ARMENIAN = {"hy", "hye"}
-# ... and often leaves the "՞" out where an interrogative word carries the question (what,
-# why, how, where, when, who, which, how much, how many, whether).
+# word ("՞"), not at the end, and often leaves the "՞" out where an interrogative word
+# carries the question (what, why, how, where, when, who, which, how much, how many,
+# whether). The language rules here name a language by its base code (`base_language`).
 _ARMENIAN_ASKS = re.compile(r"(?<!\w)(?:ինչ|ինչու|ինչպես|որտեղ|երբ|ով|ովքեր|ում|որ|որն|որը|"
                             r"որքան|քանի|արդյոք)(?!\w)", re.IGNORECASE)
-_GREEK = {"el", "ell", "gre"}
 # Scripts that may end a sentence with no mark: Thai, Lao, and Tibetan after some letters.
-_BARE_ENDINGS = {"th", "lo", "lao", "bo", "bod", "dz", "dzo"}
+_BARE_ENDINGS = {"th", "lo", "bo", "dz"}
 
 
 def terminal(text: str, lang: str) -> str:
@@ -610,23 +609,24 @@ def terminal(text: str, lang: str) -> str:
     if stripped.endswith("..."):
         return "ellipsis"
     last = stripped[-1]
-    if lang.split("-")[0] in _ARMENIAN:
+    base = base_language(lang)
+    if base == "hy":
         if "\u055e" in stripped:
             return "question"
         if last in ":\u0589":
             return "full_stop"
     if last in ";\u037e":
-        return "question" if lang.split("-")[0] in _GREEK else "none"
-    if last == "|" and lang in _DANDA_BAR:
+        return "question" if base == "el" else "none"
+    if last == "|" and base in _DANDA_BAR:
         return "full_stop"
     return _CLASS_OF.get(last, "none")
 
 
 def _asks(text: str, lang: str) -> bool:
     """Whether a question mark of the language stands anywhere in the text."""
-    marks = TERMINALS["question"] + ("\u055e" if lang.split("-")[0] in _ARMENIAN else "")
-    return any(ch in marks for ch in text) or (
-        lang.split("-")[0] in _GREEK and any(ch in ";\u037e" for ch in text))
+    base = base_language(lang)
+    marks = TERMINALS["question"] + {"hy": "\u055e", "el": ";\u037e"}.get(base, "")
+    return any(ch in marks for ch in text)
 
 
 def terminal_mismatch(source: str, translation: str, lang: str) -> tuple[str, str, str] | None:
@@ -640,16 +640,16 @@ def terminal_mismatch(source: str, translation: str, lang: str) -> tuple[str, st
     if ours not in ("full_stop", "question", "exclamation"):
         return None
     theirs = terminal(translation, lang)
-    base = lang.split("-")[0]
-    if base in _ARMENIAN and ours != "question" and theirs == "question":
+    base = base_language(lang)
+    if base == "hy" and ours != "question" and theirs == "question":
         # "՞" marks a question on any word: a quoted or indirect one inside a statement
         theirs = terminal(translation.replace("\u055e", ""), lang)
     if theirs == ours or (base in _BARE_ENDINGS and theirs == "none"):
         return None
     # Burmese asks with a particle and ends the question with its full stop "။".
-    if base in BURMESE and ours == "question" and theirs in ("full_stop", "none"):
+    if base == "my" and ours == "question" and theirs in ("full_stop", "none"):
         return None
-    if base in _ARMENIAN and ours == "question" and _ARMENIAN_ASKS.search(translation):
+    if base == "hy" and ours == "question" and _ARMENIAN_ASKS.search(translation):
         return None
     if ours == "question":
         # A question mark left inside (a quoted question, then "he said") is no lost one.
