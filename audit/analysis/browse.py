@@ -278,11 +278,10 @@ _ROW_CHECKS = """
 SELECT "row", list_concat(blocking, list_filter(held, lambda c: NOT list_contains(blocking, c)))
               AS checks,
        blocking, list_filter(noted, lambda c: NOT list_contains(held, c)) AS notes, units,
-       findings, CASE structural WHEN 2 THEN 'quarantined' WHEN 1 THEN 'review_required'
-                                 ELSE 'accepted' END AS structural_status
+       findings, rank_status(structural) AS structural_status
 FROM (SELECT "row",
-             max(CASE severity WHEN 'blocking' THEN 2 WHEN 'review' THEN 1 ELSE 0 END)
-                 FILTER (list_contains({reference}, "check")) AS structural,
+             max(severity_rank(severity)) FILTER (list_contains({reference}, "check"))
+                 AS structural,
              list_sort(coalesce(list(DISTINCT "check") FILTER (severity <> 'info'), []))
                  AS held,
              list_sort(coalesce(list(DISTINCT "check") FILTER (severity = 'blocking'), []))
@@ -298,9 +297,7 @@ def check_kinds(result: ScanResult) -> dict[str, str]:
     """Each check that fired → its worst severity in this scan (blocking, review, info)."""
     with result.cursor() as cur:
         return dict(cur.execute("""
-            SELECT "check", CASE min(CASE severity WHEN 'blocking' THEN 0 WHEN 'review' THEN 1
-                                                   ELSE 2 END)
-                            WHEN 0 THEN 'blocking' WHEN 1 THEN 'review' ELSE 'info' END
+            SELECT "check", arg_max(severity, severity_rank(severity))
             FROM findings GROUP BY 1""").fetchall())
 
 

@@ -213,8 +213,8 @@ def status_drivers(result: ScanResult, disagreeing: bool = False) -> pa.Table:
         return con.sql(f"""
             SELECT s.status, f."check", count(DISTINCT s."row") AS rows
             FROM status s JOIN findings f ON f."row" = s."row"
-            WHERE f.severity = CASE s.status WHEN 'quarantined' THEN 'blocking'
-                                             WHEN 'review_required' THEN 'review' END {shipped}
+            WHERE rank_status(severity_rank(f.severity)) = s.status
+              AND s.status <> 'accepted' {shipped}
             GROUP BY s.status, f."check"
             ORDER BY s.status = 'review_required', rows DESC, f."check"
         """).to_arrow_table()

@@ -366,9 +366,6 @@ def _severity_sql(policy: Policy, active: tuple[Check, ...]) -> str:
     return f"CASE {' '.join(cases)} ELSE {checks} END" if cases else checks
 
 
-_RANK = "CASE severity WHEN 'blocking' THEN 2 WHEN 'review' THEN 1 ELSE 0 END"
-
-
 def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None:
     """Tables `findings` (with the severity in force) and `status` (per row, aggregated
     from its distinct checks: a check's findings repeat per sentence and per view of a
@@ -400,14 +397,13 @@ def _status(release: Release, policy: Policy, active: tuple[Check, ...]) -> None
                  f.sentence_index NULLS FIRST, f.id, f.detail;
         CREATE OR REPLACE TABLE status AS
         SELECT k.id, k.source_split,
-               CASE g.worst WHEN 2 THEN 'quarantined' WHEN 1 THEN 'review_required'
-                    ELSE 'accepted' END AS status,
+               rank_status(g.worst) AS status,
                coalesce(g.flags, []::VARCHAR[]) AS flags, k.shipped_status, k.rid AS "row",
                k.source_id, k.language
         FROM row_checks k LEFT JOIN (
             SELECT "row", max(rank) AS worst,
                    list("check" ORDER BY "check") FILTER (WHERE rank > 0) AS flags
-            FROM (SELECT "row", "check", max({_RANK}) AS rank FROM findings
+            FROM (SELECT "row", "check", max(severity_rank(severity)) AS rank FROM findings
                   WHERE "row" IS NOT NULL GROUP BY "row", "check")
             GROUP BY "row") g ON g."row" = k.rid
         ORDER BY k.rid;

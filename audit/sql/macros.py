@@ -111,6 +111,11 @@ MACROS = f"""
             WHEN regexp_full_match(s, '[\x00-\x7f]*')
             THEN lower(regexp_replace(py_strip(s), '[{WS}]+', ' ', 'g'))
             ELSE norm_title(s) END;
+        -- a row's status is its worst finding's: blocking quarantines, review holds
+        CREATE OR REPLACE MACRO severity_rank(s) AS
+            CASE s WHEN 'blocking' THEN 2 WHEN 'review' THEN 1 ELSE 0 END;
+        CREATE OR REPLACE MACRO rank_status(r) AS
+            CASE r WHEN 2 THEN 'quarantined' WHEN 1 THEN 'review_required' ELSE 'accepted' END;
         CREATE OR REPLACE MACRO copy_category(s) AS CASE
             WHEN NOT regexp_matches(s, '[\\p{{L}}\\p{{N}}]') THEN 'punctuation'
             WHEN NOT regexp_matches(s, '\\p{{L}}') THEN 'number_or_date'
