@@ -3,6 +3,7 @@ answers, calibrate the per-script thresholds on real names, and time both checks
 
     .venv/bin/python bench/preservation.py             # XQuAD figures + threshold table
     .venv/bin/python bench/preservation.py --speed     # the two checks on 553,584 views
+    .venv/bin/python bench/preservation.py --setting single   # issue 47's single-view figures
 
 XQuAD (tests/xquad_release.py): 1,190 SQuAD questions with professional translations in 10 of
 our languages (and English); each question a release row whose gold paragraph is the
@@ -17,6 +18,14 @@ same paragraph. Two settings:
            and a V1.1 row has when its answer and paragraph languages agree
   english  question and answer stay English: no rendering, only verbatim, romanised and
            numeric matches can decide — where the check says "unverifiable" (info)
+  single   issue 47's single-view release: the paragraph in L, question and answer XQuAD's
+           in another language M, no rendering of the answer in L anywhere in the release;
+           each row's damaged copy has every occurrence of the answer replaced by another
+           answer (name, number or date) of the same paragraph. Reported per answer type
+           (`xquad_release.answer_type`, a person's reading of the English answer, not the
+           check's: name / number / date, Chinese and Thai apart) and per paragraph
+           language: review recall on damaged rows, review false alarms on clean rows,
+           and the info ('unverifiable') share of all typed rows.
 
 Per language and per script: review-level false alarms on the clean rows (target ≤ 1 % of
 eligible answers), review-level recall on each plant kind (target ≥ 90 %, in the setting
@@ -58,7 +67,8 @@ from audit.languages import BY_CODE  # noqa: E402
 from audit.translation import preservation  # noqa: E402
 
 WORK = Path(tempfile.gettempdir()) / "xhotpotqa-bench"
-MAX_FALSE_ALARMS, MIN_RECALL = 0.01, 0.90
+MAX_FALSE_ALARMS, MIN_RECALL, MAX_INFO = 0.01, 0.90, 0.10
+CATEGORIES = ("lost", "unverifiable", "none")
 CANDIDATES = (75, 80, 85, 90)
 
 
@@ -115,16 +125,62 @@ def report(setting: str, units: dict, found: dict) -> None:
             print("-- per script --")
 
 
-def accuracy() -> None:
+def _single_line(label: str, c: Counter) -> tuple[str, bool]:
+    clean_n = sum(c[("clean", k)] for k in CATEGORIES)
+    damaged_n = sum(c[("replaced", k)] for k in CATEGORIES)
+    typed = clean_n + damaged_n
+    info = c[("clean", "unverifiable")] + c[("replaced", "unverifiable")]
+    alarms, recall = c[("clean", "lost")], c[("replaced", "lost")]
+    met = (alarms <= MAX_FALSE_ALARMS * clean_n and recall >= MIN_RECALL * damaged_n
+           and info <= MAX_INFO * typed)
+    line = (f"{label:13} {clean_n:6} {alarms:4} {_rate(alarms, clean_n):>7} | {damaged_n:7} "
+            f"{recall:4}/{c[('replaced', 'unverifiable')]:4}/{c[('replaced', 'none')]:4} "
+            f"{_rate(recall, damaged_n):>7} | {info:5} {_rate(info, typed):>7} | "
+            f"{'met' if met else 'MISSED'}")
+    return line, met
+
+
+def report_single(units: dict, found: dict) -> None:
+    """Setting 'single' (issue 47), per answer type and per paragraph language."""
+    by_type: dict[str, Counter] = defaultdict(Counter)
+    by_lang: dict[str, Counter] = defaultdict(Counter)
+    total: Counter = Counter()
+    for (row_id, _, _), unit in units.items():
+        if not unit["typed"]:
+            continue
+        key = (unit["plant"] or "clean", found.get(row_id, "none"))
+        group = unit["lang"] if unit["lang"] in ("zh", "th") else "others"
+        by_type[f"{unit['type']} {group}"][key] += 1
+        by_lang[unit["lang"]][key] += 1
+        total[key] += 1
+    print(f"\n== XQuAD single-view (issue 47): targets review recall ≥ {MIN_RECALL:.0%} on "
+          f"damaged rows, false alarms ≤ {MAX_FALSE_ALARMS:.0%} of clean rows, info ≤ "
+          f"{MAX_INFO:.0%} of typed rows")
+    header = (f"{'slice':13} {'clean':>6} {'f.a.':>4} {'rate':>7} | {'damaged':>7} "
+              f"{'rev/info/none':>14} {'recall':>7} | {'info':>5} {'share':>7} | verdict")
+    print(header)
+    for answer_type in ("name", "number", "date"):
+        for group in ("others", "zh", "th"):
+            print(_single_line(f"{answer_type} {group}", by_type[f"{answer_type} {group}"])[0])
+    print("-- per paragraph language (all types) --")
+    for lang in xquad_release.LANGUAGES:
+        print(_single_line(lang, by_lang[lang])[0])
+    print(_single_line("all", total)[0])
+
+
+def accuracy(settings: tuple[str, ...] = xquad_release.SETTINGS) -> None:
     fresh = Path(tempfile.mkdtemp(prefix="preservation-cache-"))
     cache_kind.isolate("preservation", fresh)
     try:
-        for setting in xquad_release.SETTINGS:
+        for setting in settings:
             started = time.perf_counter()
             units, found = _scan(setting)
             print(f"\nsetting '{setting}': {len(units):,} rows built and scanned in "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
-            report(setting, units, found)
+            if setting == "single":
+                report_single(units, found)
+            else:
+                report(setting, units, found)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
     print("\nWhere the check is honest about not knowing: with no rendering in the "
@@ -237,9 +293,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--speed", action="store_true", help="measure speed only")
+    parser.add_argument("--setting", action="append", choices=xquad_release.SETTINGS,
+                        help="the XQuAD settings to run (repeatable; default all), then no "
+                             "threshold table")
     args = parser.parse_args()
     if args.speed:
         speed()
+    elif args.setting:
+        accuracy(tuple(args.setting))
     else:
         accuracy()
         thresholds()

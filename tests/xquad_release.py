@@ -15,7 +15,14 @@ answer (`alignment` 'sentence' or 'window').
 Settings: `own` puts the translated question and answer in the row (the answer language is
 the paragraph's, so the release holds a rendering of the answer in that language, as every
 XHotpotQA+ paragraph has in its sibling view); `english` keeps question and answer English
-(the release holds no rendering: only verbatim, romanised and numeric matches can decide).
+(the release holds no rendering: only verbatim, romanised and numeric matches can decide);
+`single` is a V1.1 single-view release (issue 47): the paragraph in language L, question and
+answer XQuAD's in another language M, and no row anywhere holds the answer in L. Per English
+answer (its title key) the ten languages are split at random into five paragraph languages
+and five answer languages, so every question yields up to five rows, each paragraph language
+L paired with an answer language M drawn from the other five; its damaged copy has every
+occurrence of the L answer replaced by another answer (a name, number or date: `answer_type`)
+of the same paragraph, in L.
 
 Plants (one copy of the row each): the translated answer span deleted, or replaced by the
 translated answer of another question on the same paragraph (another entity of it); only
@@ -40,7 +47,7 @@ from devkit import synth
 
 XQUAD = REALDATA / "xquad"
 LANGUAGES = ("es", "de", "el", "ru", "tr", "ar", "vi", "th", "zh", "hi")
-SETTINGS = ("own", "english")
+SETTINGS = ("own", "english", "single")
 PLANTS = ("deleted", "replaced")
 SEED = 20261222
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？।؟۔])[\"'”’»)]*\s+|(?<=[。！？])")
@@ -114,7 +121,9 @@ def units(lang: str) -> list[dict]:
                             "en_answer": en_a["text"], "sentence": sentence,
                             "en_sentence": en_text[start:end].strip(),
                             "at": at, "alignment": alignment,
-                            "others": [pair for pair in answers if pair[0] != a["text"]]})
+                            "others": [pair for pair in answers if pair[0] != a["text"]],
+                            "paragraph_answers": [pair for pair in answers
+                                                  if pair[0] != a["text"]]})
     kinds = categories([u["en_answer"] for u in out] + [en for u in out for _, en in u["others"]])
     for u in out:
         u["others"] = [(t, en) for t, en in u["others"] if kinds[en] in ("name_like",
@@ -141,19 +150,121 @@ def plant(unit: dict, kind: str, rng: random.Random) -> str | None:
     return sentence[:at] + rng.choice(others) + sentence[at + len(answer):]
 
 
-def _record(n: int, unit: dict, sentence: str, setting: str, row_id: str) -> dict:
+def _record(n: int, unit: dict, sentence: str, setting: str, row_id: str,
+            asked: dict | None = None) -> dict:
+    """One row; `asked`, the unit in the answer language M (setting 'single'), gives the
+    question and answer."""
     title = f"XQuAD {unit['id']}"
     source = {"_id": row_id, "question": unit["en_question"], "answer": unit["en_answer"],
               "type": "bridge", "level": "hard", "supporting_facts": [[title, 0]],
               "context": [[title, [unit["en_sentence"]]]]}
     context = [[title, [sentence], BY_CODE[unit["lang"]].name]]
-    own = setting == "own"
+    if asked is None:
+        asked = unit if setting == "own" else {"question": unit["en_question"],
+                                              "answer": unit["en_answer"], "lang": "en"}
     record = synth.build_v11_record(
-        source, context, unit["question"] if own else unit["en_question"],
-        unit["answer"] if own else unit["en_answer"],
-        BY_CODE[unit["lang"]].name if own else "English", split="validation",
-        source_position=n, release_position=n, view_index=0)
+        source, context, asked["question"], asked["answer"], BY_CODE[asked["lang"]].name,
+        split="validation", source_position=n, release_position=n, view_index=0)
     return record
+
+
+# ------------------------------------------------------------- setting 'single' (issue 47)
+
+_MONTHS = ("january february march april may june july august september october november "
+           "december jan feb mar apr jun jul aug sep sept oct nov dec").split()
+_MONTH = re.compile(r"\b(?:" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+_DATE = re.compile(r"\b1\d{3}s?\b|\b20\d{2}s?\b|\b\d{2,4}'?s\b|\bcentur(?:y|ies)\b|"
+                   r"\b(?-i:BC|AD|BCE|CE)\b", re.IGNORECASE)
+_NUMBER_WORDS = ("one two three four five six seven eight nine ten eleven twelve thirteen "
+                 "fifteen twenty thirty forty fifty sixty seventy eighty ninety hundred "
+                 "thousand million billion trillion half dozen").split()
+_NUMBER_WORD = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_FIGURE = re.compile(r"\d|[$£€¥%]")
+_LINKS = frozenset("of the and de la le du des del der von van da di y for in on at a an to "
+                   "&".split())
+
+
+def answer_type(answer: str) -> str | None:
+    """What an English answer is, as a person would say, independent of the check:
+    'date' (a month name with a figure, a year or decade, a century, an era), 'number' (a
+    digit, a currency sign, a number word in three words at most), both six words at most, 'name' (every word capitalised but the linking ones: "of",
+    "the", "de"…), else None (a phrase, not looked for)."""
+    text = answer.strip()
+    if not text or len(text) > 60:
+        return None
+    n_words = len(text.split())
+    if n_words <= 6 and (_DATE.search(text) or (_MONTH.search(text) and (
+            _FIGURE.search(text) or n_words == 1))):
+        return "date"
+    if n_words <= 6 and (_FIGURE.search(text) or (n_words <= 3 and _NUMBER_WORD.search(text))):
+        return "number"
+    tokens = re.findall(r"[^\W\d_][\w'’.-]*", text)
+    if tokens and tokens[0][0].isupper() and all(
+            t[0].isupper() or t.casefold() in _LINKS for t in tokens):
+        return "name"
+    return None
+
+
+def _partition(en_answer: str, seed: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The paragraph languages and the answer languages of an English answer: a seeded
+    split of LANGUAGES by its title key, the same for every question with that answer."""
+    key = " ".join(en_answer.split()).casefold()
+    order = list(LANGUAGES)
+    random.Random(f"{seed}:{key}").shuffle(order)
+    half = len(order) // 2
+    return tuple(order[:half]), tuple(order[half:])
+
+
+def replace_all(unit: dict, rng: random.Random) -> str | None:
+    """The translated sentence with every occurrence of its answer (case-folded) replaced by
+    another answer of the same paragraph that is a name, number or date; None where none
+    fits or the answer does not occur."""
+    sentence, answer = unit["sentence"], unit["answer"]
+    if answer.casefold() not in sentence.casefold():
+        return None
+    others = sorted({t for t, en in unit["paragraph_answers"]
+                     if answer_type(en) and t.strip()
+                     and answer.casefold() not in t.casefold()
+                     and t.casefold() not in answer.casefold()
+                     and unit["en_answer"].casefold() not in en.casefold()
+                     and en.casefold() not in unit["en_answer"].casefold()})
+    if not others:
+        return None
+    other = rng.choice(others)
+    return re.sub(re.escape(answer), lambda _: other, sentence, flags=re.IGNORECASE)
+
+
+def _single(languages: tuple[str, ...], limit: int | None, seed: int) -> tuple[list, dict]:
+    rng = random.Random(seed)
+    by_lang = {lang: {u["id"]: u for u in units(lang)[:limit]} for lang in languages}
+    ids = sorted({i for found in by_lang.values() for i in found})
+    records, placed = [], {}
+    for qid in ids:
+        present = {lang: by_lang[lang][qid] for lang in languages if qid in by_lang[lang]}
+        if not present:
+            continue
+        en_answer = next(iter(present.values()))["en_answer"]
+        paragraph_langs, answer_langs = _partition(en_answer, seed)
+        askers = [lang for lang in answer_langs if lang in present]
+        if not askers:
+            continue
+        for lang in paragraph_langs:
+            if lang not in present:
+                continue
+            unit, asked = present[lang], present[rng.choice(askers)]
+            typed = answer_type(unit["en_answer"])
+            unit = {**unit, "answer_lang": asked["lang"], "type": typed,
+                    "typed": bool(typed) and f" {normalize_answer(unit['en_answer'])} "
+                    in f" {normalize_answer(unit['en_sentence'])} "}
+            variants = [(None, unit["sentence"])]
+            damaged = replace_all(unit, rng)
+            if damaged is not None:
+                variants.append(("replaced", damaged))
+            for kind, sentence in variants:
+                row_id = f"xq-{lang}-{qid}-{kind or 'clean'}"
+                records.append(_record(len(records), unit, sentence, "single", row_id, asked))
+                placed[(row_id, "p00", 0)] = {**unit, "plant": kind, "translation": sentence}
+    return records, placed
 
 
 def build(out_dir: Path, setting: str = "own", languages: tuple[str, ...] = LANGUAGES,
@@ -163,6 +274,11 @@ def build(out_dir: Path, setting: str = "own", languages: tuple[str, ...] = LANG
 
     Returns {"release": path, "units": {(id, "p00", 0): unit + {"plant": None | kind,
     "translation": the sentence in the release}}}."""
+    if setting == "single":
+        records, placed = _single(languages, limit, seed)
+        release = Path(out_dir) / "release"
+        synth.write_release(records, release)
+        return {"release": release, "units": placed}
     rng = random.Random(seed)
     records, placed = [], {}
     for lang in languages:

@@ -55,7 +55,7 @@ def _query(release: Release, t: dict[str, Any], kind: str, check: str) -> str:
     # The verdict: thresholds applied here, so a tuned policy reuses the cached signals.
     found = (f"(f.en_score >= {rendering} OR coalesce(f.form_score, 0) >= {rendering} "
              f"OR coalesce(f.roman_score, 0) >= {script})")
-    numeric = r"NOT regexp_matches(f.target, '\p{L}')"
+    numeric = f"(NOT regexp_matches(f.target, '\\p{{L}}') OR {layer.by_value_sql('f.target')})"
     via = (f"CASE b WHEN 'romanised' THEN 'romanised ''' || coalesce(f.roman_text, '') || "
            f"''' ' || printf('%.0f', {score}) || ' < ' || {group} || ' threshold ' || "
            f"printf('%.0f', {script}) WHEN 'rendering' THEN 'as the rendering ' || "

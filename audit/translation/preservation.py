@@ -80,7 +80,7 @@ TRANSLITERATION = "Any-Latin; Latin-ASCII"
 TARGETS = tuple(code for code in CODES if code != "en")
 UNSPACED = frozenset({"zh", "ja", "th"})
 MIN_FUZZY_CHARS = 4
-SIGNALS_VERSION = "pres-1"
+SIGNALS_VERSION = "pres-2"
 # As a signal layer (`audit.checks.layers.SignalLayer`) of its two checks.
 NAME, VERSION = "preservation", SIGNALS_VERSION
 # Script group (SPEC §4) -> the threshold naming it.
@@ -277,6 +277,10 @@ def match_signals(kind: str, lang: str, target: str, source: str, translation: s
         row.update(roman_score=roman.score, roman_match=roman.text or None,
                    roman_text=romanise(roman.text, lang) if roman.text else None)
     missing = textsignals.missing_numerals(target, translation, lang)
+    if missing and (romans := textsignals.roman_values(translation)):
+        # "the 19th century" = "siglo XIX": a Roman numeral carries the value too
+        missing = [m for m in missing if not any(
+            v in romans for n in textsignals.numerals(m, "en") for v in n.values)]
     row["num_missing"] = ", ".join(missing) if missing else None
     return row
 
@@ -387,11 +391,29 @@ JOIN pres_norms nf ON nf.s = m.full JOIN pres_norms nh ON nh.s = m.head
 WHERE (nf.n <> '  ' AND contains(ns.n, nf.n))
    OR (m.head <> m.full AND length(nh.n) >= 6 AND contains(ns.n, nh.n));
 """
-_ELIGIBLE_ANSWERS = """
+# Month names, eras and currency codes: the capitalised words a number or a date may hold.
+_DATE_WORDS = ("january|february|march|april|may|june|july|august|september|october|"
+               "november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec|bce|bc|"
+               "ad|ce|am|pm|us|usd|gbp|eur|a\\.m|p\\.m|a\\.d|b\\.c")
+
+
+def by_value_sql(column: str) -> str:
+    """SQL: the English text is a number or a date, checked by the value of its numerals
+    alone: it has a digit, at most eight words, and no capitalised word but a month name,
+    an era or a currency code ("October 6, 1973", "66 million years ago", "1970s", "£30m",
+    "between 1920 and 1930"; not "Super Bowl 50", which is a name)."""
+    return (f"(regexp_matches({column}, '\\p{{Nd}}') AND length({column}) <= 60 "
+            f"AND len(string_split(trim({column}), ' ')) <= 8 "
+            f"AND NOT regexp_matches(regexp_replace({column}, '(?i)\\b(?:{_DATE_WORDS})\\b', "
+            f"'', 'g'), '\\p{{Lu}}'))")
+
+
+_ELIGIBLE_ANSWERS = f"""
 CREATE OR REPLACE TEMP TABLE pres_answers AS
 SELECT DISTINCT ctx, source_answer FROM views
 WHERE source_answer IS NOT NULL AND NOT is_blank(source_answer)
-  AND copy_category(source_answer) IN ('name_like', 'number_or_date')
+  AND (copy_category(source_answer) IN ('name_like', 'number_or_date')
+       OR {by_value_sql('source_answer')})
 """
 # The release's own translations of each English text the units look for, in the units'
 # languages: translated titles (without their "(…)") and translated answers; one left in
