@@ -204,6 +204,7 @@ def _names_job(job: tuple[str, list]) -> tuple[str, list]:
         for translation in (own, other):
             s = preservation.match_signals("bridge", lang, name, name, translation)
             pair.append(max(s["en_score"], s.get("roman_score") or 0.0))
+            pair.append(s.get("word_score") or 0.0)
         scores.append(tuple(pair))
     return lang, scores
 
@@ -224,20 +225,27 @@ def thresholds() -> None:
     with ProcessPoolExecutor(2) as pool:
         scores = dict(pool.map(_names_job, jobs))
     in_force = policy.DEFAULT.thresholds("answer_not_in_evidence")
+    word = in_force["word_score"]
     print(f"\n== thresholds: NTREX-128 names ({NAMES_PER_LANGUAGE} per language) found in their "
-          "own translation / in an unrelated line, by romanised or verbatim score")
+          "own translation / in an unrelated line, by romanised or verbatim score; then word by "
+          f"word (any order, stems) at the word_score in force ({word:.0f}), and either")
     print(f"{'lang':5} {'script':10} " + " ".join(f"{f'≥{t}: own  other':>17}" for t in CANDIDATES)
-          + "   in force")
+          + "   in force            word           either")
     for lang, pairs in sorted(scores.items(), key=lambda kv: (BY_CODE[kv[0]].script, kv[0])):
         script = BY_CODE[lang].script
         threshold = in_force[preservation.SCRIPT_KEYS[script] + "_score"]
         cells = []
         for t in (*CANDIDATES, threshold):
-            own = sum(a >= t for a, _ in pairs) / len(pairs)
-            other = sum(b >= t for _, b in pairs) / len(pairs)
+            own = sum(a >= t for a, _, _, _ in pairs) / len(pairs)
+            other = sum(b >= t for _, _, b, _ in pairs) / len(pairs)
             cells.append(f"{own:8.0%} {other:6.1%}")
+        own = sum(w >= word for _, w, _, _ in pairs) / len(pairs)
+        other = sum(w >= word for _, _, _, w in pairs) / len(pairs)
+        either = (sum(a >= threshold or w >= word for a, w, _, _ in pairs) / len(pairs),
+                  sum(b >= threshold or w >= word for _, _, b, w in pairs) / len(pairs))
         print(f"{lang:5} {script:10} " + " ".join(f"{c:>17}" for c in cells[:-1])
-              + f"   {threshold:.0f}: {cells[-1]}")
+              + f"   {threshold:.0f}: {cells[-1]}   {own:6.0%} {other:6.1%}   "
+              f"{either[0]:6.0%} {either[1]:6.1%}")
 
 
 # -------------------------------------------------------------------------------- speed
@@ -293,12 +301,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--speed", action="store_true", help="measure speed only")
+    parser.add_argument("--thresholds", action="store_true",
+                        help="the NTREX-128 threshold table only")
     parser.add_argument("--setting", action="append", choices=xquad_release.SETTINGS,
                         help="the XQuAD settings to run (repeatable; default all), then no "
                              "threshold table")
     args = parser.parse_args()
     if args.speed:
         speed()
+    elif args.thresholds:
+        thresholds()
     elif args.setting:
         accuracy(tuple(args.setting))
     else:

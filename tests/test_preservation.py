@@ -112,6 +112,36 @@ def test_a_number_or_date_answer_is_found_by_the_value_of_its_numerals(answer, l
     assert found["num_missing"] == missing
 
 
+@pytest.mark.parametrize(("lang", "target", "translation", "roman", "word"), [
+    # word order and inflection: each word against its best translated word and its stem
+    ("es", "Pacific Ocean", "La corriente llega al Océano Pacífico.", 76.2, 95.5),
+    ("es", "Pacific Ocean", "La corriente llega al Océano Atlántico.", 53.8, 65.5),
+    # still short of word_score 90: "major" ~ "maiora", "james" ~ "dzheimsa" romanised
+    ("ru", "Major General James Abercrombie",
+     "Войска под командованием генерал-майора Джеймса Аберкромби отступили.", 84.2, 86.4),
+])
+def test_names_are_also_matched_word_by_word(lang, target, translation, roman, word):
+    found = pres.match_signals("answer", lang, target, target, translation)
+    assert (found["roman_score"], found["word_score"]) == (roman, word)
+
+
+def test_word_by_word_decides_only_without_a_rendering(tmp_path):
+    """'Océano Pacífico' carries 'Pacific Ocean' word by word (95.5 ≥ word_score 90): no
+    finding where the release holds no Spanish rendering; 'Océano Atlántico' stays info."""
+    def ocean(n: int, translation: str) -> dict:
+        src = {"_id": f"5d{n:022d}", "question": "Where does it flow?",
+               "answer": "Pacific Ocean", "type": "bridge", "level": "hard",
+               "supporting_facts": [["Current", 0]],
+               "context": [["Current", ["The current reaches the Pacific Ocean."]]]}
+        return record(src, context=[["Corriente", [translation], "Spanish"]],
+                      question="Wohin fließt sie?", answer="Pazifik", position=n)
+    result = scan_records(tmp_path, [ocean(0, "La corriente llega al Océano Pacífico."),
+                                     ocean(1, "La corriente llega al Océano Atlántico.")],
+                          skip=OTHERS | {"bridge_entity_lost"})
+    assert [(f["row"], f["severity"], f["category"]) for f in result.findings.to_pylist()] == [
+        (1, "info", "unverifiable")]
+
+
 def money(n: int, translation: str) -> dict:
     src = {"_id": f"5c{n:022d}", "question": "How much did the club pay?", "answer": "£30m",
            "type": "bridge", "level": "hard", "supporting_facts": [["Transfer", 0]],
@@ -239,7 +269,7 @@ def test_registry_and_policy_carry_the_per_script_thresholds(tmp_path):
         "rendering_score": 85.0, "latin_score": 85.0, "cyrillic_score": 85.0,
         "greek_score": 85.0, "arabic_score": 80.0, "devanagari_score": 85.0,
         "bengali_score": 85.0, "thai_score": 85.0, "hangul_score": 85.0,
-        "japanese_score": 85.0, "han_score": 85.0}
+        "japanese_score": 85.0, "han_score": 85.0, "word_score": 90.0}
     assert dict(registry.BY_NAME["bridge_entity_lost"].category_severity) == {
         "unverifiable": "info"}
     path = tmp_path / "policy.toml"
@@ -306,13 +336,13 @@ def test_xquad_without_a_rendering_only_numbers_decide(xquad):
     'unverifiable' (info) on plants and clean rows alike: the check says it cannot tell."""
     units, findings = xquad["english"]
     assert outcomes(units, findings) == Counter({
-        ("el", "clean", None): 60, ("el", "clean", "unverifiable"): 23,
+        ("el", "clean", None): 64, ("el", "clean", "unverifiable"): 19,
         ("el", "deleted", "lost"): 26, ("el", "deleted", "unverifiable"): 51,
         ("el", "replaced", "lost"): 26, ("el", "replaced", "unverifiable"): 50,
         ("ru", "clean", None): 66, ("ru", "clean", "lost"): 1, ("ru", "clean", "unverifiable"): 16,
         ("ru", "deleted", "lost"): 26, ("ru", "deleted", "unverifiable"): 55,
         ("ru", "replaced", "lost"): 26, ("ru", "replaced", "unverifiable"): 54,
-        ("zh", "clean", None): 35, ("zh", "clean", "unverifiable"): 48,
+        ("zh", "clean", None): 37, ("zh", "clean", "unverifiable"): 46,
         ("zh", "deleted", "lost"): 26, ("zh", "deleted", "unverifiable"): 53,
         ("zh", "replaced", "lost"): 26, ("zh", "replaced", "unverifiable"): 52})
     assert {f["detail"].split(": ")[1].split(" ")[0] for f in findings.values()

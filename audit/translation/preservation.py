@@ -26,8 +26,15 @@ What counts as carrying it, per (language, what is looked for, translated senten
   first letter, h and doubled letters dropped, w=v, c=k=q, y=i=j…), at least the threshold
   of the sentence's script (`<script>_score`: latin, cyrillic, greek, arabic, devanagari,
   bengali, thai, hangul, japanese, han), and
+- where the release holds no rendering, word by word (`word_score`, at least the
+  `word_score` threshold): each significant word of the English text against its best
+  translated word or that word's first letters (inflection), in any order ("Océano
+  Pacífico" carries "Pacific Ocean"), and
 - every numeral of the English text carried by value (`textsignals.missing_numerals`:
-  digit systems, scale words, calendars), for numbers and dates whatever the script.
+  digit systems, scale words, calendars, Roman numerals), for numbers and dates whatever
+  the script. A number or a date (`by_value_sql`: a digit, at most eight words, no
+  capitalised word but a month, an era or a currency code: "October 6, 1973", "£30m",
+  "66 million years ago", "1970s") is eligible and judged by its numerals alone.
 Texts of under MIN_FUZZY_CHARS letters ("UK", "BBC") match only a whole word exactly.
 
 Verdicts. Found: no finding. A numeral missing, or no form found although the release holds
@@ -80,7 +87,7 @@ TRANSLITERATION = "Any-Latin; Latin-ASCII"
 TARGETS = tuple(code for code in CODES if code != "en")
 UNSPACED = frozenset({"zh", "ja", "th"})
 MIN_FUZZY_CHARS = 4
-SIGNALS_VERSION = "pres-2"
+SIGNALS_VERSION = "pres-3"
 # As a signal layer (`audit.checks.layers.SignalLayer`) of its two checks.
 NAME, VERSION = "preservation", SIGNALS_VERSION
 # Script group (SPEC §4) -> the threshold naming it.
@@ -240,6 +247,45 @@ def _best(needle: _Joined, hay: _Joined, exact: bool) -> Best:
     return Best(round(found.score, 1), hay.original(start, end), hay.string[start:end])
 
 
+# Words of a name that do not name it: looked past when matching word by word.
+_LINKING = frozenset("of the and for from with by in on at to an de la le les du des del "
+                     "der den von van da di do dos das y e".split())
+
+
+def _word_score(target: str, translation: str, lang: str) -> float | None:
+    """Word by word, in any order: each significant word of the English text (three letters
+    or more, not a linking word or a numeral) against its best word of the translation,
+    romanised and as phonetic keys (`ratio`), also against the translated word's first
+    letters (an inflected "Аберкромби", "Obamy", "Джеймса"); in Thai, Chinese and Japanese
+    against runs of up to three words. The mean of the words' best scores (None when the
+    text has no significant word): "генерал-майора Джеймса Аберкромби" carries "Major
+    General James Abercrombie" although no span does in order."""
+    fuzz = _fuzz()
+    spans = words(translation, lang)
+    forms = [word_forms(translation[a:b])[1:] for a, b in spans]
+    if lang in UNSPACED:
+        forms += [(a[0] + b[0], phonetic(a[0] + b[0])) for a, b in zip(forms, forms[1:])]
+        forms += [(a[0] + b[0] + c[0], phonetic(a[0] + b[0] + c[0]))
+                  for a, b, c in zip(forms, forms[1:], forms[2:])]
+    forms = [f for f in forms if f[0]]
+    wanted = [word_forms(target[a:b])[1:] for a, b in words(target, "en")]
+    wanted = [w for w in wanted if len(w[0]) >= 3 and w[0] not in _LINKING
+              and not w[0].isdigit()]
+    if not wanted or not forms:
+        return None
+    scores = []
+    for roman, sound in wanted:
+        best = 0.0
+        for their_roman, their_sound in forms:
+            best = max(best, fuzz.ratio(roman, their_roman),
+                       fuzz.ratio(roman, their_roman[:len(roman) + 1]))
+            if len(sound) >= 4:
+                best = max(best, fuzz.ratio(sound, their_sound),
+                           fuzz.ratio(sound, their_sound[:len(sound)]))
+        scores.append(best)
+    return round(sum(scores) / len(scores), 1)
+
+
 def _letters(text: str) -> int:
     """Letters, digits and marks (an Indic vowel sign is part of its word's length)."""
     return sum(ch.isalnum() or unicodedata.category(ch)[0] == "M" for ch in text)
@@ -275,7 +321,8 @@ def match_signals(kind: str, lang: str, target: str, source: str, translation: s
             sound = _best(en_sound, hay_sound, False)
             roman = roman if roman.score >= sound.score else sound
         row.update(roman_score=roman.score, roman_match=roman.text or None,
-                   roman_text=romanise(roman.text, lang) if roman.text else None)
+                   roman_text=romanise(roman.text, lang) if roman.text else None,
+                   word_score=None if exact else _word_score(target, translation, lang))
     missing = textsignals.missing_numerals(target, translation, lang)
     if missing and (romans := textsignals.roman_values(translation)):
         # "the 19th century" = "siglo XIX": a Roman numeral carries the value too
@@ -300,7 +347,7 @@ SIGNAL_SCHEMA = pa.schema([
     ("en_score", pa.float64()), ("en_match", pa.string()),
     ("form_score", pa.float64()), ("form_match", pa.string()), ("form", pa.string()),
     ("roman_score", pa.float64()), ("roman_match", pa.string()), ("roman_text", pa.string()),
-    ("num_missing", pa.string()),
+    ("word_score", pa.float64()), ("num_missing", pa.string()),
 ])
 COLUMNS = ("key", "kind", "lang", "target", "src", "tgt", "forms")
 
