@@ -1,4 +1,4 @@
-"""Benchmark the paired human evidence (audit/review/paired.py): ΔH (Eq. 37) with a
+"""Benchmark the paired human evidence (audit/review/kinds/paired.py): ΔH (Eq. 37) with a
 2,000-replicate source-clustered bootstrap over 7,405 sources.
 
     .venv/bin/python bench/paired.py
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from audit.languages import CODES  # noqa: E402
-from audit.review import paired  # noqa: E402
+from audit.review.kinds import paired  # noqa: E402
 
 SEED = 20261201
 SOURCES = 7405

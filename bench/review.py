@@ -49,10 +49,8 @@ sys.path.insert(0, str(REPO))
 
 from audit.languages import CODES  # noqa: E402
 from audit.review import agreement as ag  # noqa: E402
-from audit.review import (
-    configs,  # noqa: E402
-    reports,  # noqa: E402
-)
+from audit.review import reports  # noqa: E402
+from audit.review.kinds import translation  # noqa: E402
 from audit.settings import current  # noqa: E402
 
 SEED = 20261130
@@ -70,7 +68,7 @@ def synthesise(n_sources: int = SOURCES, seed: int = SEED) -> pa.Table:
     truth = {
         "adequacy": rng.choice(5, n, p=[0.02, 0.05, 0.13, 0.35, 0.45]),
         "fluency": rng.choice(5, n, p=[0.01, 0.04, 0.15, 0.40, 0.40]),
-        **{c: rng.choice(2, n, p=[0.08, 0.92]) for c in reports.PRESERVATION},
+        **{c: rng.choice(2, n, p=[0.08, 0.92]) for c in translation.PRESERVATION},
         "consequence": rng.choice(4, n, p=[0.70, 0.15, 0.10, 0.05]),
     }
     columns: dict[str, list] = {name: [] for name in ag.REQUIRED}
@@ -140,8 +138,8 @@ def synthetic_batch(batch_id: str, n_items: int = PUSH_ITEMS):
         language = TARGETS[i % len(TARGETS)]
         text = SENTENCE * 5 if unit == "paragraph" else SENTENCE[:90]
         item_id = f"{source}:{unit}:{'p%d' % (i % len(UNITS)) if unit == 'paragraph' else '-'}"
-        tasks.append(configs.task_payload(
-            "translation_review", item_id=item_id, batch_id=batch_id, unit=unit,
+        tasks.append(translation.FORM.payload(
+            item_id=item_id, batch_id=batch_id, unit=unit,
             language=language, question=SENTENCE[:80], source_question=SENTENCE[:80],
             answer="the sea", source_answer="the sea", title="River", source_title="River",
             source_text=text, translation_text=text))
@@ -158,7 +156,7 @@ def _result(rng: np.random.Generator) -> list[dict]:
     result = [control(c, "rating", {"rating": int(rng.integers(3, 6))})
               for c in ("adequacy", "fluency")]
     result += [control(c, "choices", {"choices": [str(rng.choice(["yes", "yes", "no"]))]})
-               for c in reports.PRESERVATION]
+               for c in translation.PRESERVATION]
     result.append(control("consequence", "choices", {"choices": ["cosmetic"]}))
     result.append(control("comment", "textarea", {"text": ["fine"]}))
     return result

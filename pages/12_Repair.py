@@ -18,7 +18,7 @@ from audit.repair import apply as repair
 from audit.repair import corrections, desk, plan
 from audit.repair.record import Workspace
 from audit.reports import render
-from audit.review import postedit
+from audit.review.kinds import post_edit as postedit
 from audit.settings import DEMO_RELEASE, current, demo_sources
 from workbench import auth
 from workbench.serving import repairs_root, served_file

@@ -12,7 +12,7 @@ from audit.engine import policy
 from audit.errors import InputError
 from audit.io import tables
 from audit.reports import acceptance, acceptance_html, compare, render
-from audit.review import paired
+from audit.review.kinds import paired
 from audit.settings import demo_sources
 from workbench.serving import served_file
 from workbench.shell import (

@@ -12,6 +12,7 @@ from audit.analysis import browse
 from audit.errors import InputError
 from audit.reports.render import plural, visible
 from audit.review import batches, kinds, push, routing, sampling, workspace
+from audit.review.kinds.translation import translation_batch
 from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
 from audit.review.status import status as batch_status
@@ -38,7 +39,7 @@ def drawn(batch: sampling.Batch, note: str) -> batches.ReviewBatch:
     show_table([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
                                                          "shortfall")}}
                   for c in batch.manifest["counts"]], height=240)
-    return batches.translation_batch(batch, result.release)
+    return translation_batch(batch, result.release)
 
 
 def annotator_lines(text: str) -> list[str]:
@@ -275,7 +276,7 @@ def progress(batch_id: str) -> None:
 
 
 progress(chosen)
-if workspace.read_ledger(chosen, current().reviews).get("config") == \
+if workspace.Workspace(chosen, current().reviews).ledger().get("config") == \
         kinds.KINDS["post-edit"].config:
     say(st.caption, "A post-edit batch: one editor per language. {pull} turns each "
         "submission into a correction record; the Repair page of the release it was pushed "

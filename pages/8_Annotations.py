@@ -11,7 +11,7 @@ import streamlit as st
 from audit.errors import InputError
 from audit.io import tables as export
 from audit.reports.render import plural
-from audit.review import agreement, charts, check_agreement, pull, push, reports, routing, workspace
+from audit.review import agreement, check_agreement, pull, push, reports, routing, workspace
 from audit.review.sites import ledger_sites
 from audit.settings import current
 from workbench import auth
@@ -46,13 +46,13 @@ if auth.gate("Pulling annotations from Label Studio") and \
         if report.rejected:
             show_table(report.rejected)
 
-refusals = workspace.read_refusals(batch_id, current().reviews)
+refusals = workspace.Workspace(batch_id, current().reviews).refusals()
 if refusals:
     with st.expander(f"Refusals log: {plural(len(refusals), 'entry')} "
                      "(appended, never rewritten)"):
         show_table(refusals)
 
-table = workspace.read_annotations(batch_id, current().reviews)
+table = workspace.Workspace(batch_id, current().reviews).annotations()
 if table is None or table.num_rows == 0:
     st.caption("Nothing pulled yet.")
     st.stop()
@@ -98,7 +98,7 @@ for by in agreement.BREAKDOWNS:
     if flagged:
         say(st.warning, f"Below the κ floor {floor:g}, per {label}: {{groups}}",
             groups=", ".join(flagged))
-    figure = charts.figure(f"agreement_by_{by}", grouped)
+    figure = reports.figure(f"agreement_by_{by}", grouped)
     if figure is not None:
         st.plotly_chart(figure, key=f"chart-agreement-{by}")
     show_table(grouped.to_pandas())
@@ -108,7 +108,7 @@ for by in agreement.BREAKDOWNS:
 
 for name, report in tables.items():
     st.subheader(name.replace("_", " ").capitalize())
-    figure = charts.figure(name, report)
+    figure = reports.figure(name, report)
     if figure is not None:
         st.plotly_chart(figure, key=f"chart-{name}")
     show_table(report.to_pandas())
@@ -134,7 +134,8 @@ st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
                    file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
 
 st.subheader("Adjudication queue")
-queue = push.queue_with_skips(queue, workspace.read_skips(batch_id, current().reviews), batch_id)
+files = workspace.Workspace(batch_id, current().reviews)
+queue = push.queue_with_skips(queue, files.skips(), batch_id)
 states = queue.column("state").to_pylist()
 open_n, resolved_n = states.count("open"), states.count("resolved")
 skipped_n = states.count("skipped")

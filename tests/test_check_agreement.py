@@ -14,8 +14,8 @@ from test_agreement import annotations
 
 from audit.engine.scan import scan_release
 from audit.review import agreement, check_agreement, sampling
-from audit.review.batches import translation_batch
-from audit.review.workspace import _record_batch, batch_dir
+from audit.review.kinds.translation import translation_batch
+from audit.review.workspace import Workspace, batch_dir
 from audit.settings import DEMO_RELEASE, demo_sources
 
 # Demo paragraph units (row, paragraph): 142 p03 lost its answer (review), 1 p03 is
@@ -45,7 +45,7 @@ def batch(demo, tmp_path_factory):
     sample = sampling.sample(units.take(wanted), [], seed=1, size=len(UNITS),
                              where={"unit": "paragraph"})
     recorded = translation_batch(sample, demo.release, "checks-vs-humans")
-    _record_batch(recorded, workspace)     # what `review push` records first
+    Workspace(recorded.batch_id, workspace).record(recorded)     # what `review push` records first
     by_place = {(u["rid"], u["paragraph_id"]): u["item_id"] for u in sample.units.to_pylist()}
     records = []
     for place, item in by_place.items():

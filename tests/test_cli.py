@@ -233,12 +233,13 @@ def test_every_resampling_command_and_function_defaults_to_one_seed():
     from audit.cli import main
     from audit.evaluation import judge, report, retrieval
     from audit.reports import compare
-    from audit.review import agreement, paired, reports
+    from audit.review import agreement, reports
+    from audit.review.kinds import paired, translation
     from audit.review.reports import write_reports
     defaults = dict(_seed_defaults(main.parser()))
     assert {"review evidence", "review report", "accept", "compare"} <= set(defaults)
     assert set(defaults.values()) == {stats.SEED}
-    functions = [agreement.agreement, agreement.agreement_by, reports.rating_means,
+    functions = [agreement.agreement, agreement.agreement_by, translation.rating_means,
                  reports.all_reports, paired.delta_h, paired.preservation, paired.evidence,
                  compare.compare, judge.bootstrap, write_reports]
     assert {inspect.signature(f).parameters["seed"].default for f in functions} == {stats.SEED}

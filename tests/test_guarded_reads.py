@@ -188,6 +188,6 @@ def test_a_batch_without_its_items_is_named_not_a_file_not_found(tmp_path):
     (tmp_path / "half-pushed" / "ledger.json").write_text(
         '{"batch_id": "half-pushed", "projects": {}}', encoding="utf-8")
     with pytest.raises(InputError) as caught:
-        workspace.read_items("half-pushed", tmp_path)
+        workspace.Workspace("half-pushed", tmp_path).items()
     assert str(caught.value).startswith(str(tmp_path / "half-pushed" / "items.parquet"))
     assert "the batch's items are missing" in str(caught.value)

@@ -53,22 +53,30 @@ def test_the_library_imports_neither_the_workbench_nor_streamlit() -> None:
 
 # ------------------------------------------------------------- units and layouts (issue 44)
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, typing_too: bool = False) -> set[str]:
     """The audit modules a file imports, at any depth (inside functions too), resolved to
     module names; imports under `if TYPE_CHECKING:` are left out (they run for the type
-    checker only)."""
+    checker only) unless `typing_too`."""
+    return {name for name, _ in _imported(path, typing_too)}
+
+
+def _imported(path: Path, typing_too: bool = False) -> set[tuple[str, str | None]]:
+    """(module, the name it is bound to here or None) of each audit import of a file:
+    `from .x import y` binds module x's name y (None when y is itself a module)."""
     module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
     package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    typing_only = {id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and "TYPE_CHECKING" in ast.unparse(block.test)
-                   for stmt in block.body for node in ast.walk(stmt)}
-    found = set()
+    typing_only = set() if typing_too else {
+        id(node) for block in ast.walk(tree) if isinstance(block, ast.If)
+        and "TYPE_CHECKING" in ast.unparse(block.test)
+        for stmt in block.body for node in ast.walk(stmt)}
+    found: set[tuple[str, str | None]] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("audit")}
+            found |= {(alias.name, None) for alias in node.names
+                      if alias.name.startswith("audit")}
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -78,8 +86,8 @@ def _imports(path: Path) -> set[str]:
                 continue
             for alias in node.names:    # `from pkg import module` names a module
                 candidate = f"{base}.{alias.name}"
-                found.add(candidate if _module_file(candidate) else base)
-    return {name for name in found if _module_file(name)}
+                found.add((candidate, None) if _module_file(candidate) else (base, alias.name))
+    return {(name, what) for name, what in found if _module_file(name)}
 
 
 def _module_file(name: str) -> Path | None:
@@ -90,14 +98,16 @@ def _module_file(name: str) -> Path | None:
     return None
 
 
-def test_the_library_has_no_import_circle_outside_the_review_package() -> None:
-    """Function-level imports count: a lazy import back up the house is still a circle.
-    (The review package's own circle is issue 46's.)"""
-    graph = {".".join(p.relative_to(ROOT).with_suffix("").parts): _imports(p)
-             for p in (ROOT / "audit").rglob("*.py")}
-    graph = {k.removesuffix(".__init__"): {v.removesuffix(".__init__") for v in vs}
-             for k, vs in graph.items()}
-    review = {name for name in graph if name.startswith("audit.review")}
+def _graph(folder: Path, typing_too: bool = False) -> dict[str, set[str]]:
+    """module -> the audit modules it imports, for every module under `folder`."""
+    graph = {".".join(p.relative_to(ROOT).with_suffix("").parts): _imports(p, typing_too)
+             for p in folder.rglob("*.py")}
+    return {k.removesuffix(".__init__"): {v.removesuffix(".__init__") for v in vs}
+            for k, vs in graph.items()}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[str]:
+    """Each circle a depth-first walk of the graph closes, as "a -> b -> a"."""
     circles, state = [], {}
 
     def visit(node: str, path: list[str]) -> None:
@@ -106,9 +116,7 @@ def test_the_library_has_no_import_circle_outside_the_review_package() -> None:
             if nxt == node:
                 continue
             if state.get(nxt) == "open":
-                circle = path[path.index(nxt):] + [nxt]
-                if not set(circle) <= review:
-                    circles.append(" -> ".join(circle))
+                circles.append(" -> ".join(path[path.index(nxt):] + [nxt]))
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = "done"
@@ -116,7 +124,68 @@ def test_the_library_has_no_import_circle_outside_the_review_package() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node, [node])
-    assert circles == []
+    return circles
+
+
+def test_the_library_has_no_import_circle() -> None:
+    """Function-level imports count: a lazy import back up the house is still a circle."""
+    assert _circles(_graph(ROOT / "audit")) == []
+
+
+def test_the_review_package_has_no_import_circle_even_for_the_type_checker() -> None:
+    """Within audit/review every import counts, inside functions and under TYPE_CHECKING
+    too: a kind (kinds/<kind>.py) imports the shared machinery, which never imports a kind
+    back (issue 46: kinds, accounts, batches, paired, postedit, push, reports, sites, spec
+    and workspace were one circle)."""
+    graph = _graph(ROOT / "audit" / "review", typing_too=True)
+    review = {name: {v for v in vs if v.startswith("audit.review")}
+              for name, vs in graph.items()}
+    assert len(review) > 20 and review["audit.review.push"]   # the walk sees the package
+    assert _circles(review) == []
+
+
+def test_the_circle_walk_names_a_circle_and_sees_lazy_and_typing_imports(tmp_path) -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
+    graph = _graph(ROOT / "audit" / "review", typing_too=True)
+    assert "audit.review.push" in graph["audit.review.reports"]       # inside a function
+    assert "audit.review.charts" in graph["audit.review.kinds.base"]  # under TYPE_CHECKING
+
+
+def test_no_review_module_borrows_a_sibling_s_private_name() -> None:
+    """A name with a leading underscore is its module's own: neither `from .x import _y`
+    nor `x._y` of another module of the review package."""
+    borrowed = []
+    for path in sorted((ROOT / "audit" / "review").rglob("*.py")):
+        imported = _imported(path, typing_too=True)
+        borrowed += [f"{path.relative_to(ROOT)}: {module}.{name}" for module, name in imported
+                     if module.startswith("audit.review") and name and name.startswith("_")]
+        modules = _module_aliases(path)
+        borrowed += [f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}"
+                     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                     and node.value.id in modules and node.attr.startswith("_")
+                     and not node.attr.startswith("__")]
+    assert borrowed == []
+
+
+def _module_aliases(path: Path) -> set[str]:
+    """The local names a file binds to modules of the review package (`from . import x`,
+    `from . import x as y`, `import audit.review.x as y`)."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    package = module.rsplit(".", 1)[0] if path.name != "__init__.py" else module
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+            names |= {alias.asname or alias.name for alias in node.names
+                      if base.startswith("audit.review") and _module_file(f"{base}.{alias.name}")}
+        elif isinstance(node, ast.Import):
+            names |= {alias.asname for alias in node.names
+                      if alias.name.startswith("audit.review") and alias.asname}
+    return names
 
 
 LAYOUT_NAMES = {"v1.1", "v2", "jsonl", "parallel"}
@@ -166,6 +235,7 @@ def test_the_review_and_judge_units_are_kinds_of_the_one_vocabulary() -> None:
     audit/io/units.py: `instance` is the row as a whole there as on a finding."""
     from audit.evaluation import judge
     from audit.io import units
-    from audit.review import check_agreement, paired, sampling
+    from audit.review import check_agreement, sampling
+    from audit.review.kinds import paired
     for kinds in (judge.UNITS, sampling.UNITS, check_agreement.UNITS, paired.PAIRED_UNITS):
         assert set(kinds) <= set(units.FINDING_UNITS), kinds

@@ -30,9 +30,12 @@ import pytest
 
 from audit.engine import scan
 from audit.errors import InputError
-from audit.review import agreement, maple, reports, sampling
-from audit.review.batches import ReviewBatch, realism_batch, relevance_batch, translation_batch
+from audit.review import agreement, maple, sampling
+from audit.review.batches import ReviewBatch
 from audit.review.intrusions import release
+from audit.review.kinds.realism import realism_batch, realism_table
+from audit.review.kinds.relevance import relevance_batch
+from audit.review.kinds.translation import translation_batch
 from audit.review.labelstudio import client as ls
 from audit.review.labelstudio import forms
 from audit.review.labelstudio.errors import ServerError
@@ -40,15 +43,7 @@ from audit.review.pull import PullReport, pull
 from audit.review.push import ProjectPush, PushReport, push, push_adjudication, queue_with_skips
 from audit.review.schemas import ANNOTATION_SCHEMA
 from audit.review.status import status as batch_status
-from audit.review.workspace import (
-    batch_dir,
-    project_title,
-    read_annotations,
-    read_final_labels,
-    read_ledger,
-    read_refusals,
-    read_skips,
-)
+from audit.review.workspace import Workspace, batch_dir, project_title
 from audit.settings import current
 from devkit.labelstudio_local import LocalServer, free_port
 
@@ -264,8 +259,8 @@ def translation(session, tmp_path_factory):
                                  server.whoami().id),
     }
     pulled = pull(server, batch.batch_id, workspace=work)
-    return TranslationRun(batch, work, report, pulled, read_annotations(
-        batch.batch_id, work), sorted(expected, key=_row_key), intruders,
+    return TranslationRun(batch, work, report, pulled, Workspace(
+        batch.batch_id, work).annotations(), sorted(expected, key=_row_key), intruders,
         server.whoami().email)
 
 
@@ -297,7 +292,7 @@ def test_push_routes_the_group_to_its_pair_with_working_accounts(translation, se
     for path in folder.iterdir():   # the passwords are nowhere else
         if path.name != "credentials.txt" and path.is_file():
             assert not any(n.password.encode() in path.read_bytes() for n in report.credentials)
-    ledger = read_ledger(translation.batch.batch_id, translation.workspace)
+    ledger = Workspace(translation.batch.batch_id, translation.workspace).ledger()
     assert ledger["pairs"] == {"de": [ANN1, ANN2]}
     assert ledger["accounts"][ANN1][session.server.url]["origin"] == "signed up by the workbench"
 
@@ -315,7 +310,7 @@ def test_annotations_table_has_exactly_the_expected_rows(translation):
             (unit["cluster_id"], unit["language"], unit["unit"], "translation")
         assert row["updated_at"] is not None and row["task_id"] > 0
     assert translation.pull.rows_added == table.num_rows and translation.pull.changed
-    final = read_final_labels(translation.batch.batch_id, translation.workspace)
+    final = Workspace(translation.batch.batch_id, translation.workspace).final_labels()
     assert final.num_rows == 8 * 7 and set(final.column("origin").to_pylist()) == \
         {"agreed", None}
 
@@ -331,7 +326,7 @@ def test_rejected_annotations_are_reported(translation):
     by_key = {p.key: p for p in translation.pull.projects}
     assert (by_key["de · annotator 1"].annotations, by_key["de · annotator 1"].accepted) == \
         (9, 8)
-    logged = read_refusals(translation.batch.batch_id, translation.workspace)
+    logged = Workspace(translation.batch.batch_id, translation.workspace).refusals()
     assert len(logged) == 2 and all(r["seen_at"] and r["result"] for r in logged)
 
 
@@ -408,7 +403,7 @@ def test_adjudication_settles_only_the_disputed_criteria(session, translation):
         values = dict(BASE, answer_preserved="no", adequacy="2", consequence="none")
         annotate(me, task["id"], translation_result(values))
     pulled = pull(server, batch_id, workspace=work)
-    table = read_annotations(batch_id, work)
+    table = Workspace(batch_id, work).annotations()
     adjudicated = table.filter(pc.equal(table["role"], "adjudication"))
     assert set(adjudicated.column("annotator").to_pylist()) == {ADJ}
     assert sorted(zip(adjudicated["item_id"].to_pylist(), adjudicated["criterion"].to_pylist())
@@ -472,7 +467,7 @@ def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(sessio
     edited = next(r for r in pulled.rejected if r["reason"].startswith("last changed"))
     assert (edited["completed_by"], edited["updated_by"], edited["item_id"]) == (ANN1, ANN2, a)
     assert edited["result"]["adequacy"] == 1 and edited["updated_at"]
-    table = read_annotations(batch.batch_id, tmp_path)
+    table = Workspace(batch.batch_id, tmp_path).annotations()
     ann1_items = set(table.filter(pc.equal(table["annotator"], ANN1))["item_id"].to_pylist())
     assert ann1_items == {b, c}
     log = tmp_path / batch.batch_id / "refusals.jsonl"
@@ -482,7 +477,7 @@ def test_attribution_refuses_edits_imports_and_drafts_and_appends_the_log(sessio
     person(session, ANN1).update_annotation(mine[a], translation_result(BASE))
     again = pull(server, batch.batch_id, workspace=tmp_path)
     assert again.new_refusals == 0 and log.read_bytes() == first_log
-    table = read_annotations(batch.batch_id, tmp_path)
+    table = Workspace(batch.batch_id, tmp_path).annotations()
     assert a in table.filter(pc.equal(table["annotator"], ANN1))["item_id"].to_pylist()
     # A new breach is appended after the earlier entries, which stay byte for byte.
     annotate(intruder, second[a], translation_result(BASE))
@@ -498,7 +493,7 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
     server = session.server
     early, late = f"early-{RUN}@example.org", f"late-{RUN}@example.org"
     own_password = "a-password-only-early-knows"
-    forms._sign_up(server.url, early, own_password, server._invite_token())   # signs up first
+    forms.sign_up(server.url, early, own_password, server._invite_token())   # signs up first
     batch = german_batch(session, {"question": 1}, seed=SEED + 3, tag="-ac")
     report = push(server, batch, [f"{early}:de", f"{late}:de"], workspace=tmp_path)
     _track(session, report)
@@ -512,8 +507,8 @@ def test_accounts_work_whether_the_person_signed_up_first_or_not(session, tmp_pa
     with pytest.raises(ServerError, match="don't match"):
         ls.sign_in(server.url, late, own_password)
     with pytest.raises(ServerError, match="User with this email already exists"):
-        forms._sign_up(server.url, late, "another-password-1", server._invite_token())
-    ledger = read_ledger(batch.batch_id, tmp_path)
+        forms.sign_up(server.url, late, "another-password-1", server._invite_token())
+    ledger = Workspace(batch.batch_id, tmp_path).ledger()
     assert ledger["accounts"][early][server.url]["origin"] == "found (signed up before)"
 
 
@@ -578,7 +573,7 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
     after = tasks_of(server, one.project_id)
     assert (after[a], after[c]) == (before[a], before[c]) and after[b] > max(before.values())
     assert _next_task(me, one.project_id) == after[b]
-    logged = read_refusals(batch.batch_id, tmp_path)
+    logged = Workspace(batch.batch_id, tmp_path).refusals()
     assert sorted((r["task_id"], r["completed_by"], r["updated_by"], r["result"]["adequacy"])
                   for r in logged) == sorted([(before[a], INTRUDER, INTRUDER, 1),
                                               (before[b], INTRUDER, INTRUDER, 2),
@@ -587,7 +582,7 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
         {"project": "de · annotator 1", "annotator": ANN1, "intruder": admin,
          "annotations": 1}]
     assert release(server, batch.batch_id, workspace=tmp_path) == []
-    assert len(read_refusals(batch.batch_id, tmp_path)) == 3
+    assert len(Workspace(batch.batch_id, tmp_path).refusals()) == 3
 
 
 def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tmp_path,
@@ -661,7 +656,7 @@ def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
     assert after["data"] == before["data"] and server.export_annotations(
         project.project_id) == []
     assert _next_task(person(session, ADJ), project.project_id) == after["id"]
-    (refusal,) = read_refusals(batch.batch_id, tmp_path)
+    (refusal,) = Workspace(batch.batch_id, tmp_path).refusals()
     assert (refusal["project"], refusal["completed_by"], refusal["task_id"]) == (
         project.title, INTRUDER, before["id"])
 
@@ -697,9 +692,9 @@ def test_a_skipped_adjudication_is_listed_as_skipped_and_can_be_offered_again(se
     skip = annotate(me, task, [], skip=True)
     assert _next_task(me, project.project_id) is None       # Label Studio's queue is empty
     pull(server, batch.batch_id, workspace=tmp_path)
-    table = read_annotations(batch.batch_id, tmp_path)
+    table = Workspace(batch.batch_id, tmp_path).annotations()
     queue = queue_with_skips(agreement.adjudication_queue(table),
-                             read_skips(batch.batch_id, tmp_path), batch.batch_id)
+                             Workspace(batch.batch_id, tmp_path).skips(), batch.batch_id)
     (row,) = queue.to_pylist()
     assert (row["item_id"], row["state"], row["skipped_by"]) == (a, "skipped", ADJ)
     assert f"review adjudicate {batch.batch_id} --reoffer" in row["todo"]
@@ -711,13 +706,13 @@ def test_a_skipped_adjudication_is_listed_as_skipped_and_can_be_offered_again(se
                                 workspace=tmp_path, reoffer=True)
     assert [s["item_id"] for s in offered.reoffered] == [a] and offered.skipped == ()
     assert _next_task(me, project.project_id) == task        # back in the queue
-    assert read_skips(batch.batch_id, tmp_path) == []
+    assert Workspace(batch.batch_id, tmp_path).skips() == []
     logged = (tmp_path / batch.batch_id / "skips.log.jsonl").read_text().splitlines()
     assert [json.loads(line)["annotation_id"] for line in logged] == [skip]
     annotate(me, task, translation_result(dict(BASE, adequacy="3")))
     pull(server, batch.batch_id, workspace=tmp_path)
     final = {(r["item_id"], r["criterion"]): (r["value"], r["origin"]) for r in
-             agreement.final_labels(read_annotations(batch.batch_id, tmp_path)).to_pylist()}
+             agreement.final_labels(Workspace(batch.batch_id, tmp_path).annotations()).to_pylist()}
     assert final[(a, "adequacy")] == ("3", "adjudicated")
 
 
@@ -817,7 +812,7 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
             shown_letters[(item.item_id, email)] = letter
             annotate(person(session, email), tasks[item.item_id], realism_result(letter))
     pull(server, batch.batch_id, workspace=tmp_path)
-    table = read_annotations(batch.batch_id, tmp_path)
+    table = Workspace(batch.batch_id, tmp_path).annotations()
     assert table.num_rows == 12
     by_item = {i.item_id: i for i in items}
     for row in table.to_pylist():
@@ -831,7 +826,7 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     # Table 4 for "MAPLE vs human-written" (qp-001 A/A, qp-006 A/Tie, not adjudicated):
     # shares over the one resolved pair; κ over the two initial pairs, p_o = 1/2,
     # p_e = 1 · 1/2 = 1/2, κ = 0.
-    table4 = {r["setting"]: r for r in reports.realism_table(table).to_pylist()}
+    table4 = {r["setting"]: r for r in realism_table(table).to_pylist()}
     row = table4["MAPLE vs human-written"]
     assert (row["prefer_a"], row["tie"], row["prefer_b"], row["n"], row["n_unresolved"],
             row["n_pairs"]) == (100.0, 0.0, 0.0, 1, 1, 2)
@@ -851,7 +846,7 @@ def test_realism_pull_unblinds_and_survives_project_deletion(session, tmp_path):
     after = pull(server, batch.batch_id, workspace=tmp_path)
     assert len(after.missing) == 3
     assert (tmp_path / batch.batch_id / "annotations.parquet").read_bytes() == before
-    assert read_annotations(batch.batch_id, tmp_path).num_rows == 12
+    assert Workspace(batch.batch_id, tmp_path).annotations().num_rows == 12
 
 
 def test_relevance_batch_round_trip(session, tmp_path):
@@ -871,7 +866,7 @@ def test_relevance_batch_round_trip(session, tmp_path):
                                "value": {"text": ["on topic", "but dated"]}})
             annotate(person(session, email), tasks[item_id], result)
     pull(server, batch.batch_id, workspace=tmp_path)
-    table = read_annotations(batch.batch_id, tmp_path)
+    table = Workspace(batch.batch_id, tmp_path).annotations()
     rows = {(r["item_id"], r["annotator"], r["criterion"]): r["value"] for r in table.to_pylist()}
     assert len(rows) == table.num_rows == 3 * 2 * 2
     first, second = batch.item_ids[:2]
@@ -903,7 +898,7 @@ def test_a_batch_id_too_long_for_project_titles_is_refused(session, tmp_path):
     with pytest.raises(InputError, match="50-character project titles"):
         push(session.server, batch, ANNOTATORS, workspace=tmp_path)
     assert not list(tmp_path.glob("*/ledger.json")) or \
-        read_ledger(batch.batch_id, tmp_path)["projects"] == {}
+        Workspace(batch.batch_id, tmp_path).ledger()["projects"] == {}
 
 
 def test_nobody_to_route_to_is_a_clear_error(session, tmp_path):
@@ -1027,7 +1022,7 @@ def test_a_mapped_release_is_reviewed_by_language_and_column(session, realdata, 
             values = dict(BASE, answer_preserved="no" if slot == 2 and index == 0 else "yes")
             annotate(person(session, email), tasks[item_id], translation_result(values))
     pull(session.server, batch.batch_id, workspace=work)
-    table = read_annotations(batch.batch_id, work)
+    table = Workspace(batch.batch_id, work).annotations()
     rows = table.filter(pc.equal(table.column("criterion"), "answer_preserved")).to_pylist()
     assert len(rows) == 12 and {r["item_id"] for r in rows} == set(batch.item_ids)
     assert sorted(r["value"] for r in rows).count("no") == 1

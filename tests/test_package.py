@@ -76,11 +76,11 @@ def test_the_installed_entry_point_lists_the_checks(installed, tmp_path):
 
 
 def test_the_installed_package_finds_its_label_studio_configs(installed, tmp_path):
-    probe = ("from audit.review import configs\n"
-             "print(configs.config_path('translation_review'))\n"
-             "for kind in configs.KINDS:\n"
-             "    configs.validate_config(configs.load_config(kind), kind)\n"
-             "print(len(configs.KINDS))")
+    probe = ("from audit.review import kinds\n"
+             "print(kinds.config('translation_review').path)\n"
+             "for form in kinds.CONFIGS.values():\n"
+             "    form.validate(form.load())\n"
+             "print(len(kinds.CONFIGS))")
     done = run(installed / "python", "-c", probe, cwd=tmp_path, env=clean_env())
     assert done.returncode == 0, done.stderr
     path, kinds = done.stdout.split()

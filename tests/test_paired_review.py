@@ -1,4 +1,4 @@
-"""Paired human evidence on matched units (audit/review/paired.py; paper C.4, Eq. 37).
+"""Paired human evidence on matched units (audit/review/kinds/paired.py; paper C.4, Eq. 37).
 
 (a) ΔH, McNemar and Holm on hand-built score tables, checked against hand computations.
 (b) Two small canonical JSONL releases with known differences: the paired batch (matching,
@@ -26,9 +26,10 @@ from audit.analysis import stats
 from audit.engine import scan
 from audit.errors import InputError
 from audit.io import release as readers
-from audit.review import agreement, batches, configs, paired, pull, push, sampling, workspace
+from audit.review import agreement, batches, pull, push, sampling, workspace
+from audit.review.kinds import paired, translation
+from audit.review.kinds.paired import SCORES_SCHEMA
 from audit.review.labelstudio import client as ls
-from audit.review.paired import SCORES_SCHEMA
 
 N_BOOT = 2000
 
@@ -354,7 +355,7 @@ def test_each_pair_is_two_opaque_items_with_one_group_and_the_source_as_cluster(
     old, new = releases
     markers = ("old", "new", old.release.name, new.release.name, "version", "release")
     for task in batch.tasks:
-        assert set(task) == {"item_id", "batch_id", *configs.FIELDS["translation_review"]}
+        assert set(task) == {"item_id", "batch_id", *translation.FORM.fields}
         assert not any(m in task["item_id"] or m in task["batch_id"] for m in markers)
         k = key[task["item_id"]]
         source, part = k["source_id"][:4], k["paragraph"] if k["unit"] == "paragraph" \
@@ -497,7 +498,7 @@ def test_both_versions_reach_the_same_annotators_in_the_same_projects(round_trip
     # version or release anywhere (the texts themselves carry no such word).
     assert len(seen) == 40
     for data in seen:
-        assert set(data) == {"item_id", "batch_id", *configs.FIELDS["translation_review"]}
+        assert set(data) == {"item_id", "batch_id", *translation.FORM.fields}
         assert re.fullmatch(r"pair-[0-9a-f]{16}:[xy]", data["item_id"])
         words = set(re.findall(r"[a-z]+", " ".join(data.values()).lower()))
         assert not words & {"old", "new", "version", "release", "jsonl"}
@@ -602,7 +603,7 @@ def test_the_gate_reads_the_pulled_batch(round_trip, batch, releases, tmp_path):
 
 
 def test_evidence_before_any_pull_is_insufficient(batch, tmp_path):
-    workspace._record_batch(batch, tmp_path)
+    workspace.Workspace(batch.batch_id, tmp_path).record(batch)
     result = paired.evidence(batch.batch_id, workspace=tmp_path, n_boot=200)
     assert not result["sufficient"]
     assert result["insufficient"] == ["no annotations pulled"]

@@ -98,7 +98,7 @@ def _areas(tab) -> list[dict]:
         t => ({value: t.value, direction: getComputedStyle(t).direction}))""")
 
 
-def _reason(tab, reason: str) -> None:
+def reason_of(tab, reason: str) -> None:
     tab.locator(f"label:has(input[name='{reason}'])").click()
 
 
@@ -109,7 +109,7 @@ def _edit(tab, item: str) -> None:
         assert tab.locator(".missing").all_inner_texts() == ["(blank)"]
         shot(tab, "postedit-ur-blank-sentence")
         tab.locator("textarea").nth(0).fill(URDU_109)
-        _reason(tab, "untranslated")
+        reason_of(tab, "untranslated")
     elif item.startswith("paragraph:validation:b25fe8be49b05d57a36452d2:"):
         assert _areas(tab) == [{"value": DANUBE[0], "direction": "rtl"},
                                {"value": DANUBE[1], "direction": "rtl"},
@@ -119,20 +119,20 @@ def _edit(tab, item: str) -> None:
         assert english.evaluate("e => getComputedStyle(e).direction") == "ltr"
         shot(tab, "postedit-ur-paragraph-short")
         tab.locator("textarea").nth(2).fill(DANUBE_3)
-        _reason(tab, "truncated")
+        reason_of(tab, "truncated")
     elif item.startswith("sentence:train:9212cbaa151348de1b0d646e:"):
         assert _areas(tab) == [{"value": " It tells the story of a village that hires "
                                          "swordsmen to defend its harvest.",
                                 "direction": "ltr"}]
         shot(tab, "postedit-nl-english-copy")
         tab.locator("textarea").nth(0).fill(DUTCH)
-        _reason(tab, "untranslated")
+        reason_of(tab, "untranslated")
     elif item.startswith("sentence:train:ec544ae0ae39886e3f681262:"):
         assert _areas(tab) == [{"value": HOBBIT, "direction": "ltr"}]
         # the finding's evidence, marked in the current translation
         assert tab.locator("mark.ev").all_inner_texts() == ["是J·R·R·托尔"]
         shot(tab, "postedit-zh-fine")
-        _reason(tab, "fine as it is")
+        reason_of(tab, "fine as it is")
     else:
         raise AssertionError(f"unexpected task {item}")
 

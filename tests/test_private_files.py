@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from audit.errors import InputError
-from audit.review import accounts, pull, workspace
+from audit.review import accounts, workspace
 
 NOTE = accounts.AccountNote("ana@example.org", "http://127.0.0.1:8081", 7, True, "s3cret-pass")
 REFUSAL = {"server": "http://127.0.0.1:8081", "project_id": 3, "kind": "annotation",
@@ -19,25 +19,30 @@ REFUSAL = {"server": "http://127.0.0.1:8081", "project_id": 3, "kind": "annotati
            "completed_by": "bo@example.org", "reason": "created by bo@example.org"}
 
 
+def batch_at(folder: Path) -> workspace.Workspace:
+    """The batch whose folder this is (its refusals log: folder/refusals.jsonl)."""
+    return workspace.Workspace(folder.name, folder.parent)
+
+
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
 def test_new_credentials_and_refusals_are_mode_600(tmp_path):
-    accounts._append_credentials(tmp_path / "credentials.txt", [NOTE])
+    accounts.append_credentials(tmp_path / "credentials.txt", [NOTE])
     assert mode(tmp_path / "credentials.txt") == 0o600
     assert (tmp_path / "credentials.txt").read_text().split("\t")[1:] == [
         "http://127.0.0.1:8081/user/login/", "ana@example.org", "s3cret-pass\n"]
-    assert pull._append_refusals(tmp_path / "refusals.jsonl", [REFUSAL]) == 1
+    assert batch_at(tmp_path).append_refusals([REFUSAL]) == 1
     assert mode(tmp_path / "refusals.jsonl") == 0o600
-    assert workspace._read_jsonl(tmp_path / "refusals.jsonl")[0]["annotation_id"] == 11
+    assert batch_at(tmp_path).refusals()[0]["annotation_id"] == 11
 
 
 def test_an_existing_log_of_ours_is_made_private(tmp_path):
     log = tmp_path / "refusals.jsonl"
     log.write_text("")
     log.chmod(0o644)
-    pull._append_refusals(log, [REFUSAL])
+    batch_at(tmp_path).append_refusals([REFUSAL])
     assert mode(log) == 0o600 and len(log.read_text().splitlines()) == 1
 
 
@@ -80,6 +85,6 @@ def test_a_second_hard_link_or_anothers_file_is_refused(tmp_path, name):
 
 def append(path: Path) -> None:
     if path.name == "credentials.txt":
-        accounts._append_credentials(path, [NOTE])
+        accounts.append_credentials(path, [NOTE])
     else:
-        pull._append_refusals(path, [REFUSAL])
+        batch_at(path.parent).append_refusals([REFUSAL])

@@ -14,6 +14,7 @@ from test_agreement import annotations
 from audit.io import tables
 from audit.review import agreement as ag
 from audit.review import reports
+from audit.review.kinds import realism, relevance, translation
 
 
 def realism_records(setting: str, first: str, second: str, adjudicated: dict[int, str],
@@ -59,7 +60,7 @@ def test_table4_shares_and_kappa_on_a_planted_realism_set():
     # Final: 8 A, 1 Tie of 9 resolved -> 800/9, 100/9, 0; one unresolved.
     llm = realism_records("MAPLE vs LLM",
                           "A A A A A A A A Tie B", "A A A A A A A A Tie Tie", {})
-    table = reports.realism_table(annotations(human + llm))
+    table = realism.realism_table(annotations(human + llm))
     rows = {r["setting"]: r for r in table.to_pylist()}
     assert table.column_names[:5] == ["setting", "prefer_a", "tie", "prefer_b", "n"]
     h = rows["MAPLE vs Human"]
@@ -78,7 +79,7 @@ def test_the_paper_first_row_is_reproduced_from_fifty_pairs():
     # MAPLE vs Human in Table 4: 12.0 / 78.0 / 10.0 over 50 adjudicated pairs.
     first = " ".join(["A"] * 6 + ["Tie"] * 39 + ["B"] * 5)
     records = realism_records("MAPLE vs Human", first, first, {})
-    row = reports.realism_table(annotations(records)).to_pylist()[0]
+    row = realism.realism_table(annotations(records)).to_pylist()[0]
     assert (row["prefer_a"], row["tie"], row["prefer_b"], row["n"]) == (12.0, 78.0, 10.0, 50)
 
 
@@ -89,7 +90,7 @@ def test_table4_rows_follow_the_paper_not_the_alphabet():
     records = []
     for setting in settings:
         records += realism_records(setting, "A Tie", "A B", {})
-    table = reports.realism_table(annotations(records))
+    table = realism.realism_table(annotations(records))
     assert table.column("setting").to_pylist() == [
         "MAPLE vs human-written", "MAPLE vs LLM+human-edited",
         "human-written vs LLM+human-edited", "MAPLE vs LLM", "human-written vs LLM",
@@ -100,7 +101,7 @@ def test_realism_sources_that_do_not_match_the_setting_are_refused():
     records = realism_records("MAPLE vs Human", "A", "A", {})
     records[0]["source_b"] = "LLM"
     with pytest.raises(ValueError, match="do not match setting 'MAPLE vs Human'"):
-        reports.realism_table(annotations(records))
+        realism.realism_table(annotations(records))
 
 
 def relevance_records(values: list[tuple[str, str]]) -> list[dict]:
@@ -116,7 +117,7 @@ def relevance_records(values: list[tuple[str, str]]) -> list[dict]:
 def test_relevance_share_has_the_wilson_interval():
     # 145 of 150 pairs relevant (96.7%, MAPLE D.2), all agreed.
     values = [("relevant", "relevant")] * 145 + [("irrelevant", "irrelevant")] * 5
-    row = reports.relevance_summary(annotations(relevance_records(values))).to_pylist()[0]
+    row = relevance.relevance_summary(annotations(relevance_records(values))).to_pylist()[0]
     assert (row["n"], row["n_relevant"]) == (150, 145)
     assert row["share_relevant"] == pytest.approx(145 / 150, abs=1e-12)
     # Wilson: centre (p + z²/2n)/(1 + z²/n), half-width z/(1 + z²/n) sqrt(p(1-p)/n + z²/4n²)
@@ -134,10 +135,10 @@ def test_relevance_kappa_by_hand_and_the_degenerate_case():
     # p_e = .64 + .04 = .68; κ = .12/.32 = 3/8. Final: 8 resolved, 7 relevant.
     values = ([("relevant", "relevant")] * 7 + [("irrelevant", "irrelevant")]
               + [("relevant", "irrelevant"), ("irrelevant", "relevant")])
-    row = reports.relevance_summary(annotations(relevance_records(values))).to_pylist()[0]
+    row = relevance.relevance_summary(annotations(relevance_records(values))).to_pylist()[0]
     assert row["kappa"] == pytest.approx(3 / 8, abs=1e-9)
     assert (row["n"], row["n_relevant"], row["n_unresolved"]) == (8, 7, 2)
-    everything = reports.relevance_summary(
+    everything = relevance.relevance_summary(
         annotations(relevance_records([("relevant", "relevant")] * 4))).to_pylist()[0]
     assert math.isnan(everything["kappa"]) and "undefined" in everything["note"]
     assert everything["share_relevant"] == 1.0
@@ -175,7 +176,7 @@ def translation_records() -> list[dict]:
 
 
 def test_rating_means_use_final_labels_and_the_mean_of_two_differing_ratings():
-    table = reports.rating_means(annotations(translation_records()), seed=3)
+    table = translation.rating_means(annotations(translation_records()), seed=3)
     rows = {(r["criterion"], r["by"], r["group"]): r for r in table.to_pylist()}
     overall = rows["adequacy", "all", "all"]
     # scores 5, 4, 3 (adjudicated), 4.5 (mean of 4 and 5) -> 16.5 / 4
@@ -189,13 +190,13 @@ def test_rating_means_use_final_labels_and_the_mean_of_two_differing_ratings():
     assert rows["adequacy", "unit", "paragraph"]["mean"] == pytest.approx(11.5 / 3)
     assert rows["adequacy", "unit", "question"]["n_items"] == 1
     assert not any(key[0] == "fluency" for key in rows)   # no fluency annotations
-    again = reports.rating_means(annotations(translation_records()), seed=3)
+    again = translation.rating_means(annotations(translation_records()), seed=3)
     assert table.equals(again)
 
 
 def test_preservation_rates_and_consequence_distribution():
     table = annotations(translation_records())
-    rates = {r["criterion"]: r for r in reports.preservation_rates(table).to_pylist()}
+    rates = {r["criterion"]: r for r in translation.preservation_rates(table).to_pylist()}
     answer = rates["answer_preserved"]
     # resolved: yes, no, yes (i2 unresolved) -> 2/3
     assert (answer["n_items"], answer["n_unresolved"], answer["n_yes"]) == (3, 1, 2)
@@ -206,7 +207,7 @@ def test_preservation_rates_and_consequence_distribution():
     records = translation_records() + [   # i4: no error, so nobody gives a consequence
         {"item": "i4", "cluster": "s2", "language": "fr", "unit": "answer", "who": who,
          "criterion": "adequacy", "value": "5"} for who in ("ann", "bob")]
-    consequences = reports.consequence_distribution(annotations(records)).to_pylist()
+    consequences = translation.consequence_distribution(annotations(records)).to_pylist()
     assert {(r["n_resolved"], r["n_unresolved"], r["n_no_consequence"]) for r in consequences} \
         == {(4, 0, 1)}
     assert [(r["consequence"], r["n"], r["share"]) for r in consequences] == [
@@ -216,7 +217,7 @@ def test_preservation_rates_and_consequence_distribution():
     records.append({"item": "i3", "cluster": "s2", "language": "fr", "unit": "paragraph",
                     "who": "cid", "role": "adjudication", "criterion": "consequence",
                     "value": "none", "minute": 5})
-    consequences = reports.consequence_distribution(annotations(records)).to_pylist()
+    consequences = translation.consequence_distribution(annotations(records)).to_pylist()
     assert {(r["n_resolved"], r["n_no_consequence"]) for r in consequences} == {(3, 2)}
 
 
@@ -225,7 +226,7 @@ def test_all_reports_returns_pyarrow_tables_for_the_kinds_present():
     bundle = reports.all_reports(annotations(records), n_boot=100)
     assert set(bundle) == {"rating_means", "preservation_rates", "consequences", "relevance"}
     assert all(isinstance(t, pa.Table) for t in bundle.values())
-    alone = reports.rating_means(annotations(records), n_boot=100)
+    alone = translation.rating_means(annotations(records), n_boot=100)
     assert bundle["rating_means"].equals(alone)
 
 
@@ -251,14 +252,13 @@ def test_to_csv_is_atomic_and_writes_lists_as_json(tmp_path, monkeypatch):
 
 
 def test_table4_chart_legend_runs_with_the_bars_and_names_source_a():
-    from audit.review import charts
     table = pa.Table.from_pylist([
         {"setting": "MAPLE vs Human", "prefer_a": 50.0, "tie": 25.0, "prefer_b": 25.0, "n": 4,
          "n_unresolved": 0, "kappa": 1.0, "n_pairs": 4, "note": ""},
         {"setting": "Human vs LLM", "prefer_a": 0.0, "tie": 0.0, "prefer_b": 100.0, "n": 2,
          "n_unresolved": 0, "kappa": 1.0, "n_pairs": 2, "note": ""}],
-        schema=reports.REALISM_SCHEMA)
-    fig = charts.figure("realism", table)
+        schema=realism.REALISM_SCHEMA)
+    fig = reports.figure("realism", table)
     assert [trace.name for trace in fig.data] == ["Prefer A", "Tie", "Prefer B"]
     assert (fig.layout.legend.traceorder, fig.layout.legend.orientation) == ("normal", "h")
     assert list(fig.data[0].y) == ["MAPLE vs Human (A = MAPLE)", "Human vs LLM (A = Human)"]

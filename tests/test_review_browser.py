@@ -33,14 +33,15 @@ from app_server import running_app
 from audit.engine import scan
 from audit.errors import InputError
 from audit.review import maple, sampling
-from audit.review.batches import realism_batch, translation_batch
+from audit.review.kinds.realism import realism_batch
+from audit.review.kinds.translation import translation_batch
 from audit.review.labelstudio import client as ls
 from audit.review.pull import pull
 from audit.review.push import push, push_adjudication
 from audit.review.routing import ROLES
 from audit.review.sites import Sites
 from audit.review.status import status as batch_status
-from audit.review.workspace import read_annotations, read_refusals
+from audit.review.workspace import Workspace
 from audit.settings import current, default_token
 from devkit.labelstudio_local import LocalServer, free_port
 
@@ -167,7 +168,7 @@ def test_each_annotator_logs_in_with_what_the_push_gave_and_is_credited(server, 
         tab.context.close()
     pulled = pull(server, batch.batch_id, workspace=work)
     assert pulled.rejected == []
-    table = read_annotations(batch.batch_id, work)
+    table = Workspace(batch.batch_id, work).annotations()
     for email, stars in ((ANA, "4"), (BO, "2")):
         mine = table.filter(pc.equal(table["annotator"], email))
         assert mine.num_rows == 8                # one annotation, eight controls
@@ -394,7 +395,7 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
     printed = _cli(server, work, "release", batch.batch_id)
     assert f"annotator 2: {intruder} 1 annotation; 1 refusal logged, 0 annotations " \
            f"deleted, 4 tasks re-imported" in printed
-    (refusal,) = read_refusals(batch.batch_id, work)
+    (refusal,) = Workspace(batch.batch_id, work).refusals()
     assert (refusal["kind"], refusal["completed_by"], refusal["updated_by"],
             refusal["project"], refusal["task_id"], refusal["result"]) == (
         "annotation", intruder, intruder, theirs.title, taken, {"preference": ["A"]})
@@ -416,7 +417,7 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
     pulled = pull(server, batch.batch_id, workspace=work)
     assert [(p.key, p.accepted) for p in pulled.projects] == [("annotator 1", 0),
                                                              ("annotator 2", 4)]
-    assert pulled.rejected == [] and len(read_refusals(batch.batch_id, work)) == 1
+    assert pulled.rejected == [] and len(Workspace(batch.batch_id, work).refusals()) == 1
 
 
 def _next_for(me: ls.Server, project_id: int) -> int | None:

@@ -12,13 +12,14 @@ import pytest
 from audit.errors import InputError
 from audit.reports import render
 from audit.review import configs, kinds
+from audit.review.kinds import realism, relevance, translation
 from audit.review.maple import QueryPair, RelevancePair, assign_order
 
 HOSTILE = "</View><script>alert('x')</script> $question \"quoted\" 'single' < & > ]]> &amp;"
 
 
 def controls(kind: str) -> dict[str, ET.Element]:
-    root = ET.fromstring(configs.load_config(kind))
+    root = ET.fromstring(kinds.config(kind).load())
     return {e.get("name"): e for e in root.iter() if e.tag in {"Choices", "Rating", "TextArea"}}
 
 
@@ -26,11 +27,11 @@ def choices(element: ET.Element) -> list[str]:
     return [c.get("value") for c in element if c.tag == "Choice"]
 
 
-@pytest.mark.parametrize("kind", configs.KINDS)
+@pytest.mark.parametrize("kind", list(kinds.CONFIGS))
 def test_bundled_configs_validate(kind):
-    text = configs.load_config(kind)
-    assert configs.data_fields(text) == set(configs.FIELDS[kind])
-    assert configs.config_path(kind).name == f"{kind}.xml"
+    text = kinds.config(kind).load()
+    assert configs.data_fields(text) == set(kinds.config(kind).fields)
+    assert kinds.config(kind).path.name == f"{kind}.xml"
 
 
 def test_translation_review_controls():
@@ -46,7 +47,7 @@ def test_translation_review_controls():
     assert choices(found["consequence"]) == [
         "cosmetic", "metric-sensitive", "reasoning-changing", "label-invalidating"]
     assert found["comment"].tag == "TextArea"
-    text = configs.load_config("translation_review")
+    text = kinds.config("translation_review").load()
     # Source and translation side by side, with the instance context.
     for field in ("source_text", "translation_text", "question", "answer", "title"):
         assert f'value="${field}"' in text
@@ -56,7 +57,7 @@ def test_maple_realism_is_blind_with_a_tie():
     found = controls("maple_realism")
     assert set(found) == {"preference"}
     assert choices(found["preference"]) == ["A", "Tie", "B"]
-    text = configs.load_config("maple_realism")
+    text = kinds.config("maple_realism").load()
     assert "Pairwise" not in {e.tag for e in ET.fromstring(text).iter()}
     assert configs.data_fields(text) == {"query_a", "query_b"}  # no source, no setting
 
@@ -64,41 +65,40 @@ def test_maple_realism_is_blind_with_a_tie():
 def test_maple_relevance_controls():
     found = controls("maple_relevance")
     assert choices(found["relevance"]) == ["relevant", "irrelevant"]
-    assert configs.data_fields(configs.load_config("maple_relevance")) == {
+    assert configs.data_fields(kinds.config("maple_relevance").load()) == {
         "query", "aspect", "title", "abstract", "text"}
 
 
 # ------------------------------------------------------------------------- hostile text
 
 def hostile_payloads() -> list[tuple[str, dict]]:
-    texts = {f: HOSTILE for f in configs.FIELDS["translation_review"]}
-    translation = configs.translation_payload(texts, batch_id=HOSTILE)
+    texts = {f: HOSTILE for f in kinds.config("translation_review").fields}
+    unit = translation.payload(texts, batch_id=HOSTILE)
     pair = QueryPair("p<1>", "MAPLE vs LLM", HOSTILE + " A", "MAPLE", HOSTILE + " B", "LLM")
-    realism = configs.realism_payload(assign_order([pair], seed=1)[0], batch_id="b1")
-    relevance = configs.relevance_payload(
+    blind = realism.payload(assign_order([pair], seed=1)[0], batch_id="b1")
+    paper = relevance.payload(
         RelevancePair(HOSTILE, "q", HOSTILE, "method", "paper", HOSTILE, HOSTILE, HOSTILE),
         batch_id="b1")
-    return [("translation_review", translation), ("maple_realism", realism),
-            ("maple_relevance", relevance)]
+    return [("translation_review", unit), ("maple_realism", blind), ("maple_relevance", paper)]
 
 
 @pytest.mark.parametrize("kind, payload", hostile_payloads())
 def test_hostile_text_round_trips_as_json_data(kind, payload):
-    before = configs.load_config(kind)
+    before = kinds.config(kind).load()
     wire = json.dumps({"data": payload})
     assert json.loads(wire)["data"] == payload
     # Values are passed through as given: no escaping, no truncation.
     assert any(HOSTILE in value for value in payload.values())
     # The config is static: it stays well-formed and unchanged, and never holds data.
-    after = configs.load_config(kind)
+    after = kinds.config(kind).load()
     assert after == before
     ET.fromstring(after)
     assert HOSTILE not in after and "<script>" not in after
 
 
 def test_translation_payload_keeps_text_verbatim():
-    texts = {f: f"{f} {HOSTILE}" for f in configs.FIELDS["translation_review"]}
-    payload = configs.translation_payload(texts, batch_id="b7")
+    texts = {f: f"{f} {HOSTILE}" for f in kinds.config("translation_review").fields}
+    payload = translation.payload(texts, batch_id="b7")
     assert payload == {**texts, "batch_id": "b7"}
     assert list(payload)[:2] == ["item_id", "batch_id"]
 
@@ -107,7 +107,7 @@ def test_realism_payload_holds_only_the_two_texts():
     pair = QueryPair("qp-1", "MAPLE vs human-written", "first query", "MAPLE",
                      "second query", "human-written")
     item = assign_order([pair], seed=3)[0]
-    payload = configs.realism_payload(item, batch_id="b2")
+    payload = realism.payload(item, batch_id="b2")
     assert set(payload) == {"item_id", "batch_id", "query_a", "query_b"}
     assert {payload["query_a"], payload["query_b"]} == {"first query", "second query"}
     flat = json.dumps(payload)
@@ -122,14 +122,14 @@ def test_realism_payload_holds_only_the_two_texts():
 ])
 def test_task_payload_rejects_wrong_fields(texts, error, message):
     with pytest.raises(error) as raised:
-        configs.task_payload("maple_realism", item_id="i", batch_id="b", **texts)
+        realism.FORM.payload(item_id="i", batch_id="b", **texts)
     assert message in str(raised.value)
 
 
 # ------------------------------------------------------------------------- validation
 
 def realism_text(**replace: str) -> str:
-    text = configs.load_config("maple_realism")
+    text = kinds.config("maple_realism").load()
     for old, new in replace.items():
         assert old in text
         text = text.replace(old, new)
@@ -156,33 +156,33 @@ def realism_text(**replace: str) -> str:
 ])
 def test_invalid_configs_are_rejected(text, message):
     with pytest.raises(InputError) as error:
-        configs.validate_config(text, "maple_realism", "custom.xml")
+        kinds.config("maple_realism").validate(text, "custom.xml")
     assert message in str(error.value)
     assert str(error.value).startswith("custom.xml: ")
 
 
 def test_rating_scale_is_checked():
-    text = configs.load_config("translation_review").replace(
+    text = kinds.config("translation_review").load().replace(
         '<Rating name="fluency" toName="translation" maxRating="5"',
         '<Rating name="fluency" toName="translation" maxRating="10"')
     with pytest.raises(InputError, match="maxRating='10', expected 5"):
-        configs.validate_config(text, "translation_review")
+        kinds.config("translation_review").validate(text)
 
 
 def test_missing_config_file(tmp_path):
     with pytest.raises(InputError, match="no such file"):
-        configs.load_config("maple_realism", tmp_path / "absent.xml")
+        kinds.config("maple_realism").load(tmp_path / "absent.xml")
     with pytest.raises(ValueError, match="unknown config kind"):
-        configs.config_path("pairwise")
+        kinds.config("pairwise").path
 
 
-@pytest.mark.parametrize("kind", [k for k in configs.KINDS if k != configs.POST_EDIT])
+@pytest.mark.parametrize("kind", [k for k in kinds.CONFIGS if k != "post_edit"])
 def test_control_names_are_the_agreement_criteria(kind):
     """Label Studio results carry the control name (from_name); the agreement module reads
     it as the criterion, so the two lists must match."""
     agreement = pytest.importorskip("audit.review.agreement")
     criteria = set(agreement.CRITERIA[kinds.of_config(kind).annotation])
-    assert set(configs.CONTROLS[kind]) - {agreement.COMMENT} == criteria
+    assert set(kinds.config(kind).controls) - {agreement.COMMENT} == criteria
 
 
 # ------------------------------------------------------------------------- direction
@@ -195,62 +195,62 @@ def test_direction_follows_the_languages(languages, direction):
 
 
 def test_right_to_left_applies_to_the_target_views_only():
-    plain = configs.label_config("translation_review")
-    assert plain == configs.load_config("translation_review") and "<Style" not in plain
-    rtl = ET.fromstring(configs.label_config("translation_review", "rtl"))
+    plain = kinds.config("translation_review").laid_out()
+    assert plain == kinds.config("translation_review").load() and "<Style" not in plain
+    rtl = ET.fromstring(kinds.config("translation_review").laid_out("rtl"))
     style = rtl.find("Style")
     assert style.text == ".xr-target { direction: rtl; text-align: right; }"
     targets = [e for e in rtl.iter("View") if e.get("className") == "xr-target"]
     held = {t.get("value") for view in targets for t in view.iter("Text")}
     assert held == {"$question", "$answer", "$title", "$translation_text"}   # not the English
-    auto = ET.fromstring(configs.label_config("translation_adjudication", "auto"))
+    auto = ET.fromstring(kinds.config("translation_adjudication").laid_out("auto"))
     assert "unicode-bidi: plaintext" in auto.find("Style").text
     with pytest.raises(ValueError, match="direction 'up'"):
-        configs.label_config("translation_review", "up")
+        kinds.config("translation_review").laid_out("up")
 
 
 def test_the_post_edit_task_carries_the_workbench_text_style_and_no_add_button():
     """The findings table and marks of $findings_html look as on the workbench's pages
     (render.TEXT_CSS); the editor edits the box and submits, with no "Add" step."""
-    root = ET.fromstring(configs.label_config(configs.POST_EDIT, "rtl"))
+    root = ET.fromstring(kinds.config("post_edit").laid_out("rtl"))
     assert [s.text for s in root.findall("Style")] == [
         render.TEXT_CSS, ".xr-target { direction: rtl; text-align: right; }"]
     (area,) = root.iter("TextArea")
     assert area.get("showSubmitButton") == "false" and area.get("editable") == "true"
-    text = configs.load_config("maple_realism").replace(
+    text = kinds.config("maple_realism").load().replace(
         "<View>", f"<View><Style>{render.TEXT_CSS}</Style>", 1)
     with pytest.raises(InputError, match="a <Style> other than the rules of label_config"):
-        configs.validate_config(text, "maple_realism")
+        kinds.config("maple_realism").validate(text)
 
 
 def test_a_style_other_than_ours_is_refused():
-    text = configs.load_config("maple_realism").replace(
+    text = kinds.config("maple_realism").load().replace(
         "<View>", "<View><Style>body { display: none }</Style>", 1)
     with pytest.raises(InputError, match="a <Style> other than the rules of label_config"):
-        configs.validate_config(text, "maple_realism")
+        kinds.config("maple_realism").validate(text)
 
 
 # ------------------------------------------------------------------------- adjudication
 
 def test_adjudication_configs_show_the_dispute_and_allow_none():
-    found = {e.get("name"): e for e in ET.fromstring(configs.load_config(
-        "translation_adjudication")).iter() if e.tag in {"Choices", "Rating"}}
+    found = {e.get("name"): e for e in ET.fromstring(kinds.config(
+        "translation_adjudication").load()).iter() if e.tag in {"Choices", "Rating"}}
     assert choices(found["consequence"])[-1] == "none"
     assert not any(e.get("required") for e in found.values())   # only disputed ones answered
-    assert configs.FIELDS["translation_adjudication"][-7:] == tuple(
-        f"dispute_{c}" for c in configs.CRITERIA["translation_review"])
+    assert kinds.config("translation_adjudication").fields[-7:] == tuple(
+        f"dispute_{c}" for c in kinds.config("translation_review").criteria)
 
 
 def test_adjudication_payload_names_no_annotator_and_keeps_agreed_values():
-    task = configs.realism_payload(assign_order([QueryPair(
+    task = realism.payload(assign_order([QueryPair(
         "qp-1", "MAPLE vs LLM", "first query", "MAPLE", "second query", "LLM")], 1)[0], "b1")
-    data = configs.adjudication_payload("maple_realism", task, {"preference": ["B", "A"]}, {})
+    data = configs.adjudication_payload(realism.FORM, realism.ADJUDICATION, task, {"preference": ["B", "A"]}, {})
     assert data["dispute_preference"] == ("DISPUTED. One annotator: A — the other: B. "
                                           "Choose the final answer below.")
     assert set(data) == {"item_id", "batch_id", "query_a", "query_b", "dispute_preference"}
-    texts = {f: "x" for f in configs.FIELDS["translation_review"]}
-    review = configs.translation_payload(texts, "b1")
-    data = configs.adjudication_payload("translation_review", review,
+    texts = {f: "x" for f in kinds.config("translation_review").fields}
+    review = translation.payload(texts, "b1")
+    data = configs.adjudication_payload(translation.FORM, translation.ADJUDICATION, review,
                                         {"consequence": ["cosmetic", None]},
                                         {"adequacy": "4", "fluency": "5"})
     assert data["dispute_consequence"].startswith(

@@ -1,4 +1,4 @@
-"""The review kinds' registry (audit/review/kinds.py) is the single source of what a kind is:
+"""The review kinds' registry (audit/review/kinds/) is the single source of what a kind is:
 its config files exist and validate, every config and annotation kind elsewhere belongs to a
 registered kind, the modules of the loop name kinds only through it, and an unknown kind is
 one clear error (exit 2 on the CLI)."""
@@ -20,12 +20,13 @@ from audit.review.schemas import ANNOTATION_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 # Modules that push, pull, report on and show batches: they name a kind only through the
-# registry (kinds.KINDS[...] / kinds.get(...)), never as a bare string.
+# registry (kinds.KINDS[...] / kinds.get(...)), never as a bare string. (A kind's own module,
+# kinds/<kind>.py, is where its names are declared.)
 CONSULTERS = ["audit/review/push.py", "audit/review/pull.py", "audit/review/status.py",
               "audit/review/intrusions.py", "audit/review/workspace.py",
-              "audit/review/batches.py", "audit/review/spec.py", "audit/review/paired.py",
-              "audit/review/postedit.py", "audit/cli/review.py", "pages/7_Review.py",
-              "pages/8_Annotations.py"]
+              "audit/review/batches.py", "audit/review/spec.py", "audit/review/inputs.py",
+              "audit/review/configs.py", "audit/review/reports.py", "audit/review/charts.py",
+              "audit/cli/review.py", "pages/7_Review.py", "pages/8_Annotations.py"]
 
 
 def vocabulary() -> set[str]:
@@ -51,16 +52,16 @@ def test_the_registry_names_each_kind_in_the_three_vocabularies():
 def test_every_kind_s_config_files_exist_and_validate(name):
     kind = kinds.get(name)
     for config in filter(None, (kind.config, kind.adjudication)):
-        assert configs.config_path(config).is_file()
-        text = configs.load_config(config)          # parses and validates, or raises
-        assert configs.data_fields(text) == set(configs.FIELDS[config])
+        assert kinds.config(config).path.is_file()
+        text = kinds.config(config).load()          # parses and validates, or raises
+        assert configs.data_fields(text) == set(kinds.config(config).fields)
     assert kind.config_path == ROOT / "audit" / "review" / "label_configs" / f"{kind.config}.xml"
 
 
 def test_every_config_and_annotation_kind_belongs_to_a_registered_kind():
     owned = {c for k in kinds.KINDS.values() for c in (k.config, k.adjudication) if c}
-    assert owned == set(configs.KINDS)
-    assert {config: kinds.of_config(config).name for config in configs.KINDS} == {
+    assert owned == set(kinds.CONFIGS)
+    assert {config: kinds.of_config(config).name for config in kinds.CONFIGS} == {
         "translation_review": "translation", "translation_adjudication": "translation",
         "maple_realism": "realism", "maple_realism_adjudication": "realism",
         "maple_relevance": "relevance", "maple_relevance_adjudication": "relevance",

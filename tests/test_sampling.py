@@ -13,7 +13,8 @@ import pytest
 
 from audit.engine import scan
 from audit.language import descriptors
-from audit.review import configs, sampling
+from audit.review import sampling
+from audit.review.kinds import translation
 from audit.review.sampling import PAPER_PRESET, build_units, sample, sample_design
 
 CREATED = "2026-08-10T00:00:00+00:00"
@@ -302,10 +303,10 @@ def test_unit_texts_feed_the_translation_payload(scanned, units):
     assert by_unit["question"]["translation_text"] == by_unit["question"]["question"]
     assert by_unit["answer"]["source_text"] == by_unit["answer"]["source_answer"]
     assert by_unit["instance"]["source_text"].startswith("Q: ")
-    payloads = [configs.translation_payload(t, batch.batch_id) for t in texts]
+    payloads = [translation.payload(t, batch.batch_id) for t in texts]
     assert all(p["batch_id"] == batch.batch_id for p in payloads)
     assert set(payloads[0]) == {"item_id", "batch_id"} | set(
-        configs.FIELDS["translation_review"])
+        translation.FORM.fields)
 
 
 def test_a_blank_question_or_answer_shows_a_marker_not_an_empty_line(tmp_path):

@@ -42,7 +42,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_accept(args: argparse.Namespace) -> int:
     # Plotly and the review stack: imported only when a gate is asked for (CLI start-up).
     from audit.reports import acceptance, acceptance_html
-    from audit.review import paired
+    from audit.review.kinds import paired
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "gate")
     rules = policy.load(args.policy)

@@ -79,7 +79,7 @@ def _human_scores(batch: str | None):
         return None
     from audit.evaluation import judge
     from audit.review import workspace
-    table = workspace.read_annotations(batch)
+    table = workspace.Workspace(batch).annotations()
     if table is None:
         raise InputError(workspace.batch_dir(batch), "no pulled annotations",
                          expected="a review batch with annotations.parquet")

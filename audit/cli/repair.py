@@ -136,7 +136,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
     from audit.repair import apply as repair
     from audit.repair.corrections import read_file
     from audit.repair.record import Workspace
-    from audit.review.postedit import batch_corrections
+    from audit.review.kinds.post_edit import batch_corrections
     say = progress_printer(time.perf_counter())
     refuse_existing(args.out, "repair")
     decisions = [repair.Decision(action, cid, args.reviewer or "")

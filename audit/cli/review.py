@@ -134,6 +134,7 @@ def _table(rows: list[dict], columns: list[str] | None = None) -> str:
 
 def cmd_push(args: argparse.Namespace) -> int:
     from audit.review import spec as specs
+    from audit.review.inputs import server_urls
     from audit.review.push import push
     from audit.review.sites import connect_sites
     from audit.review.workspace import batch_dir
@@ -141,7 +142,7 @@ def cmd_push(args: argparse.Namespace) -> int:
     workspace = _workspace(args)
     print(f"building the {spec.kind} batch…", file=sys.stderr)
     batch = specs.build_batch(spec)
-    sites = connect_sites(specs.server_urls(spec))
+    sites = connect_sites(server_urls(spec))
     bars = Bars()
     try:
         report = push(sites, batch, spec.annotators, workspace=workspace, progress=bars)
@@ -326,7 +327,7 @@ def cmd_adjudicate(args: argparse.Namespace) -> int:
 
 def cmd_evidence(args: argparse.Namespace) -> int:
     from audit.io.atomic import staged_file, write_json
-    from audit.review import paired
+    from audit.review.kinds import paired
     found = paired.evidence(args.batch, _workspace(args), n_boot=args.n_boot, seed=args.seed)
     if args.out:
         with staged_file(Path(args.out)) as staging:
@@ -351,13 +352,13 @@ def _rate(value: float | None) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from audit.review.reports import write_reports
-    from audit.review.workspace import batch_dir, read_annotations, read_skips
+    from audit.review.workspace import Workspace, batch_dir
     out = Path(args.out)
     refuse_existing(out, "report")
     if args.n_boot < 1:
         raise InputError("--n-boot", str(args.n_boot), expected="a positive number")
     floor = agreement_floor(args.kappa_floor)
-    table = read_annotations(args.batch, _workspace(args))
+    table = Workspace(args.batch, _workspace(args)).annotations()
     if table is None or table.num_rows == 0:
         raise InputError(batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
                          "nothing pulled yet", expected="`review pull` first")
@@ -373,7 +374,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             _workspace(args))
     written = write_reports(table, out, n_boot=args.n_boot, seed=args.seed, extra=extra,
                             kappa_floor=floor, batch_id=args.batch,
-                            skips=read_skips(args.batch, _workspace(args)))
+                            skips=Workspace(args.batch, _workspace(args)).skips())
     print(f"{len(written)} files in {out}:")
     for name in written:
         print(f"  {name}")

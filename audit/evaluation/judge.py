@@ -580,10 +580,11 @@ def item_ids(judge_table: pa.Table) -> list[str]:
 
 def human_adequacy(annotations: pa.Table) -> pl.DataFrame:
     """Per reviewed item its adequacy (1–5): the final label (adjudicated, else agreed), else
-    the mean of two differing initial ratings (audit.review.reports.rating_scores)."""
-    from ..review import agreement, reports
+    the mean of two differing initial ratings (audit.review.kinds.translation.rating_scores)."""
+    from ..review import agreement
+    from ..review.kinds import translation
     final = agreement.final_frame(agreement.prepare(annotations))
-    return (reports.rating_scores(final, "adequacy").filter(pl.col("score").is_not_null())
+    return (translation.rating_scores(final, "adequacy").filter(pl.col("score").is_not_null())
             .select("item_id", pl.col("score").alias("human"), "mean_of_initial"))
 
 

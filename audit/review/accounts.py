@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .labelstudio.client import Server
-from .workspace import _now, append_private
+from .workspace import append_private, now
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class AccountNote:
     password: str | None = field(default=None, repr=False)
 
 
-def _ensure_accounts(server: Server, emails: Sequence[str], folder: Path,
+def ensure_accounts(server: Server, emails: Sequence[str], folder: Path,
                      ledger: dict) -> list[AccountNote]:
     notes = []
     for email in emails:
@@ -38,16 +38,16 @@ def _ensure_accounts(server: Server, emails: Sequence[str], folder: Path,
                                  account.password))
         recorded = ledger["accounts"].setdefault(email, {})
         recorded.setdefault(server.url, {
-            "user_id": account.user.id, "at": _now(),
+            "user_id": account.user.id, "at": now(),
             "origin": "signed up by the workbench" if account.created
             else "found (signed up before)"})
     new = [note for note in notes if note.created]
     if new:
-        _append_credentials(folder / "credentials.txt", new)
+        append_credentials(folder / "credentials.txt", new)
     return notes
 
 
-def _append_credentials(path: Path, notes: list[AccountNote]) -> None:
+def append_credentials(path: Path, notes: list[AccountNote]) -> None:
     """Append new accounts' logins to a file only its owner can read."""
-    append_private(path, "".join(f"{_now()}\t{note.server}/user/login/\t{note.email}\t"
+    append_private(path, "".join(f"{now()}\t{note.server}/user/login/\t{note.email}\t"
                                  f"{note.password}\n" for note in notes))

@@ -338,6 +338,15 @@ def undefined_note(first: np.ndarray, second: np.ndarray, scale: Scale) -> str:
     return "undefined"
 
 
+def kappa_with_note(pairs: pl.DataFrame, scale: Scale) -> tuple[float, int, str]:
+    """Cohen's κ of complete pairs (value_1, value_2), how many, and why it is undefined
+    when it is."""
+    first, second = codes(pairs["value_1"], scale), codes(pairs["value_2"], scale)
+    kappa = cohen_kappa(first, second, len(scale.labels))
+    note = undefined_note(first, second, scale) if np.isnan(kappa) else ""
+    return kappa, pairs.height, note
+
+
 # ------------------------------------------------------ statistics of a contingency table
 
 def kappa_of_tables(tables: np.ndarray, weights: str | None = None) -> np.ndarray:

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Mapping
 
 from .labelstudio.client import Server
-from .pull import _append_refusals, _email, _parse_export
-from .sites import Sites, _server_for, _sites
-from .workspace import batch_dir, read_items, read_ledger
+from .pull import email_of, parse_export
+from .sites import Sites, as_sites
+from .workspace import Workspace
 
 
 def _intruder(refusal: dict, assigned: str) -> str | None:
@@ -38,7 +38,8 @@ def _intruder(refusal: dict, assigned: str) -> str | None:
     return None
 
 
-def _intrusions(refused: list[dict], assigned: str) -> tuple[tuple[str, int], ...]:
+def intruders(refused: list[dict], assigned: str) -> tuple[tuple[str, int], ...]:
+    """(someone other than the assigned annotator, how many refusals) by email."""
     counts: dict[str, int] = {}
     for refusal in refused:
         who = _intruder(refusal, assigned)
@@ -65,25 +66,25 @@ def release(servers: Server | Sites, batch_id: str, *, workspace: Path | None = 
     the refusals, then delete the intruders' annotations on tasks the project's annotator
     worked on, and delete and re-import, with the data it holds, every other task of the
     batch (which also drops locks no API releases)."""
-    folder = batch_dir(batch_id, workspace)
-    ledger = read_ledger(batch_id, workspace)
-    sites = _sites(servers)
-    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
+    files = Workspace(batch_id, workspace)
+    ledger = files.ledger()
+    sites = as_sites(servers)
+    items = {row["item_id"]: row for row in files.items().to_pylist()}
     users: dict[str, dict] = {}
     released = []
     for key, entry in sorted(ledger["projects"].items()):
-        server = _server_for(sites, entry["server"])
+        server = sites.server_for(entry["server"])
         if server.url not in users:
             users[server.url] = server.users(refresh=True)
         project_id, assigned = entry["project_id"], entry["annotator"]
         export = server.export_annotations(project_id, all_tasks=True)
-        _, _, refused, _ = _parse_export(export, ledger, entry, project_id, items,
-                                         users[server.url], server.url)
+        _, _, refused, _ = parse_export(export, ledger, entry, project_id, items,
+                                        users[server.url], server.url)
         theirs = [r for r in refused if r["kind"] == "annotation" and
                   (r["completed_by"] or "").lower() != assigned.lower()]
         if not theirs and not any(r["kind"] == "draft" for r in refused):
             continue      # (an edit of the annotator's own label is theirs to redo)
-        logged = _append_refusals(folder / "refusals.jsonl", refused)   # before deleting
+        logged = files.append_refusals(refused)   # before deleting
         deleted, recreate = 0, []
         for task in sorted(export, key=lambda t: t["id"]):
             data = task.get("data") or {}
@@ -102,7 +103,7 @@ def release(servers: Server | Sites, batch_id: str, *, workspace: Path | None = 
         if recreate:   # cut short here: `review push` (`review adjudicate`) sends the rest
             server.import_tasks(project_id, [task["data"] for task in recreate])
         released.append(ProjectRelease(key, entry["title"], assigned,
-                                       _intrusions(refused, assigned), logged, deleted,
+                                       intruders(refused, assigned), logged, deleted,
                                        len(recreate)))
     return released
 
@@ -111,4 +112,4 @@ def _worked_on(task: dict, assigned: str, users: Mapping[int, object]) -> bool:
     """Whether the assigned annotator made an annotation or a draft on this task."""
     made = [a.get("completed_by") for a in task.get("annotations") or []] + \
         [d.get("user") for d in task.get("drafts") or []]
-    return any((_email(who, users) or "").lower() == assigned.lower() for who in made)
+    return any((email_of(who, users) or "").lower() == assigned.lower() for who in made)

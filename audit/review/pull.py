@@ -22,7 +22,6 @@ rewritten from the table after each pull that changed it.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping
@@ -32,21 +31,13 @@ import pyarrow.parquet as pq
 
 from ..errors import InputError
 from ..io.atomic import staged_file
-from . import agreement, configs, kinds
+from . import agreement, kinds
+from .configs import LabelConfig
 from .labelstudio.client import Server
 from .routing import ADJUDICATION, ROLES
 from .schemas import ANNOTATION_SCHEMA, Progress
-from .sites import Sites, _server_for, _sites
-from .workspace import (
-    _now,
-    _read_jsonl,
-    _write_json_atomic,
-    append_private,
-    batch_dir,
-    read_items,
-    read_ledger,
-    read_skips,
-)
+from .sites import Sites, as_sites
+from .workspace import ANNOTATIONS, FINAL_LABELS, SKIPS, Workspace
 
 
 @dataclass(frozen=True)
@@ -72,7 +63,7 @@ class PullReport:
     rows_added: int
     rows_total: int
     changed: bool
-    corrections: object = None   # post-edit batches: postedit.Recorded
+    corrections: object = None   # post-edit batches: kinds.post_edit.Recorded
 
     @property
     def missing(self) -> list[str]:
@@ -83,13 +74,13 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = Non
          progress: Progress | None = None) -> PullReport:
     """Export every project of the batch, keep the annotations its annotator made and last
     changed, append new versions to annotations.parquet, log refusals (module docstring)."""
-    folder = batch_dir(batch_id, workspace)
-    ledger = read_ledger(batch_id, workspace)
+    files = Workspace(batch_id, workspace)
+    ledger = files.ledger()
     if not ledger["projects"]:
-        raise InputError(folder / "ledger.json", "no project pushed yet",
+        raise InputError(files.path("ledger.json"), "no project pushed yet",
                          expected="a push first")
-    sites = _sites(servers)
-    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
+    sites = as_sites(servers)
+    items = {row["item_id"]: row for row in files.items().to_pylist()}
     users: dict[str, dict] = {}
     listed: dict[str, list] = {}
     rows: list[dict] = []
@@ -101,7 +92,7 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = Non
     for done, (key, entry) in enumerate(entries):
         if progress is not None:
             progress(entry["title"], done, len(entries))
-        server = _server_for(sites, entry["server"])
+        server = sites.server_for(entry["server"])
         if server.url not in users:
             users[server.url] = server.users(refresh=True)
             listed[server.url] = server.projects(containing=batch_id)
@@ -111,7 +102,7 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = Non
                                         entry["annotator"], missing=True))
             continue
         export = server.export_annotations(project_id)
-        found, accepted, refused, skipped = _parse_export(
+        found, accepted, refused, skipped = parse_export(
             export, ledger, entry, project_id, items, users[server.url], server.url)
         rows += accepted
         rejected += refused
@@ -121,7 +112,7 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = Non
                                     accepted=len({r["annotation_id"] for r in accepted})))
     if progress is not None:
         progress("done", len(entries), len(entries))
-    path = folder / "annotations.parquet"
+    path = files.path(ANNOTATIONS)
     existing = pq.read_table(path) if path.exists() else ANNOTATION_SCHEMA.empty_table()
     known = set(zip(existing.column("annotation_id").to_pylist(),
                     existing.column("updated_at").to_pylist()))
@@ -137,17 +128,17 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = Non
         table = existing
     kind = kinds.of_config(ledger["config"])
     if kind.agreement and (fresh or table.num_rows and
-                           not (folder / "final_labels.parquet").exists()):
-        with staged_file(folder / "final_labels.parquet") as staging:
+                           not files.path(FINAL_LABELS).exists()):
+        with staged_file(files.path(FINAL_LABELS)) as staging:
             pq.write_table(agreement.final_labels(table), staging)
     new_versions: dict[int, set] = {}
     for r in fresh:
         new_versions.setdefault(r["project_id"], set()).add((r["annotation_id"],
                                                               r["updated_at"]))
     projects = [replace(p, new=len(new_versions.get(p.project_id, ()))) for p in projects]
-    logged = _append_refusals(folder / "refusals.jsonl", rejected)
-    if skips != read_skips(batch_id, workspace):
-        _write_json_atomic(folder / "skips.json", skips)
+    logged = files.append_refusals(rejected)
+    if skips != files.skips():
+        files.write_json(SKIPS, skips)
     corrections = None
     if kind.corrections is not None:   # post-edit: each submission becomes corrections
         corrections = kind.corrections(batch_id, workspace, table)
@@ -164,13 +155,15 @@ def _locate(server: Server, entry: dict, listed: list) -> int | None:
     return found.id if found is not None else None
 
 
-def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int,
+def parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int,
                   items: Mapping[str, dict], users: Mapping[int, object], url: str
                   ) -> tuple[int, list[dict], list[dict], list[dict]]:
-    """(annotations found, accepted rows, refusals, skips by the annotator)."""
+    """(annotations found, accepted rows, refusals, skips by the annotator) of one
+    project's export, judged as the pull judges it (module docstring)."""
     role = "adjudication" if entry["role"] == ADJUDICATION else "initial"
-    config = ledger["config"] if role == "initial" else \
-        kinds.of_config(ledger["config"]).adjudication
+    kind = kinds.of_config(ledger["config"])
+    form = kind.form if role == "initial" else kind.adjudication_form
+    assert form is not None     # only adjudicated kinds have adjudication projects
     assigned = entry["annotator"].lower()
     found, accepted, refused, skipped = 0, [], [], []
     for task in export:
@@ -180,13 +173,13 @@ def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int
                  "project_id": project_id, "server": url, "task_id": task.get("id"),
                  "item_id": item_id}
         for draft in task.get("drafts") or []:
-            who = _email(draft.get("user"), users)
+            who = email_of(draft.get("user"), users)
             if (who or "").lower() != assigned:
                 refused.append(where | _draft_record(draft, who))
         for annotation in task.get("annotations") or []:
             found += 1
-            author = _email(annotation.get("completed_by"), users)
-            editor = _email(annotation.get("updated_by"), users)
+            author = email_of(annotation.get("completed_by"), users)
+            editor = email_of(annotation.get("updated_by"), users)
             problem = _attribution_problem(data, items, ledger, entry, author, editor)
             if problem is None and annotation.get("was_cancelled"):
                 skipped.append({"item_id": item_id, "role": entry["role"],
@@ -197,12 +190,12 @@ def _parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int
                 continue
             values = None
             if problem is None:
-                values, problem = parse_result(config, annotation.get("result") or [])
+                values, problem = parse_result(form, annotation.get("result") or [])
             if problem is not None:
                 refused.append(where | _annotation_record(annotation, author, editor,
                                                           problem))
                 continue
-            criteria = configs.criteria_of(config, data)
+            criteria = form.criteria_of(data)
             if role == "adjudication":   # only what the adjudicator was asked to settle
                 criteria = [c for c in criteria
                             if str(data.get(f"dispute_{c}", "")).startswith("DISPUTED")]
@@ -272,32 +265,13 @@ def _result_summary(result: object) -> dict:
     return summary
 
 
-def _append_refusals(path: Path, refusals: list[dict]) -> int:
-    """Append the refusals not logged before (by server, project, annotation or draft,
-    version and reason); the log is never rewritten. How many were appended."""
-    def key(record: dict) -> tuple:
-        return (record.get("server"), record.get("project_id"), record.get("kind"),
-                record.get("annotation_id"), record.get("draft_id"),
-                record.get("updated_at"), record.get("reason"))
-    seen = {key(r) for r in _read_jsonl(path)}
-    new = []
-    for record in refusals:
-        if key(record) not in seen:
-            seen.add(key(record))
-            new.append({"seen_at": _now(), **record})
-    if new:     # e-mails and labels: as private as every other batch file
-        append_private(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                                     for r in new))
-    return len(new)
-
-
-def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str | None]:
+def parse_result(form: LabelConfig, result: list[dict]) -> tuple[dict[str, str], str | None]:
     """{criterion: value} from one annotation's result list, or a problem: Rating ->
     "1".."max", Choices -> the (single) choice, TextArea -> its lines joined."""
     values: dict[str, str] = {}
     for region in result:
         name = region.get("from_name")
-        control = configs.control_of(config, name)
+        control = form.control_of(name)
         if control is None:
             return {}, f"result for unknown control {name!r}"
         value = region.get("value") or {}
@@ -321,12 +295,12 @@ def parse_result(config: str, result: list[dict]) -> tuple[dict[str, str], str |
     return values, None
 
 
-def _email(user: object, users: Mapping[int, object]) -> str | None:
+def email_of(user: object, users: Mapping[int, object]) -> str | None:
     """The email of an export's user reference: an id, {id, email}, or (drafts) the email."""
     if isinstance(user, str):
         return user if "@" in user else None
     if isinstance(user, dict):
-        return user.get("email") or _email(user.get("id"), users)
+        return user.get("email") or email_of(user.get("id"), users)
     found = users.get(user) if isinstance(user, int) else None
     return getattr(found, "email", None) or None
 

@@ -13,7 +13,7 @@ routing, attribution and adjudication come from our side, and blinding from the 
   annotator 1", "<batch> · ar · annotator 2" (MAPLE pairs: "<batch> · annotator 1"), each
   holding the group's items once, so the overlap is exactly two by construction and each
   annotator has one queue per language. Target-language text is laid out right to left
-  for ar / fa / ur (configs.label_config). A slot's annotator never changes once recorded.
+  for ar / fa / ur (LabelConfig.laid_out). A slot's annotator never changes once recorded.
 - Adjudication. The items whose initial annotators disagree (agreement.queue_frame over
   the final labels) go to "<batch> · <group> · adjudication", assigned per group to an
   adjudicator who reads the group and is neither of its annotators. Each task shows the
@@ -45,26 +45,22 @@ import pyarrow as pa
 
 from ..errors import InputError
 from . import agreement, configs, kinds, routing
-from .accounts import AccountNote, _ensure_accounts
+from .accounts import AccountNote, ensure_accounts
 from .batches import ReviewBatch
 from .labelstudio.client import CHUNK_SIZE, Server, Task
 from .routing import ADJUDICATION, ROLES, SLOTS, Annotator
 from .schemas import Progress
-from .sites import Sites, _server_for, _sites
+from .sites import Sites, as_sites
 from .workspace import (
-    _now,
-    _read_tasks,
-    _record_batch,
-    _write_json_atomic,
+    LEDGER,
+    ROUTING,
+    SKIPS,
+    Workspace,
     append_private,
-    batch_dir,
+    now,
     project_description,
     project_key,
     project_title,
-    read_annotations,
-    read_items,
-    read_ledger,
-    read_skips,
 )
 
 TITLE_LIMIT = 50   # Label Studio's PROJECT_TITLE_MAX_LEN
@@ -125,7 +121,7 @@ def push(servers: Server | Sites, batch: ReviewBatch,
     each group's items to its two projects (module docstring). Idempotent and resumable.
     `annotators`: specs such as "ana@example.org:ar,fa" (one shared server), or
     {side: [specs]} for one server per side."""
-    sites = _sites(servers)
+    sites = as_sites(servers)
     people = _annotators(annotators)
     sided = any(a.side for a in people)
     if sided != sites.enforced:
@@ -135,17 +131,19 @@ def push(servers: Server | Sites, batch: ReviewBatch,
                          "per side",
                          expected="annotators per side exactly when annotator 1, annotator 2 "
                                   "and adjudication each have a server of their own")
-    folder, ledger = _record_batch(batch, workspace)
+    files = Workspace(batch.batch_id, workspace)
+    ledger = files.record(batch)
     declared = {a.email for a in people}
     for group, pair in sorted(ledger["pairs"].items()):
         absent = [email for email in pair if email not in declared]
         if absent:
-            raise InputError(folder / "ledger.json", f"group {group or '(MAPLE)'} of batch "
+            raise InputError(files.path(LEDGER), f"group {group or '(MAPLE)'} of batch "
                              f"{batch.batch_id} is assigned to {' and '.join(pair)}; "
                              f"{', '.join(absent)} is not among the annotators given",
                              expected="the recorded annotators (a slot's annotator never "
                                       "changes)")
-    size = kinds.of_config(batch.config).per_item
+    kind = kinds.of_config(batch.config)
+    size = kind.per_item
     routed = routing.route(batch.item_ids, batch.groups, people,
                            fixed={g: tuple(p) for g, p in ledger["pairs"].items()}, size=size)
     if not routed.pairs:
@@ -163,8 +161,8 @@ def push(servers: Server | Sites, batch: ReviewBatch,
     blinding = "enforced" if sites.enforced else "detected"
     ledger.update(blinding=blinding, pairs={g: list(p) for g, p in routed.pairs.items()},
                   servers={role: sites.role(role).url for role in ROLES})
-    _write_json_atomic(folder / "ledger.json", ledger)
-    _write_json_atomic(folder / "routing.json", routed.as_json())
+    files.write_json(LEDGER, ledger)
+    files.write_json(ROUTING, routed.as_json())
     people_at: dict[str, tuple[Server, set[str]]] = {}
     for pair in routed.pairs.values():
         for slot, email in zip(SLOTS, pair):
@@ -172,9 +170,8 @@ def push(servers: Server | Sites, batch: ReviewBatch,
             people_at.setdefault(server.url, (server, set()))[1].add(email)
     notes = []
     for server, emails in people_at.values():
-        notes += _ensure_accounts(server, sorted(emails), folder, ledger)
-    _write_json_atomic(folder / "ledger.json", ledger)
-    config = batch.config
+        notes += ensure_accounts(server, sorted(emails), files.folder, ledger)
+    files.write_json(LEDGER, ledger)
     by_group: dict[str, list[dict]] = {}
     for task in batch.tasks:
         if task["item_id"] in routed.items:
@@ -182,11 +179,10 @@ def push(servers: Server | Sites, batch: ReviewBatch,
     known = _listings(sites, SLOTS, batch.batch_id)
     reports = []
     for group in sorted(by_group):
-        label_config = configs.label_config(
-            config, configs.direction_of(routing.group_languages(group)))
+        label_config = kind.form.laid_out(configs.direction_of(routing.group_languages(group)))
         for slot, email in zip(SLOTS, routed.pairs[group]):
             server = sites.role(slot)
-            reports.append(_push_project(server, folder, ledger, slot, group, email,
+            reports.append(_push_project(server, files, ledger, slot, group, email,
                                          label_config, by_group[group], chunk_size,
                                          progress, known[server.url]))
     return PushReport(batch.batch_id, reports, notes, routed.as_json(), blinding)
@@ -200,9 +196,9 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
     group's adjudication project, assigned to an adjudicator who reads the group and is
     neither of its annotators (routing.route_adjudicators). An open item its adjudicator
     skipped is reported (`skipped`), or with reoffer=True offered again (`reoffered`)."""
-    sites = _sites(servers)
-    folder = batch_dir(batch_id, workspace)
-    ledger = read_ledger(batch_id, workspace)
+    sites = as_sites(servers)
+    files = Workspace(batch_id, workspace)
+    ledger = files.ledger()
     people = _annotators(adjudicators)
     if not people:
         raise InputError("adjudicators", "none given", expected=f"at least one "
@@ -212,14 +208,14 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
         raise InputError("adjudicators", f"{', '.join(sorted(annotating & {a.email for a in people}))}"
                          " also annotate(s) on a side server",
                          expected="adjudicators with no account on either side's server")
-    table = read_annotations(batch_id, workspace)
+    table = files.annotations()
     if table is None:
-        raise InputError(folder / "annotations.parquet", "nothing pulled yet",
+        raise InputError(files.path("annotations.parquet"), "nothing pulled yet",
                          expected="a pull before pushing adjudication")
     final = agreement.final_frame(agreement.prepare(table))
     queue = agreement.queue_frame(final)
     open_items = queue.filter(queue["state"] == "open")
-    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()}
+    items = {row["item_id"]: row for row in files.items().to_pylist()}
     groups = {item_id: items[item_id]["group"] for item_id in open_items["item_id"]}
     pairs = {g: tuple(p) for g, p in ledger["pairs"].items()}
     fixed = {e["group"]: e["annotator"] for e in ledger["projects"].values()
@@ -227,28 +223,31 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
     chosen, missing = routing.route_adjudicators(set(groups.values()) - set(fixed), people,
                                                  pairs)
     chosen |= fixed
-    notes = _ensure_accounts(sites.role(ADJUDICATION), sorted(set(chosen.values())), folder,
-                             ledger)
-    _write_json_atomic(folder / "ledger.json", ledger)
-    tasks = _read_tasks(folder)
-    disputes = _disputes(final, items, ledger["config"])
+    notes = ensure_accounts(sites.role(ADJUDICATION), sorted(set(chosen.values())),
+                            files.folder, ledger)
+    files.write_json(LEDGER, ledger)
+    tasks = files.tasks()
+    kind = kinds.of_config(ledger["config"])
+    twin = kind.adjudication_form
+    if twin is None:
+        raise InputError(files.path(LEDGER), f"a {kind.name} batch", expected="a batch "
+                         "whose kind is adjudicated (two annotators an item)")
+    disputes = _disputes(final, items)
     known = _listings(sites, (ADJUDICATION,), batch_id)
     reports = []
     for group in sorted(set(groups.values()) & set(chosen)):
         ids = [i for i in open_items["item_id"].to_list() if groups[i] == group]
-        payloads = [configs.adjudication_payload(ledger["config"], tasks[i], *disputes[i])
+        payloads = [configs.adjudication_payload(kind.form, twin, tasks[i], *disputes[i])
                     for i in ids]
-        label_config = configs.label_config(
-            kinds.of_config(ledger["config"]).adjudication,
-            configs.direction_of(routing.group_languages(group)))
+        label_config = twin.laid_out(configs.direction_of(routing.group_languages(group)))
         server = sites.role(ADJUDICATION)
-        reports.append(_push_project(server, folder, ledger, ADJUDICATION, group,
+        reports.append(_push_project(server, files, ledger, ADJUDICATION, group,
                                      chosen[group], label_config, payloads, chunk_size,
                                      progress, known[server.url]))
     unrouted = {i: (g, missing[g]) for i, g in groups.items() if g in missing}
-    skipped = [s for s in read_skips(batch_id, workspace)
+    skipped = [s for s in files.skips()
                if s["role"] == ADJUDICATION and s["item_id"] in groups]
-    reoffered = _reoffer(sites, batch_id, workspace, skipped) if reoffer else []
+    reoffered = _reoffer(sites, files, skipped) if reoffer else []
     return PushReport(batch_id, reports, notes,
                       {"pairs": {g: [a] for g, a in sorted(chosen.items())},
                        "left_out": [{"item_id": i, "group": g, "reason": r}
@@ -259,21 +258,17 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
                       reoffered=tuple(reoffered))
 
 
-def _reoffer(sites: Sites, batch_id: str, workspace: Path, skipped: list[dict]
-             ) -> list[dict]:
+def _reoffer(sites: Sites, files: Workspace, skipped: list[dict]) -> list[dict]:
     """Delete the skip annotations of these skips (the task returns to its annotator's
     queue) and drop them from skips.json; the skips stay in skips.log.jsonl."""
     for skip in skipped:
-        _server_for(sites, skip["server"]).delete_annotation(skip["annotation_id"])
-    folder = batch_dir(batch_id, workspace)
+        sites.server_for(skip["server"]).delete_annotation(skip["annotation_id"])
     if skipped:
-        append_private(folder / "skips.log.jsonl", "".join(
-            json.dumps(skip | {"reoffered_at": _now()}, sort_keys=True) + "\n"
+        append_private(files.path("skips.log.jsonl"), "".join(
+            json.dumps(skip | {"reoffered_at": now()}, sort_keys=True) + "\n"
             for skip in skipped))
         gone = {s["annotation_id"] for s in skipped}
-        _write_json_atomic(folder / "skips.json",
-                           [s for s in read_skips(batch_id, workspace)
-                            if s["annotation_id"] not in gone])
+        files.write_json(SKIPS, [s for s in files.skips() if s["annotation_id"] not in gone])
     return skipped
 
 
@@ -298,8 +293,7 @@ def queue_with_skips(queue: pa.Table, skips: Sequence[dict], batch_id: str) -> p
                                              for m in marked], pa.string())))
 
 
-def _disputes(final, items: Mapping[str, dict], config: str
-              ) -> dict[str, tuple[dict, dict]]:
+def _disputes(final, items: Mapping[str, dict]) -> dict[str, tuple[dict, dict]]:
     """item -> ({disputed criterion: the two initial answers}, {agreed criterion: value})
     as the annotators saw them (realism letters back in the shown A/B order)."""
     out: dict[str, tuple[dict, dict]] = {}
@@ -331,14 +325,14 @@ def _listings(sites: Sites, roles: Sequence[str], batch_id: str) -> dict[str, li
             for role in roles}
 
 
-def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: str,
+def _push_project(server: Server, files: Workspace, ledger: dict, role: str, group: str,
                   email: str, label_config: str, tasks: list[dict], chunk_size: int,
                   progress: Progress | None, known: list) -> ProjectPush:
     batch_id = ledger["batch_id"]
     key = project_key(group, role)
     recorded = ledger["projects"].get(key)
     if recorded and recorded["annotator"].lower() != email.lower():
-        raise InputError(folder / "ledger.json", f"{key} of batch {batch_id} is assigned to "
+        raise InputError(files.path(LEDGER), f"{key} of batch {batch_id} is assigned to "
                          f"{recorded['annotator']}, not {email}",
                          expected="the recorded annotator (a slot's annotator never changes)")
     title = project_title(batch_id, role, group)
@@ -354,7 +348,7 @@ def _push_project(server: Server, folder: Path, ledger: dict, role: str, group: 
              "group": group, "server": server.url}
     if ledger["projects"].get(key) != entry:
         ledger["projects"][key] = entry
-        _write_json_atomic(folder / "ledger.json", ledger)
+        files.write_json(LEDGER, ledger)
     held = [] if created else server.list_tasks(project.id)
     present = {t.item_id for t in held}
     missing = [i for i, task in enumerate(tasks) if task["item_id"] not in present]

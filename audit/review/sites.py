@@ -17,7 +17,7 @@ from typing import Mapping
 from ..errors import InputError
 from .labelstudio.client import Server
 from .routing import ROLES, SLOTS
-from .workspace import read_ledger
+from .workspace import Workspace
 
 
 class Sites:
@@ -51,6 +51,13 @@ class Sites:
         self._extra[url] = connect(url)
         return self._extra[url]
 
+    def server_for(self, url: str) -> Server:
+        """The server a ledger entry names: with one shared server, wherever the ledger
+        says it was."""
+        if len({s.url for s in self.roles.values()}) == 1:
+            return self.role(SLOTS[0])
+        return self.at(url)
+
     def close(self) -> None:
         for server in {id(s): s for s in (*self.roles.values(),
                                           *self._extra.values())}.values():
@@ -58,7 +65,7 @@ class Sites:
         self._extra.clear()
 
 
-def _sites(servers: Server | Sites | Mapping[str, Server]) -> Sites:
+def as_sites(servers: Server | Sites | Mapping[str, Server]) -> Sites:
     return servers if isinstance(servers, Sites) else Sites(servers)
 
 
@@ -85,7 +92,7 @@ def connect_sites(servers: Mapping[str, str] | str | None = None) -> Sites:
 def ledger_sites(batch_id: str, workspace: Path | None = None) -> Sites:
     """Connections to the servers a batch's ledger names, each with the token configured
     for it (a URL no longer configured is refused); close() them."""
-    ledger = read_ledger(batch_id, workspace)
+    ledger = Workspace(batch_id, workspace).ledger()
     urls: dict[str, str] = dict(ledger.get("servers") or {})
     for entry in ledger["projects"].values():
         urls.setdefault(entry["role"], entry["server"])
@@ -94,9 +101,3 @@ def ledger_sites(batch_id: str, workspace: Path | None = None) -> Sites:
     first = next(iter(urls.values()))
     return connect_sites({role: urls.get(role, first) for role in ROLES})
 
-
-def _server_for(sites: Sites, url: str) -> Server:
-    shared = {s.url for s in sites.roles.values()}
-    if len(shared) == 1:            # one server: wherever the ledger says it was
-        return sites.role(SLOTS[0])
-    return sites.at(url)

@@ -27,47 +27,26 @@ Translation designs keep to non-English target languages (sampling.target_langua
 "default" is 4 paragraphs + 1 question + 1 answer per language (the paper's 80:20:20 in
 miniature), "paper" the paper's 80 + 20 + 20. A paired batch samples OLD with the design and
 sends the OLD and NEW version of each matched unit, blind, to the same annotators
-(paired.py: the evidence for the acceptance gate's criteria 3 and 4). A post-edit batch
-sends each repair unit to one editor who reads its language (postedit.py). Every problem is an InputError naming the
-spec file and the field.
+(kinds/paired.py: the evidence for the acceptance gate's criteria 3 and 4). A post-edit
+batch sends each repair unit to one editor who reads its language (kinds/post_edit.py).
+Every problem is an InputError naming the spec file and the field. The Spec itself and what
+its paths resolve to: inputs.py.
 """
 
 from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
 from . import kinds
+from .inputs import Spec
 
 KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
         "adjudicators", "server", "servers", "new_release", "new_sources", "plan"}
 DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
-
-
-@dataclass(frozen=True)
-class Spec:
-    path: Path
-    kind: str
-    annotators: list | dict
-    batch: str | None = None
-    release: str | None = None
-    sources: list[str] = field(default_factory=list)
-    design: str | dict = "default"
-    seed: int | None = None
-    pairs: str | None = None
-    adjudicators: list[str] = field(default_factory=list)
-    server: str | None = None
-    servers: dict[str, str] | None = None
-    new_release: str | None = None
-    new_sources: list[str] = field(default_factory=list)
-    plan: str | None = None
-
-    def as_json(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "path"}
 
 
 def load(path: str | Path) -> Spec:
@@ -159,70 +138,8 @@ def _check_people(spec: Spec) -> None:
                          expected="both [servers] and [annotators] per side, or neither")
 
 
-def design(spec: Spec):
-    """The sampling Design of a translation spec (seed overridden when given)."""
-    from dataclasses import replace
-
-    from . import sampling
-    if spec.design == "paper":
-        chosen = sampling.PAPER_PRESET
-    elif spec.design == "default":
-        chosen = sampling.DEFAULT_PRESET
-    else:
-        table = spec.design
-        by = tuple(table["by"])
-        chosen = sampling.Design(name="spec", by=by, seed=sampling.PAPER_SEED,
-                                 allocation=table.get("allocation", "equal"),
-                                 per_stratum=table.get("per_stratum"), size=table.get("size"),
-                                 levels=sampling.target_languages_only(by)["levels"])
-    return replace(chosen, seed=spec.seed) if spec.seed is not None else chosen
-
-
 def build_batch(spec: Spec):
-    """The ReviewBatch a spec describes, built as its kind builds it (kinds.py: the release
+    """The ReviewBatch a spec describes, built as its kind builds it (kinds/: the release
     scanned and sampled, or the MAPLE pairs read and, for realism, put in seeded A/B
     order)."""
     return kinds.get(spec.kind).build(spec)
-
-
-def post_edit_batch(spec: Spec):
-    """The units of the spec's plan (else the release's whole work list) as a post-edit
-    batch; a plan not made from this release is refused, naming its line and row."""
-    from ..io import release as readers
-    from ..repair import plan as repair
-    from . import postedit
-    release_path = relative(spec, spec.release)
-    if spec.plan is None:
-        result = scanned(spec, spec.release, spec.sources)
-        return postedit.post_edit_batch(repair.work_list(result), result.release,
-                                        spec.batch)
-    path = relative(spec, spec.plan)
-    path = path / "plan.parquet" if path.is_dir() else path
-    units = postedit.read_plan(path)
-    return postedit.post_edit_batch(units, readers.open_release(release_path, spec.sources
-                                                                or None), spec.batch, path)
-
-
-def scanned(spec: Spec, value: str | None, sources: list[str]):
-    """The scan of the release at a path in the spec with its sources, or of the demo
-    release with its sources when the spec names none (remembered, or made now)."""
-    from .. import settings
-    from ..engine import policy, store
-    from ..io.release import open_release
-    if value:
-        release = open_release(relative(spec, value), sources or None)
-    else:
-        release = open_release(settings.DEMO_RELEASE, settings.demo_sources())
-    return store.scanned(release, policy.DEFAULT)[0]
-
-
-def relative(spec: Spec, value: str) -> Path:
-    """A path in the spec, relative to the spec's folder unless absolute or present."""
-    path = Path(value).expanduser()
-    if path.is_absolute() or path.exists():
-        return path
-    return spec.path.parent / path
-
-
-def server_urls(spec: Spec) -> dict[str, str] | str | None:
-    return spec.servers or spec.server

@@ -1,7 +1,7 @@
 """A batch's progress.
 
 Progress (status): per project, annotator and language, done / skipped / remaining of
-the project's own annotator only, judged as the pull judges it (_parse_export over the
+the project's own annotator only, judged as the pull judges it (pull.parse_export over the
 export of the annotated tasks, plus the project sizes and the users, one request each
 per server). A project whose counters and latest-changed task (one small request per
 annotated project) are those of the last reading is not exported again, so polling a
@@ -19,12 +19,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .intrusions import _intrusions
+from .intrusions import intruders
 from .labelstudio.client import Server, Size
-from .pull import _parse_export
+from .pull import parse_export
 from .routing import ROLES
-from .sites import Sites, _server_for, _sites
-from .workspace import _write_json_atomic, batch_dir, read_items, read_ledger, read_routing
+from .sites import Sites, as_sites
+from .workspace import Workspace
+
+STATUS = "status.json"
 
 
 @dataclass(frozen=True)
@@ -79,21 +81,20 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = N
     """Progress per project: the project sizes (one request per server), then, where a
     project holds an annotation, its latest change; a project whose counters and latest
     change are those of the last reading keeps that reading (status.json), any other is
-    exported and judged as the pull judges it (_parse_export), so another member's
+    exported and judged as the pull judges it (pull.parse_export), so another member's
     annotation is not counted as done but named as an intrusion."""
-    folder = batch_dir(batch_id, workspace)
-    ledger = read_ledger(batch_id, workspace)
-    sites = _sites(servers)
+    files = Workspace(batch_id, workspace)
+    ledger = files.ledger()
+    sites = as_sites(servers)
     entries = ledger["projects"]
-    items = {row["item_id"]: row for row in read_items(batch_id, workspace).to_pylist()} \
-        if entries else {}
-    readings = _read_readings(folder)
+    items = {row["item_id"]: row for row in files.items().to_pylist()} if entries else {}
+    readings = _read_readings(files.path(STATUS))
     by_server: dict[str, list[str]] = {}
     for key, entry in entries.items():
         by_server.setdefault(entry["server"], []).append(key)
     projects, kept = [], {}
     for url, keys in by_server.items():
-        server = _server_for(sites, url)
+        server = sites.server_for(url)
         sizes = server.project_sizes([entries[k]["project_id"] for k in keys])
         annotated = [entries[k]["project_id"] for k in keys
                      if sizes.get(entries[k]["project_id"], Size(0, False)).annotated]
@@ -112,14 +113,14 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = N
                                                 entry["annotator"], 0, 0, 0, 0, missing=True))
                 continue
             if key in stale:
-                _, accepted, refused, skipped = _parse_export(
+                _, accepted, refused, skipped = parse_export(
                     exports[entry["project_id"]], ledger, entry, entry["project_id"], items,
                     users, server.url)
                 reading = {"stamp": stamps[key],
                            "done": len({r["task_id"] for r in accepted}),
                            "skipped": len({r["task_id"] for r in skipped}),
                            "intrusions": [list(pair) for pair in
-                                          _intrusions(refused, entry["annotator"])]}
+                                          intruders(refused, entry["annotator"])]}
             elif entry["project_id"] in annotated:
                 reading = readings[key]
             else:
@@ -131,9 +132,9 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = N
                 skips, max(size.tasks - done - skips, 0),
                 intrusions=tuple((who, n) for who, n in reading["intrusions"])))
     if kept != readings:
-        _write_json_atomic(folder / "status.json", kept)
+        files.write_json(STATUS, kept)
     projects.sort(key=lambda p: (p.group, ROLES.index(p.role)))
-    left_out = len(read_routing(batch_id, workspace).get("left_out", []))
+    left_out = len(files.routing().get("left_out", []))
     return Status(batch_id, ledger.get("blinding"), projects, left_out)
 
 
@@ -144,11 +145,11 @@ def _stamp(project_id: int, size: Size | None, change: tuple[int, str] | None) -
             size.skips if size else None, *(change or (None, None))]
 
 
-def _read_readings(folder: Path) -> dict[str, dict]:
+def _read_readings(path: Path) -> dict[str, dict]:
     """The last status reading per project (status.json); none when the file is missing
     or unreadable (it is only a shortcut: everything is read again)."""
     try:
-        readings = json.loads((folder / "status.json").read_text(encoding="utf-8"))
+        readings = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     if not isinstance(readings, dict):

@@ -40,6 +40,10 @@ from . import maple, routing, sampling
 from .batches import ReviewBatch
 from .schemas import ITEM_SCHEMA
 
+LEDGER, ITEMS, TASKS, ROUTING = "ledger.json", "items.parquet", "tasks.jsonl", "routing.json"
+ANNOTATIONS, FINAL_LABELS = "annotations.parquet", "final_labels.parquet"
+SKIPS, REFUSALS = "skips.json", "refusals.jsonl"
+
 
 def batch_dir(batch_id: str, workspace: Path | None = None) -> Path:
     if not batch_id or "/" in batch_id or "\\" in batch_id or batch_id.startswith("."):
@@ -70,76 +74,131 @@ def project_description(batch_id: str, kind: str, role: str, email: str,
             f"anyone else of {email}'s annotations, are refused when pulled.")
 
 
-def read_ledger(batch_id: str, workspace: Path | None = None) -> dict:
-    path = batch_dir(batch_id, workspace) / "ledger.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(path, "no such review batch in the workspace",
-                         expected="a batch pushed with `python -m audit review push`") from None
+class Workspace:
+    """One batch's folder: its files' paths, readers and writers (module docstring)."""
 
+    def __init__(self, batch_id: str, root: Path | None = None) -> None:
+        self.batch_id = batch_id
+        self.folder = batch_dir(batch_id, root)
 
-def read_items(batch_id: str, workspace: Path | None = None) -> pa.Table:
-    path = batch_dir(batch_id, workspace) / "items.parquet"
-    if not path.is_file():
-        raise InputError(path, "the batch's items are missing (its push never recorded them)",
-                         expected="a batch pushed with `python -m audit review push`")
-    return pq.read_table(path)
+    def path(self, name: str) -> Path:
+        return self.folder / name
 
+    def write_json(self, name: str, value: object) -> None:
+        """Write a JSON file of the batch atomically."""
+        with staged_file(self.path(name)) as staging:
+            write_json(staging, value)
 
-def read_routing(batch_id: str, workspace: Path | None = None) -> dict:
-    path = batch_dir(batch_id, workspace) / "routing.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    def ledger(self) -> dict:
+        path = self.path(LEDGER)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise InputError(path, "no such review batch in the workspace",
+                             expected="a batch pushed with `python -m audit review push`"
+                             ) from None
 
+    def items(self) -> pa.Table:
+        path = self.path(ITEMS)
+        if not path.is_file():
+            raise InputError(path, "the batch's items are missing (its push never recorded "
+                             "them)", expected="a batch pushed with `python -m audit review "
+                                               "push`")
+        return pq.read_table(path)
 
-def _write_json_atomic(path: Path, value: object) -> None:
-    with staged_file(path) as staging:
-        write_json(staging, value)
+    def tasks(self) -> dict[str, dict]:
+        """item id -> the task data as pushed."""
+        lines = self.path(TASKS).read_text(encoding="utf-8").splitlines()
+        return {task["item_id"]: task for task in map(json.loads, filter(None, lines))}
 
+    def routing(self) -> dict:
+        return self._json(ROUTING, {})
 
-def _record_batch(batch: ReviewBatch, workspace: Path) -> tuple[Path, dict]:
-    """Write the batch's items, tasks and keys once; later pushes must match them."""
-    folder = batch_dir(batch.batch_id, workspace)
-    items_path = folder / "items.parquet"
-    if items_path.exists():
-        recorded = pq.read_table(items_path).column("item_id").to_pylist()
-        if recorded != batch.item_ids:
-            raise InputError(items_path, f"batch {batch.batch_id} was recorded with other "
-                             f"items ({len(recorded)} recorded, {len(batch.item_ids)} given)",
-                             expected="the same batch, or a new batch id")
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
-        with staged_file(folder / "tasks.jsonl") as staging:
-            staging.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n"
-                                       for t in batch.tasks), encoding="utf-8")
-        if batch.manifest is not None:
-            sampling.write_manifest(folder / "manifest.json", batch.manifest)
-        if batch.assignments is not None:
-            maple.write_assignments(folder / "assignments.jsonl", batch.assignments)
-        if batch.pairs is not None:
-            with staged_file(folder / "pairs.jsonl") as staging:
-                staging.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n"
-                                           for p in batch.pairs), encoding="utf-8")
-        if batch.plan is not None:
-            with staged_file(folder / "plan.parquet") as staging:
-                pq.write_table(batch.plan, staging)
-            _write_json_atomic(folder / "release.json", batch.release)
-        with staged_file(items_path) as staging:   # last: its presence means "recorded"
-            pq.write_table(batch.items.cast(ITEM_SCHEMA), staging)
-    ledger_path = folder / "ledger.json"
-    if ledger_path.exists():
-        ledger = json.loads(ledger_path.read_text(encoding="utf-8"))
-    else:
+    def skips(self) -> list[dict]:
+        return self._json(SKIPS, [])
+
+    def annotations(self) -> pa.Table | None:
+        path = self.path(ANNOTATIONS)
+        return pq.read_table(path) if path.exists() else None
+
+    def final_labels(self) -> pa.Table | None:
+        path = self.path(FINAL_LABELS)
+        return pq.read_table(path) if path.exists() else None
+
+    def refusals(self) -> list[dict]:
+        """The records of the refusals log; a line that is not JSON is named, not skipped."""
+        path = self.path(REFUSALS)
+        records = []
+        for number, line in enumerate(read_private(path).splitlines(), 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except ValueError:
+                    raise InputError(path, f"line {number} is not JSON",
+                                     expected="one JSON object a line (the log is appended, "
+                                              "never rewritten: restore the line)") from None
+        return records
+
+    def append_refusals(self, refusals: list[dict]) -> int:
+        """Append the refusals not logged before (by server, project, annotation or draft,
+        version and reason); the log is never rewritten. How many were appended."""
+        def key(record: dict) -> tuple:
+            return (record.get("server"), record.get("project_id"), record.get("kind"),
+                    record.get("annotation_id"), record.get("draft_id"),
+                    record.get("updated_at"), record.get("reason"))
+        seen = {key(r) for r in self.refusals()}
+        new = []
+        for record in refusals:
+            if key(record) not in seen:
+                seen.add(key(record))
+                new.append({"seen_at": now(), **record})
+        if new:     # e-mails and labels: as private as every other batch file
+            append_private(self.path(REFUSALS), "".join(
+                json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in new))
+        return len(new)
+
+    def record(self, batch: ReviewBatch) -> dict:
+        """Write the batch's items, tasks and keys once (later pushes must match them);
+        its ledger, made now if new."""
+        folder = self.folder
+        items_path = self.path(ITEMS)
+        if items_path.exists():
+            recorded = pq.read_table(items_path).column("item_id").to_pylist()
+            if recorded != batch.item_ids:
+                raise InputError(items_path, f"batch {batch.batch_id} was recorded with "
+                                 f"other items ({len(recorded)} recorded, "
+                                 f"{len(batch.item_ids)} given)",
+                                 expected="the same batch, or a new batch id")
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            with staged_file(self.path(TASKS)) as staging:
+                staging.write_text("".join(json.dumps(t, ensure_ascii=False) + "\n"
+                                           for t in batch.tasks), encoding="utf-8")
+            if batch.manifest is not None:
+                sampling.write_manifest(folder / "manifest.json", batch.manifest)
+            if batch.assignments is not None:
+                maple.write_assignments(folder / "assignments.jsonl", batch.assignments)
+            if batch.pairs is not None:
+                with staged_file(folder / "pairs.jsonl") as staging:
+                    staging.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n"
+                                               for p in batch.pairs), encoding="utf-8")
+            if batch.plan is not None:
+                with staged_file(folder / "plan.parquet") as staging:
+                    pq.write_table(batch.plan, staging)
+                self.write_json("release.json", batch.release)
+            with staged_file(items_path) as staging:   # last: its presence means "recorded"
+                pq.write_table(batch.items.cast(ITEM_SCHEMA), staging)
+        if self.path(LEDGER).exists():
+            return self.ledger()
         ledger = {"batch_id": batch.batch_id, "config": batch.config, "kind": batch.kind,
                   "n_items": len(batch.tasks), "blinding": None, "pairs": {},
                   "projects": {}, "accounts": {}}
-        _write_json_atomic(ledger_path, ledger)
-    return folder, ledger
+        self.write_json(LEDGER, ledger)
+        return ledger
 
-
-def _read_tasks(folder: Path) -> dict[str, dict]:
-    lines = (folder / "tasks.jsonl").read_text(encoding="utf-8").splitlines()
-    return {task["item_id"]: task for task in map(json.loads, filter(None, lines))}
+    def _json(self, name: str, default: object):
+        path = self.path(name)
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else default
 
 
 def _private(path: Path, flags: int) -> int:
@@ -178,38 +237,6 @@ def read_private(path: Path) -> str:
         return stream.read()
 
 
-def _now() -> str:
+def now() -> str:
+    """A UTC timestamp to the second, as the batch files record times."""
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def read_skips(batch_id: str, workspace: Path | None = None) -> list[dict]:
-    path = batch_dir(batch_id, workspace) / "skips.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-
-
-def read_annotations(batch_id: str, workspace: Path | None = None) -> pa.Table | None:
-    path = batch_dir(batch_id, workspace) / "annotations.parquet"
-    return pq.read_table(path) if path.exists() else None
-
-
-def read_final_labels(batch_id: str, workspace: Path | None = None) -> pa.Table | None:
-    path = batch_dir(batch_id, workspace) / "final_labels.parquet"
-    return pq.read_table(path) if path.exists() else None
-
-
-def read_refusals(batch_id: str, workspace: Path | None = None) -> list[dict]:
-    return _read_jsonl(batch_dir(batch_id, workspace) / "refusals.jsonl")
-
-
-def _read_jsonl(path: Path) -> list[dict]:
-    """The records of the refusals log; a line that is not JSON is named, not skipped."""
-    records = []
-    for number, line in enumerate(read_private(path).splitlines(), 1):
-        if line.strip():
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                raise InputError(path, f"line {number} is not JSON",
-                                 expected="one JSON object a line (the log is appended, "
-                                          "never rewritten: restore the line)") from None
-    return records

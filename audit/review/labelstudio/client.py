@@ -70,8 +70,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ...errors import InputError
 from ...settings import current, default_token, default_url
-from .errors import ServerError, _reason
-from .forms import _form_errors, _post_form, _session, _sign_up
+from .errors import ServerError, reason_of
+from .forms import form_errors, form_session, post_form, sign_up
 
 CHUNK_SIZE = 100
 PAGE_SIZE = 1000
@@ -315,7 +315,7 @@ class Server:
                 raise ServerError(self.url, f"{what}: the API token was rejected (HTTP {status})",
                                   expected="the token of this server's admin, from "
                                            "LABEL_STUDIO_API_KEY or .labelstudio.env") from None
-            reason = _reason(error.body)
+            reason = reason_of(error.body)
             raise ServerError(self.url, f"{what}: HTTP {status}"
                               + (f": {reason}" if reason else "")) from None
         except httpx.TimeoutException as error:
@@ -339,7 +339,7 @@ class Server:
                               "scripts/labelstudio.sh start, or set LABEL_STUDIO_URL") from None
         if body.get("status") != "UP":
             raise ServerError(self.url, f"/health answered HTTP {response.status_code} "
-                              f"{_reason(body) or ''}".rstrip(), expected='{"status": "UP"}')
+                              f"{reason_of(body) or ''}".rstrip(), expected='{"status": "UP"}')
         return self.whoami()
 
     def whoami(self) -> User:
@@ -472,7 +472,7 @@ class Server:
         if found is not None:
             return Account(found)
         password = secrets.token_urlsafe(15)
-        _sign_up(self.url, email, password, self._invite_token())
+        sign_up(self.url, email, password, self._invite_token())
         user = self.find_user(email)
         if user is None:
             raise ServerError(self.url, f"sign up {email}: the new account is not listed "
@@ -602,12 +602,12 @@ def sign_in(url: str, email: str, password: str, *, timeout: float = 120.0) -> S
     from label_studio_sdk import LabelStudio
     url = url.rstrip("/")
     try:
-        with _session(url) as client:
-            response = _post_form(client, "/user/login/", {"email": email,
+        with form_session(url) as client:
+            response = post_form(client, "/user/login/", {"email": email,
                                                             "password": password})
             if response.status_code != 302:
                 raise ServerError(url, f"log in as {email}: refused "
-                                  f"({_form_errors(response.text)})",
+                                  f"({form_errors(response.text)})",
                                   expected="the email and password the invitation gave")
             token = _user_token(url, email, client.get("/api/current-user/token"))
     except httpx.HTTPError as error:

@@ -1,5 +1,5 @@
 """How a failed Label Studio call reads: ServerError (an InputError) names the server's URL,
-what was being done and the cause in one line; _reason takes the server's short reason from
+what was being done and the cause in one line; reason_of takes the server's short reason from
 an error body (never a whole HTML error page)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ class ServerError(InputError):
         self.url = url
 
 
-def _reason(body: Any) -> str:
+def reason_of(body: Any) -> str:
     """The server's short reason from an error body (JSON detail, not an HTML page)."""
     if isinstance(body, dict):
         detail = body.get("detail") or body.get("message") or ""

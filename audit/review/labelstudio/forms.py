@@ -11,7 +11,7 @@ from typing import Any
 from .errors import ServerError
 
 
-def _form_errors(page: str) -> str:
+def form_errors(page: str) -> str:
     """The field errors Label Studio's sign-up / login pages list, as one line."""
     found = re.findall(r'<ul class="field_errors">(.*?)</ul>', page, flags=re.S)
     found += re.findall(r'<p class="error">(.*?)</p>', page, flags=re.S)
@@ -20,12 +20,12 @@ def _form_errors(page: str) -> str:
     return text[:300] or "the page gave no reason"
 
 
-def _session(url: str, timeout: float = 60.0) -> Any:
+def form_session(url: str, timeout: float = 60.0) -> Any:
     import httpx
     return httpx.Client(base_url=url, follow_redirects=False, timeout=timeout)
 
 
-def _post_form(client: Any, path: str, fields: dict) -> Any:
+def post_form(client: Any, path: str, fields: dict) -> Any:
     """GET a Django form page for its CSRF cookie, then POST the fields to it."""
     client.get(path).raise_for_status()
     token = client.cookies.get("csrftoken") or ""
@@ -38,16 +38,16 @@ def _whoami(client: Any) -> str:
     return (response.json().get("email") or "") if response.status_code == 200 else ""
 
 
-def _sign_up(url: str, email: str, password: str, invite_token: str) -> None:
+def sign_up(url: str, email: str, password: str, invite_token: str) -> None:
     """Create an account through the sign-up form; check the new session is that user."""
     import httpx
     try:
-        with _session(url) as client:
-            response = _post_form(client, f"/user/signup/?token={invite_token}",
+        with form_session(url) as client:
+            response = post_form(client, f"/user/signup/?token={invite_token}",
                                   {"email": email, "password": password})
             if response.status_code != 302:
                 problem = (f"HTTP {response.status_code}" if response.status_code != 200
-                           else _form_errors(response.text))
+                           else form_errors(response.text))
                 raise ServerError(url, f"sign up {email}: {problem}",
                                   expected="an email no account uses yet")
             if _whoami(client).lower() != email.lower():

@@ -60,18 +60,20 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..analysis import stats
-from ..engine.scan import ScanResult
-from ..errors import InputError
-from ..io.tables import iter_jsonl_objects
-from ..reports.compare import VIEW_OF_ROW
-from ..sql.connection import connect
-from . import agreement, configs, kinds, routing, sampling
-from .batches import ReviewBatch
-from .schemas import ITEM_SCHEMA
-from .workspace import batch_dir, batches, read_annotations
+from ...analysis import stats
+from ...engine.scan import ScanResult
+from ...errors import InputError
+from ...io.tables import iter_jsonl_objects
+from ...reports.compare import VIEW_OF_ROW
+from ...sql.connection import connect
+from .. import agreement, inputs, routing, sampling
+from ..batches import ReviewBatch
+from ..inputs import Spec, scanned
+from ..schemas import ITEM_SCHEMA
+from ..workspace import Workspace, batch_dir, batches
+from . import translation
+from .base import ReviewKind
 
-KIND = kinds.KINDS["paired"]      # a translation batch of OLD and NEW versions
 PAIRED_UNITS = ("question", "answer", "paragraph")
 VERSIONS = ("old", "new")
 SLOTS = ("x", "y")
@@ -117,7 +119,7 @@ def paired_batch(old: ScanResult, new: ScanResult,
         for slot, version in zip(SLOTS, shown):
             item_id = f"{pair_id}:{slot}"
             text, release_item = versions[version]
-            tasks.append(configs.translation_payload(text | {"item_id": item_id}, batch_id))
+            tasks.append(translation.payload(text | {"item_id": item_id}, batch_id))
             items.append({"item_id": item_id, "cluster_id": unit["source_id"],
                           "kind": KIND.annotation, "language": unit["language"],
                           "unit": unit["unit"], "setting": None, "source_a": None,
@@ -135,6 +137,18 @@ def paired_batch(old: ScanResult, new: ScanResult,
     return ReviewBatch(batch_id, KIND.config,
                        pa.Table.from_pylist(items, schema=ITEM_SCHEMA), tasks,
                        manifest=manifest, pairs=key)
+
+
+def build(spec: Spec) -> ReviewBatch:
+    """The spec's OLD release (`release`) sampled with its design, paired with NEW
+    (`new_release`)."""
+    old = scanned(spec, spec.release, spec.sources)
+    new = scanned(spec, spec.new_release, spec.new_sources)
+    try:
+        return paired_batch(old, new, inputs.design(spec), spec.batch, where={
+            "language": list(sampling.NON_ENGLISH)}, seed=spec.seed)
+    except ValueError as error:
+        raise InputError(spec.path, str(error), where="design") from None
 
 
 def _translation_units(result: ScanResult) -> pa.Table:
@@ -406,7 +420,7 @@ def evidence(batch_id: str, workspace: Path | None = None, n_boot: int = 2000,
     `sufficient` is False, with `insufficient` saying why, when no pair was rated on both
     versions by one reviewer (nothing pulled yet, or only half of the pairs done)."""
     key = read_pairs(batch_id, workspace)
-    table = read_annotations(batch_id, workspace)
+    table = Workspace(batch_id, workspace).annotations()
     scores = (paired_scores(table, key) if table is not None and table.num_rows
               else SCORES_SCHEMA.empty_table())
     frame = pl.from_arrow(scores).drop_nulls(["h_old", "h_new"])
@@ -438,3 +452,12 @@ def evidence(batch_id: str, workspace: Path | None = None, n_boot: int = 2000,
 def _read_manifest(batch_id: str, workspace: Path) -> dict:
     path = batch_dir(batch_id, workspace) / "manifest.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+_OLD_NEW = "the OLD (release) and the NEW (new_release) release"
+# A translation batch of OLD and NEW versions: translation's config, annotation and reports.
+KIND = ReviewKind("paired", translation.FORM, translation.KIND.annotation,
+                  "paired OLD/NEW units", build, adjudication_form=translation.ADJUDICATION,
+                  needs=(("release", _OLD_NEW), ("new_release", _OLD_NEW)),
+                  accepts=frozenset({"new_release"}), reports=translation.reports,
+                  charts=translation.CHARTS)

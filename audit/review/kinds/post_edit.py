@@ -10,10 +10,10 @@ English beside the current translation pre-filled in an editable text area. A bl
 gets an empty area. A paragraph gets one area per source sentence: its sentences in order,
 an empty area where it has too few, and its surplus joined (by a space) into the last area
 where it has too many, so the edit comes back aligned. The editor picks a reason
-(configs.POST_EDIT_REASONS) or "fine as it is". The batch folder keeps the plan
+(REASONS) or "fine as it is". The batch folder keeps the plan
 (plan.parquet) and the release's files and content digests (release.json).
 
-Pull (`record_corrections`, called by pull.pull). The latest version of each item's
+Pull (`record_corrections`, called by pull.pull as the kind's `corrections`). The latest version of each item's
 annotation by its editor becomes a correction (repair/corrections.Correction) unless it is
 "fine as it is" or every area holds the text it was pre-filled with (Label Studio submits
 a pre-filled area even when untouched, so "unchanged" is judged against the task, not the
@@ -39,22 +39,41 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..errors import InputError
-from ..io.model import Release
-from ..io.release import open_release
-from ..io.units import paragraph_text
-from ..languages import BY_CODE, UNKNOWN_CODE
-from ..repair import record
-from ..repair.corrections import Correction
-from ..repair.record import Origin, Workspace
-from ..reports import render
-from . import configs, kinds, routing
-from .batches import ReviewBatch, _content_id
-from .schemas import ITEM_SCHEMA
-from .workspace import _read_tasks, batch_dir, batches
+from ...errors import InputError
+from ...io.model import Release
+from ...io.release import open_release
+from ...io.units import paragraph_text
+from ...languages import BY_CODE, UNKNOWN_CODE
+from ...repair import record
+from ...repair.corrections import Correction
+from ...repair.record import Origin, Workspace
+from ...reports import render
+from .. import routing
+from ..batches import ReviewBatch, content_id
+from ..configs import REPEATED, Control, LabelConfig
+from ..inputs import Spec, relative, scanned
+from ..schemas import ITEM_SCHEMA
+from ..workspace import Workspace as BatchFiles
+from ..workspace import batch_dir, batches
+from .base import ReviewKind
 
 PLAN_FILE, RELEASE_FILE = "plan.parquet", "release.json"
-KIND = kinds.KINDS["post-edit"]
+FINE = "fine as it is"
+REASONS = ("mistranslation", "untranslated", "truncated", "number", "placeholder",
+           "wrong language", "other", FINE)
+FORM = LabelConfig(
+    "post_edit",
+    {"reason": Control("Choices", "where", REASONS),
+     f"text_{REPEATED}": Control("TextArea", f"english_{REPEATED}")},
+    ("item_id", "where", "findings_html", "sentences"),
+    extra_tags=frozenset({"HyperText", "Repeater"}),
+    # Where its data may enter besides a whole `$field` in a <Text value>:
+    # (tag, attribute) -> the one value allowed there.
+    data_attributes={("HyperText", "value"): "$findings_html",
+                     ("Repeater", "on"): "$sentences",
+                     ("Text", "value"): f"$sentences[{REPEATED}].english",
+                     ("TextArea", "value"): f"$sentences[{REPEATED}].text"},
+    css=(render.TEXT_CSS,), repeats_on="sentences")
 SUPERSEDER = "post-edit pull"
 FINDINGS_HEADER = ["check", "severity", "sentence", "detail"]
 
@@ -112,14 +131,14 @@ def findings_html(unit: dict) -> str:
 
 
 def payload(unit: dict, batch_id: str) -> dict:
-    """The task data of one unit (configs.FIELDS["post_edit"] plus the batch id)."""
+    """The task data of one unit (FORM.fields plus the batch id)."""
     return {"item_id": item_id(unit), "batch_id": batch_id, "where": _where(unit),
             "findings_html": findings_html(unit), "sentences": areas(unit)}
 
 
 def read_plan(path: Path) -> pa.Table:
     """A work list written by `repair plan --out DIR` (its plan.parquet)."""
-    from ..repair.plan import SCHEMA
+    from ...repair.plan import SCHEMA
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowInvalid) as error:
@@ -135,7 +154,7 @@ def read_plan(path: Path) -> pa.Table:
 def _verify(plan: pa.Table, release: Release, where: Path | str) -> None:
     """Every unit located in the release with the text its digest names (else the
     InputError of corrections.locate, naming the plan's row and id)."""
-    from ..repair.corrections import locate
+    from ...repair.corrections import locate
     locate(release, [Correction(
         row_id=r["id"], unit=r["unit"], paragraph_id=r["paragraph_id"],
         sentence_index=r["sentence_index"], old_sha256=r["old_sha256"], new_text=r["text"],
@@ -153,7 +172,7 @@ def post_edit_batch(plan: pa.Table, release: Release, batch_id: str | None = Non
     if len(set(ids)) != len(ids):
         raise InputError(where, "a unit is listed twice", expected="each unit once")
     _verify(plan, release, where)
-    batch_id = batch_id or _content_id(KIND.name, ids)
+    batch_id = batch_id or content_id(KIND.name, ids)
     tasks = [payload(r, batch_id) for r in rows]
     items = pa.Table.from_pylist([
         {"item_id": i, "cluster_id": r["source_id"] or r["id"], "kind": KIND.annotation,
@@ -161,7 +180,21 @@ def post_edit_batch(plan: pa.Table, release: Release, batch_id: str | None = Non
          "source_b": None, "group": routing.group_of([r["language"] or UNKNOWN_CODE])}
         for i, r in zip(ids, rows)], schema=ITEM_SCHEMA)
     files = {"files": [str(p) for p in release.paths], "content": release.content}
-    return ReviewBatch(batch_id, KIND.config, items, tasks, plan=plan, release=files)
+    return ReviewBatch(batch_id, FORM.name, items, tasks, plan=plan, release=files)
+
+
+def build(spec: Spec) -> ReviewBatch:
+    """The units of the spec's plan (else the release's whole work list) as a post-edit
+    batch; a plan not made from this release is refused, naming its line and row."""
+    from ...repair import plan as repair
+    if spec.plan is None:
+        result = scanned(spec, spec.release, spec.sources)
+        return post_edit_batch(repair.work_list(result), result.release, spec.batch)
+    path = relative(spec, spec.plan)
+    path = path / PLAN_FILE if path.is_dir() else path
+    units = read_plan(path)
+    release = open_release(relative(spec, spec.release), spec.sources or None)
+    return post_edit_batch(units, release, spec.batch, path)
 
 
 # ------------------------------------------------------------------------- pull
@@ -205,7 +238,7 @@ def _correction(unit: dict, task: dict, rows: list[dict], batch_id: str
                 ) -> Correction | str:
     """The correction one submission makes, or why it makes none ("fine", "unchanged")."""
     values = {r["criterion"]: r["value"] for r in rows}
-    if values.get("reason") in (None, configs.FINE):
+    if values.get("reason") in (None, FINE):
         return "fine"
     prefilled = [area["text"] for area in task["sentences"]]
     edited = [values.get(f"text_{k}") or "" for k in range(len(prefilled))]
@@ -271,9 +304,10 @@ def _superseded(earlier: pa.Table, current: list[Correction], batch_id: str,
 def record_corrections(batch_id: str, workspace: Path, table: pa.Table) -> Recorded:
     """Append the corrections of the pulled table (the batch's annotations.parquet) to the
     batch's repair workspace (module docstring); idempotent."""
-    from ..repair import apply
-    folder = batch_dir(batch_id, workspace)
-    plan, tasks = _plan(folder), _read_tasks(folder)
+    from ...repair import apply
+    files = BatchFiles(batch_id, workspace)
+    folder = files.folder
+    plan, tasks = _plan(folder), files.tasks()
     made = {item: _correction(plan[item], tasks[item], rows, batch_id)
             for item, rows in _latest(table).items()}
     found = [c for c in made.values() if isinstance(c, Correction)]
@@ -298,7 +332,7 @@ def record_corrections(batch_id: str, workspace: Path, table: pa.Table) -> Recor
 def batch_corrections(folder: Path, release: Release) -> list[Correction]:
     """The open proposals of a post-edit batch's record for this release (read back as
     corrections: repair/apply.from_record), superseded ones left out."""
-    from ..repair.apply import from_record
+    from ...repair.apply import from_record
     folder = Path(folder)
     ledger = folder / "ledger.json"
     try:
@@ -335,3 +369,8 @@ def batches_of(release: Release, workspace: Path | None = None) -> list[dict]:
             found.append({"batch": batch_id, "folder": folder,
                           "corrections": len(batch_corrections(folder, release))})
     return found
+
+
+KIND = ReviewKind("post-edit", FORM, "post-edit", "post-edit units", build,
+                  needs=(("release", "the release whose units are post-edited"),),
+                  accepts=frozenset({"plan"}), per_item=1, corrections=record_corrections)
