@@ -217,4 +217,6 @@ def test_the_duplicates_twin_drifts_from_its_sibling(expected: dict) -> None:
 def test_preservation_findings_on_the_text_bank(expected: dict) -> None:
     found = Counter(f["check"] for f in expected["findings"]
                     if f["check"] in ("answer_not_in_evidence", "bridge_entity_lost"))
-    assert found == {"answer_not_in_evidence": 11, "bridge_entity_lost": 4}
+    # Three bridge units are "J. R. R. Tolkien" written "জে. আর. আর. টোলকিনের" in Bengali,
+    # where the release holds no Bengali rendering: found word by word (issue 47).
+    assert found == {"answer_not_in_evidence": 11, "bridge_entity_lost": 1}

@@ -314,7 +314,8 @@ def _preservation(rows: dict[str, list[dict]]) -> list[dict]:
         for row in split_rows:
             answer = row["source_answer"]
             eligible = (answer is not None and not _blank(answer)
-                        and copy_category(answer) in ("name_like", "number_or_date"))
+                        and (copy_category(answer) in ("name_like", "number_or_date")
+                             or _by_value(answer)))
             cands = {c["paragraph_id"]: c for c in row["candidates"]}
             facts = list(dict.fromkeys(
                 (f["paragraph_id"], f["sentence_index"]) for f in row["supporting_facts"]
@@ -359,12 +360,27 @@ def _preservation_verdict(preservation, t: dict, kind: str, lang: str, target: s
     s = preservation.match_signals(kind, lang, target, src, tgt, forms)
     script = t[preservation.SCRIPT_KEYS[preservation.script_of(lang)] + "_score"]
     found = (s["en_score"] >= t["rendering_score"] or (s["form_score"] or 0) >=
-             t["rendering_score"] or (s.get("roman_score") or 0) >= script)
+             t["rendering_score"] or (s.get("roman_score") or 0) >= script
+             or (not forms and (s.get("word_score") or 0) >= t["word_score"]))
     if s["num_missing"]:
         return "lost"
-    if any(ch.isalpha() for ch in target) and not found:
+    if any(ch.isalpha() for ch in target) and not _by_value(target) and not found:
         return "lost" if forms else "unverifiable"
     return None
+
+
+_DATE_WORDS = re.compile(r"(?i)\b(?:january|february|march|april|may|june|july|august|"
+                         r"september|october|november|december|jan|feb|mar|apr|jun|jul|aug|"
+                         r"sept|sep|oct|nov|dec|bce|bc|ad|ce|am|pm|us|usd|gbp|eur|a\.m|p\.m|"
+                         r"a\.d|b\.c)\b")
+
+
+def _by_value(text: str) -> bool:
+    """A number or a date judged by its numerals alone: a digit, at most eight words, no
+    capitalised word but a month, an era or a currency code."""
+    return (any(ch.isdigit() for ch in text) and len(text) <= 60
+            and len(text.strip().split(" ")) <= 8
+            and not any(ch.isupper() for ch in _DATE_WORDS.sub("", text)))
 
 
 def _status(flags: set[str]) -> str:
