@@ -1,8 +1,9 @@
 """Annotations: pull a batch back from Label Studio (idempotent; refusals logged), then
-agreement per criterion (pooled, per language group and per annotator pair, the groups
-below a κ floor flagged), the final labels, the reports (adequacy/fluency, preservation,
-consequences, MAPLE Table 4, relevance), the preservation checks against the human flags
-(on the release in the sidebar) and the adjudication queue, open vs resolved."""
+agreement per criterion (pooled, per language group and per annotator pair, each κ below
+a κ floor named with its criterion, raw agreement and n), the final labels, the reports
+(adequacy/fluency, preservation, consequences, MAPLE Table 4, relevance), the
+preservation checks against the human flags (on the release in the sidebar) and the
+adjudication queue, open vs resolved."""
 
 from __future__ import annotations
 
@@ -91,13 +92,21 @@ floor = st.number_input("κ floor (a group whose κ is below it is flagged)", mi
 st.caption("Raw agreement and κ within each group, each with its own n (items with two "
            "initial annotations), clusters and 95% bootstrap interval over that group's "
            "source instances; a pooled κ can hide one weak pair. Click a column to sort.")
+
+def below_floor(where: str, rows: list[dict]) -> None:
+    """One warning per table: each κ below the floor with its criterion, slice, raw
+    agreement and n (agreement.floor_notes)."""
+    notes = agreement.floor_notes(rows, float(floor))
+    if notes:
+        say(st.warning, f"Below the κ floor {floor:g}, {where}: {{notes}}",
+            notes="; ".join(notes))
+
+
+below_floor("pooled", scores.to_pylist())
 for by in agreement.BREAKDOWNS:
     grouped = breakdown(batch_id, table.num_rows, latest, by, float(floor))
-    flagged = sorted({r["group"] for r in grouped.to_pylist() if r["flagged"]})
     label = "language group" if by == "language" else "annotator pair"
-    if flagged:
-        say(st.warning, f"Below the κ floor {floor:g}, per {label}: {{groups}}",
-            groups=", ".join(flagged))
+    below_floor(f"per {label}", grouped.to_pylist())
     figure = reports.figure(f"agreement_by_{by}", grouped)
     if figure is not None:
         st.plotly_chart(figure, key=f"chart-agreement-{by}")

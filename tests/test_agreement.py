@@ -447,3 +447,71 @@ def test_empty_consequence_is_scored_none_so_empty_against_named_is_a_disagreeme
     assert final == {"i00": ("cosmetic", "agreed"), "i01": (None, "disagreement"),
                      "i02": ("reasoning-changing", "agreed"), "i03": ("none", "agreed"),
                      "i04": ("none", "agreed"), "i05": (None, "disagreement")}
+
+
+def test_a_language_and_a_pair_of_the_same_items_get_the_same_interval():
+    """ar is read by amal & badr only: the language slice, the pair slice and a pooled
+    table of the ar items alone are the same items, so the same resampling and interval
+    (the bootstrap is seeded by the items, not the slice's name)."""
+    records = three_language_batch()
+    table = annotations(records)
+    language = by_group(ag.agreement_by(table, "language", n_boot=200), "ar", "cohen_kappa")
+    pair = by_group(ag.agreement_by(table, "pair", n_boot=200), "amal & badr", "cohen_kappa")
+    alone = stat(ag.agreement(annotations([r for r in records if r["language"] == "ar"]),
+                              n_boot=200), "adequacy", "cohen_kappa")
+    interval = (language["ci_low"], language["ci_high"], language["n_boot_defined"])
+    assert (pair["ci_low"], pair["ci_high"], pair["n_boot_defined"]) == interval
+    assert (alone["ci_low"], alone["ci_high"], alone["n_boot_defined"]) == interval
+    assert language["ci_low"] < 5 / 9 < language["ci_high"]
+
+
+def test_a_pooled_kappa_below_the_floor_is_flagged_and_named_like_a_groups():
+    """The pooled table follows agreement_by's floor rule (any κ below the floor; raw
+    agreement and α never), and floor_notes names criterion, slice, κ, raw agreement, n."""
+    table = annotations(three_language_batch())
+    pooled = ag.agreement(table, n_boot=50, kappa_floor=0.9)
+    flagged = {r["statistic"]: r["flagged"] for r in pooled.to_pylist()}
+    # κ 55/64 = 0.859 < 0.9; the weighted κ (near misses count) are above it
+    assert flagged == {"raw_agreement": False, "cohen_kappa": True,
+                       "cohen_kappa_linear": False, "cohen_kappa_quadratic": False,
+                       "krippendorff_alpha": False}
+    assert set(pooled.column("kappa_floor").to_pylist()) == {0.9}
+    assert not any(ag.agreement(table, n_boot=50).column("flagged").to_pylist())
+    assert ag.floor_notes(pooled.to_pylist(), 0.9) == [
+        "adequacy, all items: κ 0.859, raw agreement 0.889, n = 18"]
+    # the floor the notes are asked about counts, not the one the table was made with
+    assert ag.floor_notes(pooled.to_pylist(), 0.6) == []
+    languages = ag.agreement_by(table, "language", n_boot=50)
+    assert ag.floor_notes(languages.to_pylist(), 0.6) == [
+        "adequacy, language ar: κ 0.556, raw agreement 0.667, n = 6"]
+    pairs = ag.agreement_by(table, "pair", n_boot=50)
+    assert ag.floor_notes(pairs.to_pylist(), 0.8) == [
+        "adequacy, pair amal & badr (ar): κ 0.556, raw agreement 0.667, n = 6",
+        "adequacy, pair amal & badr (ar): κ linear 0.750, raw agreement 0.667, n = 6"]
+
+
+def test_an_undefined_kappa_is_drawn_as_undefined_never_as_a_bar_at_zero():
+    """fr: both annotators rate every item 3, so κ is undefined (chance agreement 1): its
+    slot holds no κ bar but a hatched placeholder labelled "undefined" over -1..1."""
+    from audit.review import reports
+    records = three_language_batch() + [
+        {"item": f"fr-{i}", "who": who, "criterion": "adequacy", "value": "3",
+         "language": "fr"} for i in range(3) for who in ("fred", "gina")]
+    grouped = ag.agreement_by(annotations(records), "language", n_boot=50)
+    assert math.isnan(by_group(grouped, "fr", "cohen_kappa")["estimate"])
+    fig = reports.figure("agreement_by_language", grouped)
+    kappa, placeholder = [t for t in fig.data if t.legendgroup == "cohen_kappa"]
+    assert list(kappa.x) == ["ar (n=6)", "de (n=6)", "fr (n=3)", "ur (n=6)"]
+    assert kappa.y[2] is None and kappa.error_y.array[2] is None
+    assert (list(placeholder.x), list(placeholder.text)) == (["fr (n=3)"], ["undefined"])
+    assert (list(placeholder.base), list(placeholder.y)) == ([-1.0], [2.0])
+    assert placeholder.offsetgroup == kappa.offsetgroup == "cohen_kappa"
+    assert placeholder.marker.pattern.shape == "/" and not placeholder.showlegend
+    assert "chance agreement is 1" in placeholder.hovertext[0]
+    pooled = reports.figure("agreement", ag.agreement(
+        annotations([r for r in records if r["language"] == "fr"]), n_boot=50))
+    assert all(value is None for trace in pooled.data if trace.text is None
+               for value in trace.y)
+    assert {trace.name for trace in pooled.data if trace.text is not None} == {
+        "cohen_kappa undefined", "cohen_kappa_quadratic undefined",
+        "krippendorff_alpha undefined"}

@@ -341,9 +341,20 @@ def test_annotations_page_reports_agreement(tmp_path, settings_env):
     german = by_language[(by_language["statistic"] == "cohen_kappa")
                          & (by_language["criterion"] == "adequacy")]
     assert german[["group", "n_items", "n_irregular"]].values.tolist() == [["de", 10, 1]]
+    # Each κ below the floor with its criterion, slice, raw agreement and n: adequacy and
+    # answer_preserved agree on 9 of 10 items (i03, i07), the consequence on 8 (i07, i09
+    # cosmetic against none); the pooled table's κ too (one pair, one language: the same).
+    def notes(where: str) -> str:
+        return "; ".join([f"adequacy, {where}: κ 0.000, raw agreement 0.900, n = 10",
+                          f"adequacy, {where}: κ linear 0.000, raw agreement 0.900, n = 10",
+                          f"adequacy, {where}: κ quadratic 0.000, raw agreement 0.900, "
+                          "n = 10",
+                          f"answer_preserved, {where}: κ 0.000, raw agreement 0.900, n = 10",
+                          f"consequence, {where}: κ 0.000, raw agreement 0.800, n = 10"])
     assert [w.value for w in at.warning] == [
-        "Below the κ floor 0.6, per language group: ` de `",
-        "Below the κ floor 0.6, per annotator pair: ` ann & bob `"]
+        f"Below the κ floor 0.6, pooled: ` {notes('all items')} `",
+        f"Below the κ floor 0.6, per language group: ` {notes('language de')} `",
+        f"Below the κ floor 0.6, per annotator pair: ` {notes('pair ann & bob (de)')} `"]
     at.number_input(key="kappa_floor").set_value(-0.5).run()
     assert not at.warning and not at.dataframe[2].value["flagged"].any()
     # The planted items name no unit of the demo release in the sidebar: nothing to count.

@@ -73,6 +73,11 @@ def test_table4_shares_and_kappa_on_a_planted_realism_set():
     assert m["prefer_b"] == 0.0
     assert (m["n"], m["n_unresolved"]) == (9, 1)
     assert m["kappa"] == pytest.approx(12 / 17, abs=1e-9)
+    # the floor rule of every agreement table: 13/28 = 0.464 is below 0.6, 12/17 = 0.706
+    # is not, and under a floor of 0.75 neither passes
+    assert [(r["kappa_floor"], r["flagged"]) for r in (h, m)] == [(0.6, True), (0.6, False)]
+    strict = realism.realism_table(annotations(human + llm), kappa_floor=0.75)
+    assert strict.column("flagged").to_pylist() == [True, True]
 
 
 def test_the_paper_first_row_is_reproduced_from_fifty_pairs():

@@ -188,11 +188,15 @@ def test_report_writes_agreement_per_language_and_pair_and_prints_n_and_the_flag
     pooled = next(line for line in done.stdout.splitlines()
                   if line.startswith("adequacy   cohen_kappa "))
     assert pooled.split()[5:7] == ["18", "18"]          # n items, clusters
-    assert "below the κ floor 0.6: 2" in done.stdout
-    flagged = done.stdout.split("below the κ floor 0.6: 2")[1].splitlines()[2:]
-    assert [line.split()[:6] for line in flagged] == [
-        ["language", "ar", "ar", "adequacy", "cohen_kappa", "0.556"],
-        ["pair", "amal", "&", "badr", "ar", "adequacy"]]
+    assert done.stdout.split("below the κ floor 0.6: 2\n")[1].splitlines() == [
+        "  adequacy, language ar: κ 0.556, raw agreement 0.667, n = 6",
+        "  adequacy, pair amal & badr (ar): κ 0.556, raw agreement 0.667, n = 6"]
+    # a pooled κ below the floor is named too: 55/64 = 0.859 < 0.9
+    strict = review("report", "three", "--out", str(tmp_path / "strict"), "--n-boot", "20",
+                    "--kappa-floor", "0.9", workspace=tmp_path / "ws")
+    assert strict.returncode == 0, strict.stderr
+    assert "  adequacy, all items: κ 0.859, raw agreement 0.889, n = 18" in \
+        strict.stdout.split("below the κ floor 0.9: ")[1].splitlines()
     wrong = review("report", "three", "--out", str(tmp_path / "r2"), "--kappa-floor", "3",
                    workspace=tmp_path / "ws")
     assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1

@@ -14,9 +14,10 @@ through the same functions as the Review and Annotations pages.
     review report BATCH --out DIR [--kappa-floor K] [--release R [--source S]...]
                                      the CSV and Plotly HTML of every report into a new DIR
                                      (agreement pooled, per language and per annotator
-                                     pair); prints each κ with its n and the pairs below
-                                     the κ floor; with the batch's release, the
-                                     preservation checks against the human flags too
+                                     pair); prints each κ with its n and every κ below
+                                     the κ floor (criterion, slice, raw agreement, n);
+                                     with the batch's release, the preservation checks
+                                     against the human flags too
 
 Bad input (a spec, a batch, an unreachable server) is one line on stderr and exit 2.
 Progress bars go to stderr. New accounts' passwords are printed once, on stdout, and
@@ -77,7 +78,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", required=True, help="a new directory")
     options.resampling(p, help="bootstrap replicates")
     p.add_argument("--kappa-floor", type=float, default=None, metavar="K",
-                   help="flag language groups and pairs whose κ is below K (default 0.6)")
+                   help="flag every κ below K: pooled, per language, per pair (default 0.6)")
     p.add_argument("--release", help="the release the batch was drawn from: adds "
                                      "checks_vs_humans.csv (the preservation checks against "
                                      "the answer and entity flags)")
@@ -392,27 +393,31 @@ def agreement_floor(value: float | None) -> float:
 
 
 def _print_agreement(out: Path, floor: float) -> None:
-    """Each κ with the items it rests on, then the groups below the floor (read back from
-    the CSVs just written, so the lines say exactly what the files hold)."""
-    import csv
+    """Each κ with the items it rests on, then every κ below the floor, pooled and per
+    group, with its criterion, slice, raw agreement and n (read back from the CSVs just
+    written, so the lines say exactly what the files hold)."""
+    from pyarrow import csv
+
+    from audit.review.agreement import floor_notes
 
     def rows(name: str) -> list[dict]:
-        with (out / f"{name}.csv").open(encoding="utf-8") as stream:
-            return [r for r in csv.DictReader(stream) if r["statistic"].startswith("cohen_kappa")]
+        return csv.read_csv(out / f"{name}.csv").to_pylist()
 
+    pooled = rows("agreement")
     print("\nκ pooled (95% cluster bootstrap; n = items with two initial annotations):")
-    print(_table([_kappa_line(r) for r in rows("agreement")]), end="")
-    flagged = [r for name in ("agreement_by_language", "agreement_by_pair")
-               for r in rows(name) if r["flagged"].lower() == "true"]
-    print(f"\nbelow the κ floor {floor:g}: {len(flagged)}")
-    if flagged:
-        print(_table([{"by": r["by"], "group": r["group"], "language": r["language"],
-                       **_kappa_line(r)} for r in flagged]), end="")
+    print(_table([_kappa_line(r) for r in pooled
+                  if r["statistic"].startswith("cohen_kappa")]), end="")
+    notes = [note for table in (pooled, rows("agreement_by_language"),
+                                rows("agreement_by_pair"))
+             for note in floor_notes(table, floor)]
+    print(f"\nbelow the κ floor {floor:g}: {len(notes)}")
+    for note in notes:
+        print(f"  {note}")
 
 
 def _kappa_line(row: dict) -> dict:
-    def number(text: str) -> str:
-        return "—" if text in ("", "nan") else f"{float(text):.3f}"
+    def number(value: float | None) -> str:
+        return "—" if value is None or value != value else f"{value:.3f}"
     return {"criterion": row["criterion"], "statistic": row["statistic"],
             "estimate": number(row["estimate"]),
             "95% interval": f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",

@@ -447,21 +447,36 @@ AGREEMENT_SCHEMA = pa.schema([
     ("statistic", pa.string()), ("n_items", pa.int64()), ("n_clusters", pa.int64()),
     ("n_irregular", pa.int64()), ("estimate", pa.float64()), ("ci_low", pa.float64()),
     ("ci_high", pa.float64()), ("n_boot", pa.int64()), ("n_boot_defined", pa.int64()),
-    ("note", pa.string()),
+    ("note", pa.string()), ("kappa_floor", pa.float64()), ("flagged", pa.bool_()),
 ])
+# A manager's policy: a pair or language whose κ falls below this is flagged for a look
+# (0.6 is the lower end of "substantial" agreement in Landis & Koch's reading of κ).
+KAPPA_FLOOR = 0.6
 
 
-def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = SEED
-              ) -> pa.Table:
+def below_floor(statistic: str, estimate: float, kappa_floor: float) -> bool:
+    """The floor rule of every agreement table (pooled, per group, per realism setting): a
+    κ (any weighting) whose estimate, not its interval, is below the floor. An undefined
+    κ is not flagged: no κ is not a low κ, and its note says why."""
+    return statistic.startswith("cohen_kappa") and bool(estimate < kappa_floor)
+
+
+def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = SEED,
+              kappa_floor: float = KAPPA_FLOOR) -> pa.Table:
     """Per criterion: raw agreement, Cohen's κ, Krippendorff's α with source-clustered
-    percentile bootstrap 95% intervals. One row per (criterion, statistic)."""
+    percentile bootstrap 95% intervals. One row per (criterion, statistic); `flagged`: a
+    κ below kappa_floor (below_floor)."""
     complete, irregular = pair_frames(prepare(table))
-    return pa.Table.from_pylist(_criteria_rows(complete, irregular, n_boot, seed),
+    return pa.Table.from_pylist(_criteria_rows(complete, irregular, n_boot, seed, kappa_floor),
                                 schema=AGREEMENT_SCHEMA)
 
 
 def _criteria_rows(complete: pl.DataFrame, irregular: pl.DataFrame, n_boot: int, seed: int,
-                   *keys: str, statistic_names: tuple[str, ...] | None = None) -> list[dict]:
+                   kappa_floor: float, statistic_names: tuple[str, ...] | None = None
+                   ) -> list[dict]:
+    """Each criterion's rows. Its bootstrap is seeded by the criterion and its sorted item
+    ids, never the slice's name, so two slices of the same items (a language and the one
+    pair that read it) get the same interval."""
     rows = []
     # One partition, not a filter per criterion: ~1.5 ms a filter, 500 per breakdown.
     groups = complete.partition_by("kind", "criterion", as_dict=True)
@@ -472,16 +487,16 @@ def _criteria_rows(complete: pl.DataFrame, irregular: pl.DataFrame, n_boot: int,
             group = groups.get((kind, criterion), complete.clear())
             n_irregular = irregulars.get((kind, criterion), 0)
             if group.height or n_irregular:
+                items = sorted(group["item_id"].unique())
                 rows += criterion_agreement(group, scored_scale(kind, criterion), n_boot,
-                                            rng_for(seed, kind, criterion, *keys),
+                                            rng_for(seed, kind, criterion, *items),
                                             statistic_names, kind=kind, criterion=criterion,
                                             n_irregular=n_irregular)
-    return rows
+    return [row | {"kappa_floor": kappa_floor,
+                   "flagged": below_floor(row["statistic"], row["estimate"], kappa_floor)}
+            for row in rows]
 
 
-# A manager's policy: a pair or language whose κ falls below this is flagged for a look
-# (0.6 is the lower end of "substantial" agreement in Landis & Koch's reading of κ).
-KAPPA_FLOOR = 0.6
 BREAKDOWNS = ("language", "pair")
 # The breakdowns bootstrap raw agreement and κ only: α per group would multiply the
 # slowest estimator by the number of groups, and the pooled table has it.
@@ -491,7 +506,6 @@ BREAKDOWN_SCHEMA = pa.schema([
     ("by", pa.string()), ("group", pa.string()), ("language", pa.string()),
     ("annotator_1", pa.string()), ("annotator_2", pa.string()),
     *(field for field in AGREEMENT_SCHEMA),
-    ("kappa_floor", pa.float64()), ("flagged", pa.bool_()),
 ])
 
 
@@ -499,9 +513,9 @@ def agreement_by(table: pa.Table | pl.DataFrame, by: str, n_boot: int = 2000, se
                  kappa_floor: float = KAPPA_FLOOR) -> pa.Table:
     """agreement() within each language group (by="language") or annotator pair
     (by="pair"), each with its own n and cluster bootstrap. `flagged`: a κ whose estimate
-    is below kappa_floor. A pair's items with a third or a missing annotator count among
-    its language's irregular pairs, not its own; `language` of a pair lists every language
-    it annotated."""
+    is below kappa_floor (below_floor). A pair's items with a third or a missing annotator
+    count among its language's irregular pairs, not its own; `language` of a pair lists
+    every language it annotated."""
     if by not in BREAKDOWNS:
         raise ValueError(f"agreement breakdown {by!r} is not one of {BREAKDOWNS}")
     complete, irregular = pair_frames(prepare(table))
@@ -518,15 +532,41 @@ def agreement_by(table: pa.Table | pl.DataFrame, by: str, n_boot: int = 2000, se
             name = f"{labels['annotator_1']} & {labels['annotator_2']}"
             language = ", ".join(sorted(group["language"].drop_nulls().unique()))
             mine = irregular.clear()
-        for row in _criteria_rows(group, mine, n_boot, seed, by, name,
+        for row in _criteria_rows(group, mine, n_boot, seed, kappa_floor,
                                   statistic_names=BREAKDOWN_STATISTICS):
-            kappa = row["statistic"].startswith("cohen_kappa")
             rows.append({"by": by, "group": name, "language": language,
                          "annotator_1": labels.get("annotator_1"),
-                         "annotator_2": labels.get("annotator_2"), **row,
-                         "kappa_floor": kappa_floor,
-                         "flagged": bool(kappa and row["estimate"] < kappa_floor)})
+                         "annotator_2": labels.get("annotator_2"), **row})
     return pa.Table.from_pylist(rows, schema=BREAKDOWN_SCHEMA)
+
+
+def floor_notes(rows: list[dict], kappa_floor: float) -> list[str]:
+    """One line per κ below the floor (below_floor, judged against kappa_floor, not the
+    table's own) in rows of agreement() or agreement_by(): the criterion, the slice (all
+    items, a language, a pair and its languages), κ, the slice's raw agreement on that
+    criterion, and n, e.g. "answer_preserved, pair a & b (de): κ 0.467, raw agreement
+    0.750, n = 8"."""
+    def where(row: dict) -> tuple:
+        return row.get("by"), row.get("group"), row["kind"], row["criterion"]
+
+    raw = {where(r): r["estimate"] for r in rows if r["statistic"] == "raw_agreement"}
+    return [f"{row['criterion']}, {_slice(row)}: κ{_weighting(row['statistic'])} "
+            f"{row['estimate']:.3f}, raw agreement {raw.get(where(row), float('nan')):.3f}, "
+            f"n = {row['n_items']}"
+            for row in rows if below_floor(row["statistic"], row["estimate"], kappa_floor)]
+
+
+def _slice(row: dict) -> str:
+    if row.get("by") == "language":
+        return f"language {row['group']}"
+    if row.get("by") == "pair":
+        return f"pair {row['group']} ({row['language']})"
+    return "all items"
+
+
+def _weighting(statistic: str) -> str:
+    """' linear' for cohen_kappa_linear; '' for the unweighted κ."""
+    return statistic.removeprefix("cohen_kappa").replace("_", " ")
 
 
 def criterion_agreement(group: pl.DataFrame, scale: Scale, n_boot: int,

@@ -7,7 +7,7 @@ audit.render.chart_label. Plotly is imported only by the chart functions."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeGuard
 
 import pyarrow as pa
 
@@ -47,8 +47,7 @@ def _agreement(rows: list[dict]):
     for statistic in ("cohen_kappa", "cohen_kappa_quadratic", "krippendorff_alpha"):
         part = [r for r in rows if r["statistic"] == statistic]
         if part:
-            fig.add_bar(name=statistic, x=[chart_label(r["criterion"]) for r in part],
-                        y=[r["estimate"] for r in part], error_y=error_bars(part, "estimate"))
+            estimate_bars(fig, part, statistic, [chart_label(r["criterion"]) for r in part])
     fig.update_layout(barmode="group", yaxis_title="estimate")
     return fig
 
@@ -67,13 +66,37 @@ def _small_multiples(rows: list[dict]):
         for statistic, colour in zip(KAPPAS, ("#1f77b4", "#ff7f0e")):
             part = [r for r in rows if r["criterion"] == criterion and r["statistic"] == statistic]
             if part:
-                fig.add_bar(name=statistic, legendgroup=statistic, showlegend=index == 1,
-                            marker_color=colour, row=index, col=1,
-                            x=[chart_label(f"{r['group']} (n={r['n_items']})") for r in part],
-                            y=[r["estimate"] for r in part], error_y=error_bars(part, "estimate"))
+                estimate_bars(fig, part, statistic,
+                              [chart_label(f"{r['group']} (n={r['n_items']})") for r in part],
+                              colour=colour, legend=index == 1, row=index, col=1)
         fig.add_hline(y=rows[0]["kappa_floor"], line_dash="dash", row=index, col=1)
     fig.update_layout(barmode="group", height=max(380, 220 * len(criteria)))
     return fig
+
+
+UNDEFINED = "undefined"
+HATCH = "#888888"
+
+
+def estimate_bars(fig, rows: list[dict], statistic: str, x: list[str], *,
+                  colour: str | None = None, legend: bool = True, **cell) -> None:
+    """One statistic's bars with their intervals. An undefined estimate (NaN: one category
+    only, or no pair) gets no bar but, in the same slot, a hatched outline over the
+    statistic's whole range (-1 to 1) labelled "undefined": an empty slot would read as
+    0. `cell`: the subplot's row and col."""
+    estimates = [r["estimate"] if _defined(r["estimate"]) else None for r in rows]
+    fig.add_bar(name=statistic, legendgroup=statistic, showlegend=legend,
+                offsetgroup=statistic, marker_color=colour, x=x, y=estimates,
+                error_y=error_bars(rows, "estimate"), **cell)
+    undefined = [i for i, value in enumerate(estimates) if value is None]
+    if undefined:
+        fig.add_bar(name=f"{statistic} {UNDEFINED}", legendgroup=statistic, showlegend=False,
+                    offsetgroup=statistic, x=[x[i] for i in undefined],
+                    base=[-1.0] * len(undefined), y=[2.0] * len(undefined),
+                    text=[UNDEFINED] * len(undefined), textposition="inside",
+                    hovertext=[rows[i]["note"] for i in undefined],
+                    marker={"color": "rgba(0,0,0,0)", "line": {"color": HATCH, "width": 1},
+                            "pattern": {"shape": "/", "fgcolor": HATCH}}, **cell)
 
 
 AGREEMENT = {
@@ -96,6 +119,9 @@ def error_bars(rows: list[dict], column: str) -> dict:
 
 
 def _gap(high: float | None, low: float | None) -> float | None:
-    if high is None or low is None or high != high or low != low:
-        return None
-    return high - low
+    return high - low if _defined(high) and _defined(low) else None
+
+
+def _defined(value: float | None) -> TypeGuard[float]:
+    """Not None and not NaN."""
+    return value is not None and value == value

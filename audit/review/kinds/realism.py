@@ -3,7 +3,8 @@ is shown as A stays in the workspace's assignment key), and prefer A, B or neith
 
 Report, in the layout of the paper's Table 4: per setting Prefer A / Tie / Prefer B (% of
 final labels; A = the setting's first-named source), n, and Cohen's κ from the two initial
-annotations. Rows in the paper's order (maple.SETTINGS: MAPLE vs human-written, MAPLE vs
+annotations, flagged below the κ floor as every agreement table flags it
+(agreement.below_floor). Rows in the paper's order (maple.SETTINGS: MAPLE vs human-written, MAPLE vs
 LLM+human-edited, human-written vs LLM+human-edited, MAPLE vs LLM, human-written vs LLM); a
 setting outside the paper's five follows, by name.
 """
@@ -62,13 +63,15 @@ REALISM_SCHEMA = pa.schema([
     ("setting", pa.string()), ("prefer_a", pa.float64()), ("tie", pa.float64()),
     ("prefer_b", pa.float64()), ("n", pa.int64()), ("n_unresolved", pa.int64()),
     ("kappa", pa.float64()), ("n_pairs", pa.int64()), ("note", pa.string()),
+    ("kappa_floor", pa.float64()), ("flagged", pa.bool_()),
 ])
 
 
-def realism_table(table: pa.Table | pl.DataFrame) -> pa.Table:
+def realism_table(table: pa.Table | pl.DataFrame, kappa_floor: float = ag.KAPPA_FLOOR
+                  ) -> pa.Table:
     """The paper's Table 4: shares (%) from final labels, κ from the initial pairs."""
     frame = ag.prepare(table)
-    return _realism_table(ag.final_frame(frame), ag.pair_frames(frame)[0])
+    return _realism_table(ag.final_frame(frame), ag.pair_frames(frame)[0], kappa_floor)
 
 
 def paper_order(settings: list[str]) -> list[str]:
@@ -77,7 +80,8 @@ def paper_order(settings: list[str]) -> list[str]:
     return sorted(settings, key=lambda s: (rank.get(s, len(rank)), s))
 
 
-def _realism_table(final: pl.DataFrame, complete: pl.DataFrame) -> pa.Table:
+def _realism_table(final: pl.DataFrame, complete: pl.DataFrame,
+                   kappa_floor: float = ag.KAPPA_FLOOR) -> pa.Table:
     scale = ag.CRITERIA[KIND.annotation]["preference"]
     final = final.filter(pl.col("kind") == KIND.annotation)
     complete = complete.filter(pl.col("kind") == KIND.annotation)
@@ -91,7 +95,9 @@ def _realism_table(final: pl.DataFrame, complete: pl.DataFrame) -> pa.Table:
             complete.filter(pl.col("setting") == setting), scale)
         rows.append({"setting": setting, "prefer_a": shares[0], "tie": shares[1],
                      "prefer_b": shares[2], "n": n, "n_unresolved": labels.height - n,
-                     "kappa": kappa, "n_pairs": n_pairs, "note": note})
+                     "kappa": kappa, "n_pairs": n_pairs, "note": note,
+                     "kappa_floor": kappa_floor,
+                     "flagged": ag.below_floor("cohen_kappa", kappa, kappa_floor)})
     return pa.Table.from_pylist(rows, schema=REALISM_SCHEMA)
 
 

@@ -153,9 +153,12 @@ def _rating_means(final: pl.DataFrame, n_boot: int, seed: int) -> pa.Table:
         for by in ("all", "language", "unit"):
             for (group,), part in scores.sort(by).group_by(by, maintain_order=True):
                 scored = part.filter(pl.col("score").is_not_null())
+                # Seeded by the items, not the slice's name: the same items (all, and
+                # the one language there is) get the same interval.
                 mean, low, high = cluster_mean(scored["score"].to_numpy(),
                                                scored["cluster_id"].to_numpy(), n_boot,
-                                               ag.rng_for(seed, criterion, by, str(group)))
+                                               ag.rng_for(seed, criterion,
+                                                          *sorted(scored["item_id"])))
                 rows.append({"criterion": criterion, "by": by, "group": group,
                              "n_items": scored.height,
                              "n_clusters": scored["cluster_id"].n_unique(),
