@@ -4,9 +4,9 @@ is shown as A stays in the workspace's assignment key), and prefer A, B or neith
 Report, in the layout of the paper's Table 4: per setting Prefer A / Tie / Prefer B (% of
 final labels; A = the setting's first-named source), n, and Cohen's κ from the two initial
 annotations, flagged below the κ floor as every agreement table flags it
-(agreement.below_floor). Rows in the paper's order (maple.SETTINGS: MAPLE vs human-written, MAPLE vs
-LLM+human-edited, human-written vs LLM+human-edited, MAPLE vs LLM, human-written vs LLM); a
-setting outside the paper's five follows, by name.
+(agreement.below_floor). Rows in the paper's order (maple.SETTINGS: MAPLE vs
+human-written, MAPLE vs LLM+human-edited, human-written vs LLM+human-edited, MAPLE vs LLM,
+human-written vs LLM); a setting outside the paper's five follows, by name.
 """
 
 from __future__ import annotations
