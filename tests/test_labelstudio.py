@@ -565,8 +565,8 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
     assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
         ("annotator 1", 1, 2), ("annotator 2", 0, 3)]
     assert status.intrusions() == [
-        {"project": "de · annotator 1", "annotator": ANN1, "intruder": who, "annotations": n}
-        for who, n in sorted([(admin, 1), (INTRUDER, 2)])]
+        {"project": "de · annotator 1", "annotator": ANN1, "intruder": who, "annotations": n,
+         "on_behalf_of": None} for who, n in sorted([(admin, 1), (INTRUDER, 2)])]
     (released,) = release(server, batch.batch_id, workspace=tmp_path)
     assert (released.key, released.logged, released.deleted, released.recreated) == (
         "de · annotator 1", 3, 1, 1)
@@ -580,9 +580,69 @@ def test_status_names_intrusions_and_release_gives_back_only_what_was_taken(sess
                                               (before[c], ANN1, admin, 3)])
     assert batch_status(server, batch.batch_id, workspace=tmp_path).intrusions() == [
         {"project": "de · annotator 1", "annotator": ANN1, "intruder": admin,
-         "annotations": 1}]
-    assert release(server, batch.batch_id, workspace=tmp_path) == []
+         "annotations": 1, "on_behalf_of": None}]
+    # the admin's edit of c stays named; releasing again takes nothing (c is annotator 1's
+    # to save again) and logs nothing twice
+    (again,) = release(server, batch.batch_id, workspace=tmp_path)
+    assert (again.intrusions, again.logged, again.deleted, again.recreated) == (
+        ((admin, 1, None),), 0, 0, 0)
     assert len(Workspace(batch.batch_id, tmp_path).refusals()) == 3
+
+
+def test_a_repush_names_each_intruder_and_what_a_release_would_do_and_releases_nothing(
+        session, tmp_path):
+    """Annotator 1 labels a; the intruder labels b in annotator 1's project; the admin makes
+    one on c there credited to annotator 2 ("annotate as a user") and one on a in annotator
+    2's project credited to annotator 2. Status and the re-push name the admin, on whose
+    behalf, never annotator 2 as an intruder. The re-push sends nothing and changes
+    nothing; a release would delete nothing and re-import b and c of project 1 (annotator 1
+    worked on a only) and nothing of project 2 (an annotation credited to its annotator is
+    theirs to save again); the release then does exactly that."""
+    server = session.server
+    batch = german_batch(session, {"paragraph": 3}, seed=SEED + 13, tag="-rp")
+    people = [f"{ANN1}:de", f"{ANN2}:de"]
+    report = push(server, batch, people, workspace=tmp_path)
+    _track(session, report)
+    sign_in_all(session, report)
+    assert report.intrusions == () and report.intrusion_notes() == []
+    one, two = (projects_by_role(report)[role] for role in ("annotator 1", "annotator 2"))
+    first, second = tasks_of(server, one.project_id), tasks_of(server, two.project_id)
+    a, b, c = batch.item_ids
+    annotate(person(session, ANN1), first[a], translation_result(BASE))
+    annotate(person(session, INTRUDER), first[b], translation_result(BASE))
+    ann2 = server.find_user(ANN2)
+    server.create_annotation(first[c], translation_result(BASE), ann2)
+    server.create_annotation(second[a], translation_result(BASE), ann2)
+    admin = server.whoami().email
+    in_one = sorted([(admin, 1, ANN2), (INTRUDER, 1, None)])
+    assert batch_status(server, batch.batch_id, workspace=tmp_path).intrusions() == [
+        {"project": "de · annotator 1", "annotator": ANN1, "intruder": who,
+         "annotations": n, "on_behalf_of": behalf} for who, n, behalf in in_one] + [
+        {"project": "de · annotator 2", "annotator": ANN2, "intruder": admin,
+         "annotations": 1, "on_behalf_of": ANN2}]
+    again = push(server, batch, people, workspace=tmp_path)
+    assert again.sent == 0
+    assert [(p.key, p.intrusions, p.deleted, p.recreated, p.applied)
+            for p in again.intrusions] == [
+        ("de · annotator 1", tuple(in_one), 0, 2, False),
+        ("de · annotator 2", ((admin, 1, ANN2),), 0, 0, False)]
+    named = {admin: f"{admin} 1 annotation made on behalf of {ANN2}",
+             INTRUDER: f"{INTRUDER} 1 annotation"}
+    assert again.intrusion_notes() == [
+        "Someone other than the assigned annotator worked in 2 project(s); nothing was "
+        f"released. `python -m audit review release {batch.batch_id}` would:",
+        "de · annotator 1: " + "; ".join(named[who] for who, _, _ in in_one)
+        + "; would delete 0 annotations and re-import 2 tasks",
+        f"de · annotator 2: {named[admin]}; would delete 0 annotations and re-import "
+        "0 tasks"]
+    assert (tasks_of(server, one.project_id), tasks_of(server, two.project_id)) == (
+        first, second)
+    assert len(server.export_annotations(one.project_id)) == 3
+    done = release(server, batch.batch_id, workspace=tmp_path)
+    assert [(p.key, p.deleted, p.recreated, p.applied) for p in done] == [
+        ("de · annotator 1", 0, 2, True), ("de · annotator 2", 0, 0, True)]
+    after = tasks_of(server, one.project_id)
+    assert after[a] == first[a] and {after[b], after[c]}.isdisjoint(first.values())
 
 
 def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tmp_path,
@@ -617,7 +677,8 @@ def test_status_reuses_a_reading_only_while_its_project_is_unchanged(session, tm
     assert [(r["role"], r["done"]) for r in edited.rows()] == [("annotator 1", 0),
                                                                 ("annotator 2", 0)]
     assert edited.intrusions() == [{"project": "de · annotator 1", "annotator": ANN1,
-                                    "intruder": server.whoami().email, "annotations": 1}]
+                                    "intruder": server.whoami().email, "annotations": 1,
+                                    "on_behalf_of": None}]
     readings = batch_dir(batch.batch_id, tmp_path) / "status.json"
     readings.write_text('{"de · annotator 1": {"stamp": "x", "done": 7}}', encoding="utf-8")
     assert batch_status(server, batch.batch_id, workspace=tmp_path).rows() == edited.rows()
@@ -646,7 +707,8 @@ def test_release_gives_an_adjudicators_queue_back_too(session, tmp_path):
              translation_result(dict(BASE, adequacy="3")))
     status = batch_status(server, batch.batch_id, workspace=tmp_path)
     assert status.intrusions() == [{"project": "de · adjudication", "annotator": ADJ,
-                                    "intruder": INTRUDER, "annotations": 1}]
+                                    "intruder": INTRUDER, "annotations": 1,
+                                    "on_behalf_of": None}]
     assert [(r["role"], r["done"], r["remaining"]) for r in status.rows()] == [
         ("annotator 1", 1, 0), ("annotator 2", 1, 0), ("adjudication", 0, 1)]
     (released,) = release(server, batch.batch_id, workspace=tmp_path)

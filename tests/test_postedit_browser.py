@@ -82,7 +82,8 @@ def _batch(server, reviews: Path, tmp_path: Path) -> tuple[str, Path]:
                                 "release": str(DEMO_RELEASE), "sources": demo_sources(),
                                 "plan": str(chosen), "annotators": [f"{EDITOR}:ur,nl,zh"]}))
     printed = _cli(server, reviews, "push", str(spec))
-    assert f"batch {batch_id}: 4 units, 4 routed, 0 left out; 4 tasks sent" in printed
+    assert f"batch {batch_id}: 4 units, 4 routed, 0 left out; 4 tasks sent; blinding not " \
+           "applicable (one editor per item)" in printed
     return batch_id, reviews / batch_id
 
 
@@ -178,6 +179,7 @@ def test_an_editor_post_edits_and_the_corrections_make_a_release_without_those_f
            "batch pulled (`review pull`) after its editors submitted)")
     assert not (tmp_path / "early").exists()
     status = json.loads(_cli(server, reviews, "status", batch_id, "--json"))
+    assert status["blinding"] == "not applicable (one editor per item)"
     assert [(g["group"], g["tasks"], g["done"]) for g in status["groups"]] == [
         ("nl", 1, 1), ("ur", 2, 2), ("zh", 1, 1)]
     printed = _cli(server, reviews, "pull", batch_id)

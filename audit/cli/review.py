@@ -160,6 +160,9 @@ def cmd_push(args: argparse.Namespace) -> int:
           f"blinding {report.blinding}")
     print(_table([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
                    "sent": p.sent} for p in report.projects]), end="")
+    notes = report.intrusion_notes()
+    if notes:
+        print("\n" + "\n  ".join(notes))
     short = [r for r in report.routing["shortfall"] if r["left_out"]]
     if short:
         print("\nshortfall per language:")
@@ -212,14 +215,18 @@ def _print_status(status, as_json: bool, seconds: float) -> None:
     print(f"batch {status.batch_id} · blinding {status.blinding} · "
           f"{status.left_out} units left out · read in {seconds:.2f} s")
     print("\nper annotator:\n" + _table(status.by("annotator")), end="")
-    print("\nper language:\n" + _table(status.by("group")), end="")
+    languages = status.by("group")
+    if languages:      # a MAPLE batch has none
+        print("\nper language:\n" + _table(languages), end="")
     missing = [p.key for p in status.projects if p.missing]
     if missing:
         print("\nprojects missing on the server: " + ", ".join(missing))
     if status.intrusions():
         print(f"\nintrusions: annotations by someone other than the project's annotator, "
               f"not counted above (`python -m audit review release {status.batch_id}` "
-              f"gives the tasks back):\n" + _table(status.intrusions()), end="")
+              f"gives the tasks back):\n" + _table(
+                  [row | {"on_behalf_of": row["on_behalf_of"] or ""}
+                   for row in status.intrusions()]), end="")
     sys.stdout.flush()
 
 
@@ -272,12 +279,8 @@ def cmd_release(args: argparse.Namespace) -> int:
     finally:
         sites.close()
     print(f"batch {args.batch}: {len(released)} project(s) with an intrusion")
-    for p in released:
-        who = ", ".join(f"{email} {n} annotation{'s' * (n != 1)}"
-                        for email, n in p.intrusions) or "drafts only"
-        print(f"  {p.key}: {who}; {p.logged} refusal{'s' * (p.logged != 1)} logged, "
-              f"{p.deleted} annotation{'s' * (p.deleted != 1)} deleted, {p.recreated} "
-              f"task{'s' * (p.recreated != 1)} re-imported")
+    for project in released:
+        print(f"  {project.describe()}")
     print(f"refusals in {batch_dir(args.batch, workspace) / 'refusals.jsonl'}")
     return ExitCode.OK
 

@@ -47,10 +47,12 @@ from ..errors import InputError
 from . import agreement, configs, kinds, routing
 from .accounts import AccountNote, ensure_accounts
 from .batches import ReviewBatch
+from .intrusions import ProjectRelease, release
 from .labelstudio.client import CHUNK_SIZE, Server, Task
 from .routing import ADJUDICATION, ROLES, SLOTS, Annotator
 from .schemas import Progress
 from .sites import Sites, as_sites
+from .status import blinding as said_blinding
 from .workspace import (
     LEDGER,
     ROUTING,
@@ -87,10 +89,23 @@ class PushReport:
     projects: list[ProjectPush]
     accounts: list[AccountNote]
     routing: dict                      # pairs, left_out, shortfall (routing.json)
-    blinding: str                      # "enforced" | "detected"
+    blinding: str | None               # "enforced" | "detected" | status.ONE_EDITOR
     queue: pa.Table | None = None      # adjudication pushes: the open items pushed
     skipped: tuple[dict, ...] = ()     # adjudication pushes: open items still skipped
     reoffered: tuple[dict, ...] = ()   # adjudication pushes: skips deleted by this push
+    # A re-push: each project someone else worked in, and what `review release` would do
+    # there (intrusions.release, dry run). A push never releases: the manager decides.
+    intrusions: tuple[ProjectRelease, ...] = ()
+
+    def intrusion_notes(self) -> list[str]:
+        """What to tell the manager about intrusions: a line naming the command, then one
+        per project (who, how many, what a release would delete and re-import)."""
+        if not self.intrusions:
+            return []
+        return [f"Someone other than the assigned annotator worked in "
+                f"{len(self.intrusions)} project(s); nothing was released. `python -m audit "
+                f"review release {self.batch_id}` would:"] + \
+            [project.describe() for project in self.intrusions]
 
     @property
     def sent(self) -> int:
@@ -185,7 +200,12 @@ def push(servers: Server | Sites, batch: ReviewBatch,
             reports.append(_push_project(server, files, ledger, slot, group, email,
                                          label_config, by_group[group], chunk_size,
                                          progress, known[server.url]))
-    return PushReport(batch.batch_id, reports, notes, routed.as_json(), blinding)
+    # A project that held none of its items before this push holds no one's work yet.
+    held = [p.key for p in reports if p.existing]
+    found = release(sites, batch.batch_id, workspace=workspace, dry_run=True,
+                    only=held) if held else []
+    return PushReport(batch.batch_id, reports, notes, routed.as_json(),
+                      said_blinding(kind, blinding), intrusions=tuple(found))
 
 
 def push_adjudication(servers: Server | Sites, batch_id: str,

@@ -7,7 +7,10 @@ per server). A project whose counters and latest-changed task (one small request
 annotated project) are those of the last reading is not exported again, so polling a
 batch in progress exports only the projects someone worked in. Label Studio's own
 counters are not used: they count any member's annotation as done. Annotations by
-anyone else are named per project as intrusions (who, how many). Polling, not
+anyone else are named per project as intrusions (who, how many, and on whose behalf when
+they credited them to someone: intrusions.py). A MAPLE batch has no language: its one
+group (routing.NO_LANGUAGE) is not a language and is left out of the per-language totals.
+Blinding does not apply to a kind with one editor per item (post-edit). Polling, not
 webhooks: a webhook is sent once with a 1 s timeout and never retried, so a receiver
 that is down or busy loses events and polling would be needed anyway; the pages poll
 every few seconds.
@@ -19,14 +22,24 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .intrusions import intruders
+from . import kinds
+from .intrusions import Intrusion, intruders
+from .kinds.base import ReviewKind
 from .labelstudio.client import Server, Size
 from .pull import parse_export
-from .routing import ROLES
+from .routing import NO_LANGUAGE, ROLES
 from .sites import Sites, as_sites
 from .workspace import Workspace
 
 STATUS = "status.json"
+ONE_EDITOR = "not applicable (one editor per item)"
+
+
+def blinding(kind: ReviewKind, recorded: str | None) -> str | None:
+    """The batch's blinding as said to people: the recorded mode ("enforced" by separate
+    servers, or "detected"), except that with one editor per item there is no second
+    reader to keep them from."""
+    return ONE_EDITOR if kind.per_item == 1 else recorded
 
 
 @dataclass(frozen=True)
@@ -42,7 +55,7 @@ class ProjectProgress:
     skipped: int             # tasks the annotator skipped
     remaining: int
     missing: bool = False    # the project is gone from the server
-    intrusions: tuple[tuple[str, int], ...] = ()   # (someone else, annotations) by email
+    intrusions: tuple[Intrusion, ...] = ()   # someone else's annotations, by email
 
 
 STATUS_COLUMNS = ("group", "role", "annotator", "tasks", "done", "skipped", "remaining")
@@ -60,9 +73,11 @@ class Status:
                 for p in self.projects]
 
     def by(self, column: str) -> list[dict]:
-        """Totals per annotator or per group (language)."""
+        """Totals per annotator or per group (language; none for MAPLE's NO_LANGUAGE)."""
         totals: dict[str, dict] = {}
         for p in self.projects:
+            if column == "group" and p.group == NO_LANGUAGE:
+                continue
             row = totals.setdefault(getattr(p, column), {column: getattr(p, column),
                                                          "tasks": 0, "done": 0,
                                                          "skipped": 0, "remaining": 0})
@@ -72,9 +87,11 @@ class Status:
 
     def intrusions(self) -> list[dict]:
         """One row per project and member who annotated (or changed an annotation) in a
-        project assigned to someone else."""
-        return [{"project": p.key, "annotator": p.annotator, "intruder": who,
-                 "annotations": n} for p in self.projects for who, n in p.intrusions]
+        project assigned to someone else; on_behalf_of: whom they credited it to, when they
+        made it for someone (intrusions.py)."""
+        return [{"project": p.key, "annotator": p.annotator, "intruder": i.who,
+                 "annotations": i.annotations, "on_behalf_of": i.on_behalf_of}
+                for p in self.projects for i in p.intrusions]
 
 
 def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = None) -> Status:
@@ -119,7 +136,7 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = N
                 reading = {"stamp": stamps[key],
                            "done": len({r["task_id"] for r in accepted}),
                            "skipped": len({r["task_id"] for r in skipped}),
-                           "intrusions": [list(pair) for pair in
+                           "intrusions": [list(i) for i in
                                           intruders(refused, entry["annotator"])]}
             elif entry["project_id"] in annotated:
                 reading = readings[key]
@@ -130,12 +147,13 @@ def status(servers: Server | Sites, batch_id: str, *, workspace: Path | None = N
             projects.append(ProjectProgress(
                 key, entry["role"], entry["group"], entry["annotator"], size.tasks, done,
                 skips, max(size.tasks - done - skips, 0),
-                intrusions=tuple((who, n) for who, n in reading["intrusions"])))
+                intrusions=tuple(Intrusion(*i) for i in reading["intrusions"])))
     if kept != readings:
         files.write_json(STATUS, kept)
     projects.sort(key=lambda p: (p.group, ROLES.index(p.role)))
     left_out = len(files.routing().get("left_out", []))
-    return Status(batch_id, ledger.get("blinding"), projects, left_out)
+    return Status(batch_id, blinding(kinds.of_config(ledger["config"]), ledger.get("blinding")),
+                  projects, left_out)
 
 
 def _stamp(project_id: int, size: Size | None, change: tuple[int, str] | None) -> list:
@@ -161,5 +179,6 @@ def _well_formed(reading: object) -> bool:
     return isinstance(reading, dict) and isinstance(reading.get("stamp"), list) and \
         all(isinstance(reading.get(name), int) for name in ("done", "skipped")) and \
         isinstance(reading.get("intrusions"), list) and \
-        all(isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str) and
-            isinstance(pair[1], int) for pair in reading["intrusions"])
+        all(isinstance(i, list) and len(i) == len(Intrusion._fields) and
+            isinstance(i[0], str) and isinstance(i[1], int) and
+            isinstance(i[2], (str, type(None))) for i in reading["intrusions"])
