@@ -43,7 +43,8 @@ def test_the_registry_names_each_kind_in_the_three_vocabularies():
         "paired": ("translation_review", "translation_adjudication", "translation", 2),
         "realism": ("maple_realism", "maple_realism_adjudication", "realism", 2),
         "relevance": ("maple_relevance", "maple_relevance_adjudication", "relevance", 2),
-        "post-edit": ("post_edit", None, "post-edit", 1)}
+        "post-edit": ("post_edit", None, "post-edit", 1),
+        "spans": ("translation_esa", "translation_esa_adjudication", "spans", 2)}
     assert [k.label for k in kinds.ON_PAGE] == ["translation units", "MAPLE realism pairs",
                                                 "MAPLE relevance pairs"]
 
@@ -59,16 +60,19 @@ def test_every_kind_s_config_files_exist_and_validate(name):
 
 
 def test_every_config_and_annotation_kind_belongs_to_a_registered_kind():
-    owned = {c for k in kinds.KINDS.values() for c in (k.config, k.adjudication) if c}
+    owned = {c.name for k in kinds.KINDS.values() for c in k.configs}
     assert owned == set(kinds.CONFIGS)
     assert {config: kinds.of_config(config).name for config in kinds.CONFIGS} == {
         "translation_review": "translation", "translation_adjudication": "translation",
         "maple_realism": "realism", "maple_realism_adjudication": "realism",
         "maple_relevance": "relevance", "maple_relevance_adjudication": "relevance",
-        "post_edit": "post-edit"}
-    # agreement's criteria cover exactly the kinds two annotators read
+        "post_edit": "post-edit", "translation_esa": "spans",
+        "translation_esa_adjudication": "spans", "translation_mqm": "spans",
+        "translation_mqm_adjudication": "spans"}
+    # agreement's criteria cover exactly the kinds two annotators read with one label per
+    # control (error spans parse and agree on spans of their own: audit/review/spans.py)
     assert set(agreement.CRITERIA) == {k.annotation for k in kinds.KINDS.values()
-                                       if k.agreement}
+                                       if k.agreement and k.parse is None}
 
 
 def _bare_kind_strings(path: Path, words: set[str]) -> list[tuple[int, str]]:
@@ -111,7 +115,7 @@ def test_an_unknown_kind_is_one_clear_error(tmp_path):
     with pytest.raises(InputError) as caught:
         kinds.get("sentiment")
     assert str(caught.value) == ("kind: 'sentiment' (expected one of translation, paired, "
-                                 "realism, relevance, post-edit)")
+                                 "realism, relevance, post-edit, spans)")
     with pytest.raises(InputError, match="config"):
         kinds.of_config("sentiment_review")
     bad = tmp_path / "batch.json"
@@ -120,11 +124,11 @@ def test_an_unknown_kind_is_one_clear_error(tmp_path):
     with pytest.raises(InputError) as caught:
         spec.load(bad)
     assert "'sentiment'" in str(caught.value)
-    assert "translation, paired, realism, relevance, post-edit" in str(caught.value)
+    assert "translation, paired, realism, relevance, post-edit, spans" in str(caught.value)
     done = subprocess.run([sys.executable, "-m", "audit", "review", "--workspace",
                            str(tmp_path / "reviews"), "push", str(bad)], cwd=ROOT,
                           capture_output=True, text=True)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         f"error: {bad}: kind: 'sentiment' (expected one of translation, paired, realism, "
-        "relevance, post-edit)"]
+        "relevance, post-edit, spans)"]

@@ -355,17 +355,22 @@ def _rate(value: float | None) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from audit.review import kinds
     from audit.review.reports import write_reports
-    from audit.review.workspace import Workspace, batch_dir
+    from audit.review.workspace import LEDGER, Workspace, batch_dir
     out = Path(args.out)
     refuse_existing(out, "report")
     if args.n_boot < 1:
         raise InputError("--n-boot", str(args.n_boot), expected="a positive number")
     floor = agreement_floor(args.kappa_floor)
-    table = Workspace(args.batch, _workspace(args)).annotations()
+    files = Workspace(args.batch, _workspace(args))
+    table = files.annotations()
     if table is None or table.num_rows == 0:
         raise InputError(batch_dir(args.batch, _workspace(args)) / "annotations.parquet",
                          "nothing pulled yet", expected="`review pull` first")
+    # a table pulled elsewhere may come without its ledger: the agreement reports then
+    if files.path(LEDGER).exists() and kinds.of_config(files.ledger()["config"]).tables:
+        return _span_report(args, files, table, out, floor)
     extra = {}
     if args.release:
         from audit.engine import scan
@@ -384,6 +389,48 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"  {name}")
     _print_agreement(out, floor)
     return ExitCode.OK
+
+
+def _span_report(args: argparse.Namespace, files, table, out: Path, floor: float) -> int:
+    """An error-span batch's reports (kinds/spans.py), then its character κ and the checks
+    measured against people, each with the n and interval it rests on."""
+    from audit.review import kinds
+    from audit.review.reports import write_tables
+    if args.release:
+        raise InputError("--release", args.release, expected="no release for an error-span "
+                         "batch: its pre-filled spans measure the checks "
+                         "(checks_vs_people.csv)")
+    kind = kinds.of_config(files.ledger()["config"])
+    assert kind.tables is not None
+    tables = kind.tables(table, files, args.n_boot, args.seed, floor)
+    written = write_tables(tables, out)
+    print(f"{len(written)} files in {out}:")
+    for name in written:
+        print(f"  {name}")
+    print("\ncharacter κ over none / minor / major (95% cluster bootstrap):")
+    print(_table([{"slice": f"{r['by']} {r['group']}", "κ": _number(r["kappa"]),
+                   "95% interval": f"[{_number(r['ci_low'])}, {_number(r['ci_high'])}]",
+                   "raw": _number(r["raw_agreement"]), "n": r["n_items"],
+                   "characters": r["n_characters"], "state": r["state"]}
+                  for r in tables["span_kappa"].to_pylist()]), end="")
+    flagged = [r["note"] for r in tables["span_kappa"].to_pylist() if r["flagged"]]
+    print(f"\nbelow the κ floor {floor:g}: {len(flagged)}")
+    for note in flagged:
+        print(f"  {note}")
+    print("\nthe checks measured against people (95% Wilson):")
+    print(_table([{"check": r["check"], "language": r["language"],
+                   "pre-filled": r["n_prefilled"],
+                   "kept": f"{_number(r['share_kept'])} [{_number(r['kept_low'])}, "
+                           f"{_number(r['kept_high'])}] of {r['n_judgments']}",
+                   "major spans proposed": f"{_number(r['recall'])} [{_number(r['recall_low'])}"
+                                           f", {_number(r['recall_high'])}] of {r['n_serious']}"}
+                  for r in tables["checks_vs_people"].to_pylist()
+                  if r["language"] == "all"]), end="")
+    return ExitCode.OK
+
+
+def _number(value: float | None) -> str:
+    return "—" if value is None or value != value else f"{value:.3f}"
 
 
 def agreement_floor(value: float | None) -> float:
@@ -419,10 +466,8 @@ def _print_agreement(out: Path, floor: float) -> None:
 
 
 def _kappa_line(row: dict) -> dict:
-    def number(value: float | None) -> str:
-        return "—" if value is None or value != value else f"{value:.3f}"
     return {"criterion": row["criterion"], "statistic": row["statistic"],
-            "estimate": number(row["estimate"]),
-            "95% interval": f"[{number(row['ci_low'])}, {number(row['ci_high'])}]",
+            "estimate": _number(row["estimate"]),
+            "95% interval": f"[{_number(row['ci_low'])}, {_number(row['ci_high'])}]",
             "n": row["n_items"], "clusters": row["n_clusters"],
             "irregular": row["n_irregular"], "note": row["note"]}

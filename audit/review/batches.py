@@ -25,6 +25,9 @@ class ReviewBatch:
     pairs: list[dict] | None = None  # paired versions (kinds/paired.py): the version key
     plan: pa.Table | None = None     # post-edit (kinds/post_edit.py): the repair units
     release: dict | None = None      # post-edit: the release's files and content digests
+    settings: dict | None = None     # the kind's spec options (spans: protocol, prefill…)
+    tables: dict[str, pa.Table] | None = None   # kept beside the items (spans: prefill)
+    predictions: dict[str, list[dict]] | None = None   # pre-filled regions per item
 
     @property
     def kind(self) -> str | None:

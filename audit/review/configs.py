@@ -58,7 +58,10 @@ COMMENT = "comment"      # a note, never a criterion
 
 _REPEATED_NAME = re.compile(r"(?P<stem>[a-z_]+_)\d+")
 _ALLOWED_TAGS = {"View", "Header", "Text", "Choices", "Choice", "Rating", "TextArea", "Style"}
-_CONTROL_TAGS = {"Choices", "Rating", "TextArea"}
+# Error spans (kinds/spans.py) also use these, declared as its configs' extra tags.
+SPAN_TAGS = frozenset({"Labels", "Label", "Number"})
+_CONTROL_TAGS = {"Choices", "Rating", "TextArea", "Labels", "Number"}
+_OPTION_TAGS = ("Choice", "Label")      # a control's offered values
 _OBJECT_TAGS = {"Text", "HyperText"}
 _FIELD = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -71,6 +74,8 @@ class Control:
     to_name: str
     choices: tuple[str, ...] = ()
     max_rating: int | None = None
+    bounds: tuple[int, int] | None = None     # a Number's min and max
+    per_region: bool = False                  # answered once per span (region), not per task
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,9 @@ class LabelConfig:
     css: tuple[str, ...] = ()                      # static rules every layout carries
     repeats_on: str | None = None                  # the task field a Repeater walks
     unanswered: Mapping[str, str] = field(default_factory=dict)   # adjudication wording
+    # Controls whose offered values a batch chose (an MQM typology): the file's options of
+    # that control are replaced by these when the config is loaded.
+    rechoiced: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def path(self) -> Path:
@@ -96,6 +104,17 @@ class LabelConfig:
     def criteria(self) -> tuple[str, ...]:
         """The criteria an adjudicator settles (comments are notes, not labels)."""
         return tuple(name for name in self.controls if name != COMMENT)
+
+    def with_choices(self, control: str, values: Sequence[str]) -> LabelConfig:
+        """This config with `control` offering `values` (each non-empty text, once)."""
+        values = tuple(values)
+        if not values or len(set(values)) != len(values) or not all(
+                isinstance(v, str) and v.strip() for v in values):
+            raise InputError(self.name, f"choices {list(values)!r} for {control!r}",
+                             expected="distinct non-empty texts")
+        return replace(self, controls={**self.controls, control: replace(
+            self.controls[control], choices=values)},
+            rechoiced=(*self.rechoiced, (control, values)))
 
     def adjudication(self, name: str, **widened: Control) -> LabelConfig:
         """The adjudication twin: the same controls (some `widened`) and fields, plus a
@@ -111,8 +130,24 @@ class LabelConfig:
         except FileNotFoundError:
             raise InputError(path, "no such file",
                              expected=f"the {self.name} labeling config") from None
+        if self.rechoiced:
+            text = self._rechoose(text, path)
         self.validate(text, path)
         return text
+
+    def _rechoose(self, text: str, path: object) -> str:
+        """The XML with each rechoiced control's options replaced (values escaped by
+        ElementTree: a value is an attribute, never markup)."""
+        root = _parse(text, path)
+        for name, values in self.rechoiced:
+            for element in root.iter():
+                if element.tag in _CONTROL_TAGS and element.get("name") == name:
+                    tag = next((c.tag for c in element if c.tag in _OPTION_TAGS), "Choice")
+                    for child in [c for c in element if c.tag in _OPTION_TAGS]:
+                        element.remove(child)
+                    for value in values:
+                        ET.SubElement(element, tag, value=value)
+        return ET.tostring(root, encoding="unicode")
 
     def validate(self, text: str, path: object = "<config>") -> None:
         """Raise InputError unless `text` is a well-formed config of this kind (module
@@ -288,10 +323,17 @@ def _one_control(element: ET.Element, name: str, want: Control, objects: set) ->
     target = element.get("toName")
     if target != want.to_name or target not in objects:
         return f"control {name!r} points at {target!r}, expected the object {want.to_name!r}"
-    choices = tuple(c.get("value") for c in element if c.tag == "Choice")
+    choices = tuple(c.get("value") for c in element if c.tag in _OPTION_TAGS)
     if choices != want.choices:
         return f"control {name!r} offers {list(choices)}, expected {list(want.choices)}"
     if want.max_rating is not None and element.get("maxRating") != str(want.max_rating):
         return (f"control {name!r} has maxRating={element.get('maxRating')!r}, "
                 f"expected {want.max_rating}")
+    if want.bounds is not None and (element.get("min"), element.get("max")) != tuple(
+            map(str, want.bounds)):
+        return (f"control {name!r} has min={element.get('min')!r} max={element.get('max')!r},"
+                f" expected {want.bounds[0]} and {want.bounds[1]}")
+    if (element.get("perRegion") == "true") != want.per_region:
+        return (f"control {name!r} is {'not ' if want.per_region else ''}answered per "
+                f"region, expected {'per region' if want.per_region else 'per task'}")
     return None

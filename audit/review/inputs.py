@@ -25,6 +25,7 @@ class Spec:
     new_release: str | None = None
     new_sources: list[str] = field(default_factory=list)
     plan: str | None = None
+    options: dict = field(default_factory=dict)   # the kind's own keys, as it read them
 
     def as_json(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "path"}

@@ -129,8 +129,9 @@ def pull(servers: Server | Sites, batch_id: str, *, workspace: Path | None = Non
     kind = kinds.of_config(ledger["config"])
     if kind.agreement and (fresh or table.num_rows and
                            not files.path(FINAL_LABELS).exists()):
+        final = kind.final(table, files) if kind.final else agreement.final_labels(table)
         with staged_file(files.path(FINAL_LABELS)) as staging:
-            pq.write_table(agreement.final_labels(table), staging)
+            pq.write_table(final, staging)
     new_versions: dict[int, set] = {}
     for r in fresh:
         new_versions.setdefault(r["project_id"], set()).add((r["annotation_id"],
@@ -162,7 +163,8 @@ def parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int,
     project's export, judged as the pull judges it (module docstring)."""
     role = "adjudication" if entry["role"] == ADJUDICATION else "initial"
     kind = kinds.of_config(ledger["config"])
-    form = kind.form if role == "initial" else kind.adjudication_form
+    review, twin = kind.forms(ledger.get("settings"))
+    form = review if role == "initial" else twin
     assert form is not None     # only adjudicated kinds have adjudication projects
     assigned = entry["annotator"].lower()
     found, accepted, refused, skipped = 0, [], [], []
@@ -190,13 +192,15 @@ def parse_export(export: list[dict], ledger: dict, entry: dict, project_id: int,
                 continue
             values = None
             if problem is None:
-                values, problem = parse_result(form, annotation.get("result") or [])
+                values, problem = (kind.parse(form, annotation.get("result") or [], data)
+                                   if kind.parse else
+                                   parse_result(form, annotation.get("result") or []))
             if problem is not None:
                 refused.append(where | _annotation_record(annotation, author, editor,
                                                           problem))
                 continue
-            criteria = form.criteria_of(data)
-            if role == "adjudication":   # only what the adjudicator was asked to settle
+            criteria = list(values) if kind.parse else form.criteria_of(data)
+            if role == "adjudication" and not kind.parse:   # only what was disputed
                 criteria = [c for c in criteria
                             if str(data.get(f"dispute_{c}", "")).startswith("DISPUTED")]
             item = items[item_id]
@@ -257,11 +261,16 @@ def _unknown(user: object) -> str | None:
 
 def _result_summary(result: object) -> dict:
     """{control: value} of a result list, for the refusals log (never dataset text)."""
-    summary = {}
+    summary: dict[str, object] = {}
     for region in result if isinstance(result, list) else []:
         value = region.get("value") or {}
-        shown = value.get("rating", value.get("choices", value.get("text")))
-        summary[str(region.get("from_name"))] = shown
+        if "labels" in value:   # a span: its label and place, not the text it covers
+            shown = summary.setdefault(str(region.get("from_name")), [])
+            assert isinstance(shown, list)
+            shown.append(f"{value.get('labels')} at {value.get('start')}-{value.get('end')}")
+            continue
+        summary[str(region.get("from_name"))] = value.get(
+            "rating", value.get("choices", value.get("number", value.get("text"))))
     return summary
 
 

@@ -194,12 +194,13 @@ def push(servers: Server | Sites, batch: ReviewBatch,
     known = _listings(sites, SLOTS, batch.batch_id)
     reports = []
     for group in sorted(by_group):
-        label_config = kind.form.laid_out(configs.direction_of(routing.group_languages(group)))
+        form = kind.forms(ledger.get("settings"))[0]
+        label_config = form.laid_out(configs.direction_of(routing.group_languages(group)))
         for slot, email in zip(SLOTS, routed.pairs[group]):
             server = sites.role(slot)
             reports.append(_push_project(server, files, ledger, slot, group, email,
                                          label_config, by_group[group], chunk_size,
-                                         progress, known[server.url]))
+                                         progress, known[server.url], batch.predictions))
     # A project that held none of its items before this push holds no one's work yet.
     held = [p.key for p in reports if p.existing]
     found = release(sites, batch.batch_id, workspace=workspace, dry_run=True,
@@ -232,10 +233,23 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
     if table is None:
         raise InputError(files.path("annotations.parquet"), "nothing pulled yet",
                          expected="a pull before pushing adjudication")
-    final = agreement.final_frame(agreement.prepare(table))
-    queue = agreement.queue_frame(final)
-    open_items = queue.filter(queue["state"] == "open")
+    kind = kinds.of_config(ledger["config"])
+    review, twin = kind.forms(ledger.get("settings"))
     items = {row["item_id"]: row for row in files.items().to_pylist()}
+    if twin is None:
+        raise InputError(files.path(LEDGER), f"a {kind.name} batch", expected="a batch "
+                         "whose kind is adjudicated (two annotators an item)")
+    if kind.adjudicate is not None:    # a kind of its own queue and tasks (error spans)
+        adjudication = kind.adjudicate(files, table)
+        queue, payloads, predictions = (adjudication.queue, adjudication.payloads,
+                                        adjudication.predictions)
+    else:
+        final = agreement.final_frame(agreement.prepare(table))
+        queue, predictions = agreement.queue_frame(final), None
+        tasks = files.tasks()
+        payloads = {item: configs.adjudication_payload(review, twin, tasks[item], *dispute)
+                    for item, dispute in _disputes(final, items).items()}
+    open_items = queue.filter(queue["state"] == "open")
     groups = {item_id: items[item_id]["group"] for item_id in open_items["item_id"]}
     pairs = {g: tuple(p) for g, p in ledger["pairs"].items()}
     fixed = {e["group"]: e["annotator"] for e in ledger["projects"].values()
@@ -246,24 +260,15 @@ def push_adjudication(servers: Server | Sites, batch_id: str,
     notes = ensure_accounts(sites.role(ADJUDICATION), sorted(set(chosen.values())),
                             files.folder, ledger)
     files.write_json(LEDGER, ledger)
-    tasks = files.tasks()
-    kind = kinds.of_config(ledger["config"])
-    twin = kind.adjudication_form
-    if twin is None:
-        raise InputError(files.path(LEDGER), f"a {kind.name} batch", expected="a batch "
-                         "whose kind is adjudicated (two annotators an item)")
-    disputes = _disputes(final, items)
     known = _listings(sites, (ADJUDICATION,), batch_id)
     reports = []
     for group in sorted(set(groups.values()) & set(chosen)):
         ids = [i for i in open_items["item_id"].to_list() if groups[i] == group]
-        payloads = [configs.adjudication_payload(kind.form, twin, tasks[i], *disputes[i])
-                    for i in ids]
         label_config = twin.laid_out(configs.direction_of(routing.group_languages(group)))
         server = sites.role(ADJUDICATION)
         reports.append(_push_project(server, files, ledger, ADJUDICATION, group,
-                                     chosen[group], label_config, payloads, chunk_size,
-                                     progress, known[server.url]))
+                                     chosen[group], label_config, [payloads[i] for i in ids],
+                                     chunk_size, progress, known[server.url], predictions))
     unrouted = {i: (g, missing[g]) for i, g in groups.items() if g in missing}
     skipped = [s for s in files.skips()
                if s["role"] == ADJUDICATION and s["item_id"] in groups]
@@ -347,7 +352,8 @@ def _listings(sites: Sites, roles: Sequence[str], batch_id: str) -> dict[str, li
 
 def _push_project(server: Server, files: Workspace, ledger: dict, role: str, group: str,
                   email: str, label_config: str, tasks: list[dict], chunk_size: int,
-                  progress: Progress | None, known: list) -> ProjectPush:
+                  progress: Progress | None, known: list,
+                  predictions: Mapping[str, list[dict]] | None = None) -> ProjectPush:
     batch_id = ledger["batch_id"]
     key = project_key(group, role)
     recorded = ledger["projects"].get(key)
@@ -381,7 +387,9 @@ def _push_project(server: Server, files: Workspace, ledger: dict, role: str, gro
 
     report(0, len(send))
     if send:
-        server.import_tasks(project.id, send, chunk_size=chunk_size, progress=report)
+        server.import_tasks(project.id, send, chunk_size=chunk_size, progress=report,
+                            predictions=None if predictions is None else [
+                                predictions.get(task["item_id"], []) for task in send])
     return ProjectPush(key, role, group, title, project.id, email, server.url, len(tasks),
                        len(wanted & present), len(send), _duplicates(held))
 

@@ -47,10 +47,7 @@ def to_csv(table: pa.Table | pl.DataFrame, path: str | Path) -> Path:
 def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
                   extra: dict | None = None, kappa_floor: float | None = None,
                   skips: list[dict] | tuple = (), batch_id: str = "BATCH") -> list[str]:
-    """Every report of a pulled table (and the `extra` tables) as CSV, the charted ones also
-    as Plotly HTML (with plotly.min.js beside them, so the pages open offline), into a new
-    directory that appears whole or not at all."""
-    from ..io.atomic import staged_directory
+    """Every report of a pulled table (and the `extra` tables), written by write_tables."""
     from .push import queue_with_skips
     frame = ag.prepare(table)
     final = ag.final_frame(frame)
@@ -64,6 +61,14 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
               "adjudication_queue": queue_with_skips(
                   ag.queue_frame(final).to_arrow(), skips, batch_id),
               **(extra or {})}
+    return write_tables(tables, out)
+
+
+def write_tables(tables: dict[str, pa.Table], out: Path) -> list[str]:
+    """Reports as CSV, the charted ones also as Plotly HTML (with plotly.min.js beside
+    them, so the pages open offline), into a new directory that appears whole or not at
+    all; the names written."""
+    from ..io.atomic import staged_directory
     written = []
     with staged_directory(out, what="report") as staging:
         for name, report in tables.items():

@@ -1,7 +1,7 @@
 """A review batch spec: what `python -m audit review push SPEC` reads (JSON or TOML).
 
     kind = "translation"                 # translation | paired | realism | relevance |
-                                         #   post-edit
+                                         #   post-edit | spans
     batch = "pilot-ar-fa"                # optional; default: the sample's / pairs' own id
     release = "data/demo/release"        # translation: a release (default: the demo)
     sources = ["train=…json"]            # optional HotpotQA sources of the release
@@ -12,6 +12,9 @@
                                          #    size = N, allocation = "equal"}
     seed = 20260810                      # sampling seed (MAPLE: the A/B order seed)
     pairs = "data/maple_demo/query_pairs.jsonl"   # realism / relevance input
+    protocol = "esa"                     # spans: "esa" | "mqm"; also prefill = "findings" |
+                                         #   "none", typology = [...] and mqm_weights =
+                                         #   {minor = 1, major = 5, critical = 25} (MQM)
     plan = "work/plan.parquet"           # post-edit: units of `repair plan --out DIR` (that
                                          #   DIR or its plan.parquet); default: the whole
                                          #   work list of the release
@@ -46,6 +49,8 @@ from .inputs import Spec
 
 KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
         "adjudicators", "server", "servers", "new_release", "new_sources", "plan"}
+# Keys a kind reads itself (kind.options): error spans' protocol, prefill, typology, weights.
+OPTION_KEYS = {key for kind in kinds.KINDS.values() if kind.options for key in kind.accepts}
 DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
 
 
@@ -65,10 +70,10 @@ def load(path: str | Path) -> Spec:
 
 
 def parse(raw: dict[str, Any], path: Path) -> Spec:
-    unknown = sorted(set(raw) - KEYS)
+    unknown = sorted(set(raw) - KEYS - OPTION_KEYS)
     if unknown:
         raise InputError(path, f"unknown key(s) {', '.join(unknown)}",
-                         expected=", ".join(sorted(KEYS)))
+                         expected=", ".join(sorted(KEYS | OPTION_KEYS)))
     kind = raw.get("kind", kinds.DEFAULT)
     _check(isinstance(kind, str) and kind in kinds.KINDS, path, "kind", f"{kind!r}",
            f"one of {', '.join(kinds.KINDS)}")
@@ -86,7 +91,7 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     _check(isinstance(new_sources, list) and all(isinstance(s, str) for s in new_sources),
            path, "new_sources", repr(new_sources), "a list of paths")
     given = {"new_release": raw.get("new_release") is not None or bool(new_sources),
-             "plan": raw.get("plan") is not None}
+             "plan": raw.get("plan") is not None, **{key: True for key in OPTION_KEYS & set(raw)}}
     for key, present in given.items():     # keys that only one kind takes
         owner = next(k.name for k in kinds.KINDS.values() if key in k.accepts)
         _check(key in chosen.accepts or not present, path, key, f"given for a {kind} batch",
@@ -114,7 +119,8 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
            "either one server or one per side")
     spec = Spec(path, kind, annotators, raw.get("batch"), raw.get("release"), sources, design,
                 seed, raw.get("pairs"), adjudicators, raw.get("server"), servers,
-                raw.get("new_release"), new_sources, raw.get("plan"))
+                raw.get("new_release"), new_sources, raw.get("plan"),
+                chosen.options(raw, path) if chosen.options else {})
     _check_people(spec)
     return spec
 

@@ -182,6 +182,9 @@ class Workspace:
                 with staged_file(folder / "pairs.jsonl") as staging:
                     staging.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n"
                                                for p in batch.pairs), encoding="utf-8")
+            for name, table in (batch.tables or {}).items():
+                with staged_file(self.path(name)) as staging:
+                    pq.write_table(table, staging)
             if batch.plan is not None:
                 with staged_file(folder / "plan.parquet") as staging:
                     pq.write_table(batch.plan, staging)
@@ -193,6 +196,8 @@ class Workspace:
         ledger = {"batch_id": batch.batch_id, "config": batch.config, "kind": batch.kind,
                   "n_items": len(batch.tasks), "blinding": None, "pairs": {},
                   "projects": {}, "accounts": {}}
+        if batch.settings is not None:
+            ledger["settings"] = batch.settings
         self.write_json(LEDGER, ledger)
         return ledger
 

@@ -25,17 +25,17 @@ from __future__ import annotations
 from ...errors import InputError
 from ..charts import Chart
 from ..configs import LabelConfig
-from . import paired, post_edit, realism, relevance, translation
+from . import paired, post_edit, realism, relevance, spans, translation
 from .base import ReviewKind
 
-REGISTERED = (translation, paired, realism, relevance, post_edit)
+REGISTERED = (translation, paired, realism, relevance, post_edit, spans)
 KINDS: dict[str, ReviewKind] = {module.KIND.name: module.KIND for module in REGISTERED}
 DEFAULT = "translation"     # a spec that names no kind
 # The Review page builds translation and MAPLE batches; paired and post-edit come from specs.
 ON_PAGE = tuple(KINDS[name] for name in ("translation", "realism", "relevance"))
 # Every labeling config by name (a kind's and its adjudication twin).
 CONFIGS: dict[str, LabelConfig] = {form.name: form for kind in KINDS.values()
-                                   for form in (kind.form, kind.adjudication_form) if form}
+                                   for form in kind.configs}
 # Every kind's chart by report name.
 CHARTS: dict[str, Chart] = {name: chart for kind in KINDS.values()
                             for name, chart in kind.charts.items()}
@@ -60,7 +60,7 @@ def of_config(config: object) -> ReviewKind:
     """The kind a batch's config (or its adjudication twin) belongs to (translation, not
     paired, for translation_review: a paired batch's ledger records the same config)."""
     for kind in KINDS.values():
-        if config in (kind.config, kind.adjudication):
+        if config in (form.name for form in kind.configs):
             return kind
     raise InputError("config", repr(config), expected="one of " + ", ".join(CONFIGS))
 

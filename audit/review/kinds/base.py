@@ -11,10 +11,21 @@ from ..inputs import Spec, relative
 from ..sampling import PAPER_SEED
 
 if TYPE_CHECKING:
+    import polars as pl
     import pyarrow as pa
 
     from ..batches import ReviewBatch
     from ..charts import Chart
+    from ..workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Adjudication:
+    """What a kind's adjudication push sends: the queue (state open | resolved), and per
+    open item its task data and pre-filled regions."""
+    queue: pl.DataFrame
+    payloads: Mapping[str, dict]
+    predictions: Mapping[str, list[dict]]
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,29 @@ class ReviewKind:
     corrections: Callable[[str, Path | None, pa.Table], object] | None = None
     shown_order: bool = False    # answers are letters of the blind A/B order (realism)
     demo_pairs: Path | None = None               # MAPLE: the demo's pairs file
+    # A kind whose annotations are not one categorical label per control (error spans)
+    # supplies these; the others use the agreement machinery (agreement.py).
+    options: Callable[[Mapping, Path], dict] | None = None   # its spec keys -> settings
+    variants: tuple[LabelConfig, ...] = ()       # other configs a batch may be pushed with
+    forms_for: Callable[[Mapping], tuple[LabelConfig, LabelConfig | None]] | None = None
+    # (config, result, task data) -> ({criterion: value}, problem)
+    parse: Callable[[LabelConfig, list[dict], Mapping], tuple[dict[str, str], str | None]] \
+        | None = None
+    final: Callable[[pa.Table, Workspace], pa.Table] | None = None   # of a pulled table
+    adjudicate: Callable[..., Adjudication] | None = None
+    tables: Callable[..., dict[str, pa.Table]] | None = None   # every report of a batch
+
+    def forms(self, settings: Mapping | None) -> tuple[LabelConfig, LabelConfig | None]:
+        """The configs a batch with these settings (its ledger's) is pushed with: the
+        review's and the adjudicator's."""
+        if self.forms_for is not None:
+            return self.forms_for(settings or {})
+        return self.form, self.adjudication_form
+
+    @property
+    def configs(self) -> tuple[LabelConfig, ...]:
+        """Every config this kind may push."""
+        return tuple(f for f in (self.form, self.adjudication_form, *self.variants) if f)
 
     @property
     def config(self) -> str:

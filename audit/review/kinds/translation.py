@@ -22,6 +22,7 @@ import polars as pl
 import pyarrow as pa
 
 from ...analysis.stats import SEED, cluster_mean
+from ...engine.scan import ScanResult
 from ...errors import InputError
 from ...io.model import Release
 from ...reports.render import chart_label
@@ -67,28 +68,37 @@ def translation_batch(batch: sampling.Batch, release: Release,
     batch_id = batch_id or batch.batch_id
     texts = sampling.unit_texts(release, batch.units)
     tasks = [payload(t, batch_id) for t in texts]
-    units = batch.units
+    return ReviewBatch(batch_id, FORM.name, unit_items(batch.units, KIND.annotation), tasks,
+                       manifest=batch.manifest)
+
+
+def unit_items(units: pa.Table, annotation: str) -> pa.Table:
+    """The item table of sampled units: the cluster is the source row, the group the
+    languages the unit shows."""
     n = units.num_rows
     groups = [routing.group_of(languages) for languages in units["languages"].to_pylist()]
-    items = pa.table({
+    return pa.table({
         "item_id": units["item_id"], "cluster_id": units["row_id"],
-        "kind": pa.array([KIND.annotation] * n, pa.string()),
+        "kind": pa.array([annotation] * n, pa.string()),
         "language": units["language"], "unit": units["unit"],
         "setting": pa.nulls(n, pa.string()), "source_a": pa.nulls(n, pa.string()),
         "source_b": pa.nulls(n, pa.string()),
         "group": pa.array(groups, pa.string())}).cast(ITEM_SCHEMA)
-    return ReviewBatch(batch_id, FORM.name, items, tasks, manifest=batch.manifest)
 
 
-def build(spec: Spec) -> ReviewBatch:
-    """The spec's release scanned and sampled with its design (non-English units)."""
+def sampled(spec: Spec) -> tuple[ScanResult, sampling.Batch]:
+    """The spec's release scanned, and its non-English units sampled with its design."""
     result = scanned(spec, spec.release, spec.sources)
     units = sampling.build_units(result)
     try:
-        sample = sampling.sample_design(units, design(spec), where={
+        return result, sampling.sample_design(units, design(spec), where={
             "language": list(sampling.NON_ENGLISH)})
     except ValueError as error:
         raise InputError(spec.path, str(error), where="design") from None
+
+
+def build(spec: Spec) -> ReviewBatch:
+    result, sample = sampled(spec)
     return translation_batch(sample, result.release, spec.batch)
 
 

@@ -411,6 +411,7 @@ class Server:
     def import_tasks(self, project_id: int, payloads: Sequence[dict], *,
                      meta: Sequence[dict] | None = None,
                      annotations: Sequence[list[dict]] | None = None,
+                     predictions: Sequence[list[dict]] | None = None,
                      chunk_size: int = CHUNK_SIZE,
                      progress: Callable[[int, int], None] | None = None) -> list[int]:
         """Create one task per payload (its `data`), chunk_size per request, in order; the
@@ -418,9 +419,11 @@ class Server:
         stay imported and ServerError says how many were sent. progress(sent, total) after
         each chunk. `meta` gives each task's meta; `annotations` each task's existing
         annotations ({"result": [...], "completed_by": user id}), e.g. labels made
-        elsewhere."""
+        elsewhere; `predictions` each task's pre-filled regions ({"model_version", "result"}),
+        which the annotator's form opens with."""
         total = len(payloads)
-        for name, extra in (("meta", meta), ("annotations", annotations)):
+        for name, extra in (("meta", meta), ("annotations", annotations),
+                            ("predictions", predictions)):
             if extra is not None and len(extra) != total:
                 raise ValueError(f"{name} must have one entry per payload")
         ids: list[int] = []
@@ -432,6 +435,8 @@ class Server:
                     task["meta"] = meta[i]
                 if annotations is not None:
                     task["annotations"] = annotations[i]
+                if predictions is not None and predictions[i]:
+                    task["predictions"] = predictions[i]
                 chunk.append(task)
             what = (f"import tasks {start + 1}-{start + len(chunk)} of {total} into project "
                     f"{project_id} ({len(ids)} sent before)")
