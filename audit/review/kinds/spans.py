@@ -143,16 +143,22 @@ def payload(texts: Mapping[str, str], batch_id: str, form: LabelConfig) -> dict:
 def build(spec: Spec) -> ReviewBatch:
     """The spec's release scanned and sampled as a translation batch is; each unit's
     findings pre-filled when the spec asks."""
-    settings = dict(spec.options) or dict(DEFAULTS)
     result, sample = translation.sampled(spec)
-    batch_id = spec.batch or f"{KIND.name}-{sample.batch_id}"
+    return span_batch(result, sample, spec.batch or f"{KIND.name}-{sample.batch_id}",
+                      dict(spec.options) or dict(DEFAULTS))
+
+
+def span_batch(result: ScanResult, sample: sampling.Batch, batch_id: str,
+               settings: Mapping) -> ReviewBatch:
+    """The span batch of sampled units: tasks, items, and pre-filled regions when the
+    settings ask."""
     form = forms_for(settings)[0]
     texts = sampling.unit_texts(result.release, sample.units)
     tasks = [payload(t, batch_id, form) for t in texts]
     prefill = (prefilled(result, sample.units, tasks, settings["protocol"])
                if settings["prefill"] == "findings" else PREFILL_TABLE.empty_table())
     return ReviewBatch(batch_id, form.name, translation.unit_items(sample.units, KIND.annotation),
-                       tasks, manifest=sample.manifest, settings=settings,
+                       tasks, manifest=sample.manifest, settings=dict(settings),
                        tables={PREFILL_FILE: prefill},
                        predictions=predictions(prefill))
 
