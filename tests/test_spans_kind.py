@@ -167,3 +167,23 @@ def test_an_annotation_becomes_its_spans_and_its_score():
 ])
 def test_the_pull_refuses_an_annotation_it_cannot_trust(result, problem):
     assert kind.parse(FORM, result, {"translation_text": TEXT}) == ({}, problem)
+
+
+def test_a_mapped_release_pre_fills_each_columns_findings(tmp_path):
+    from audit.engine import scan
+    from audit.io.release import open_release
+    from audit.review import sampling
+    (tmp_path / "doc.en.txt").write_text("One apple.\nTwo pears cost 3 euros.\nThe cat sleeps.\n",
+                                         encoding="utf-8")
+    (tmp_path / "doc.de.txt").write_text("Ein Apfel.\nZwei Birnen kosten 4 Euro.\n"
+                                         "The cat sleeps.\n", encoding="utf-8")
+    (tmp_path / "m.toml").write_text('[release]\nsource_language = "en"\n[input]\n'
+                                     'files = "doc.{lang}.txt"\n', encoding="utf-8")
+    result = scan.run(open_release(tmp_path / "m.toml"))
+    sample = sampling.sample(sampling.build_units(result), by=["language"], seed=1,
+                             per_stratum=5, created_at="2026-12-07T00:00:00+00:00")
+    batch = kind.span_batch(result, sample, "mapped", kind.DEFAULTS)
+    assert sorted((r["item_id"], r["origin"], r["start"], r["end"], r["text"])
+                  for r in batch.tables[kind.PREFILL_FILE].to_pylist()) == [
+        ("1@de:text:-", "number_mismatch", 19, 20, "4"),
+        ("2@de:text:-", "exact_source_copy", 0, 15, "The cat sleeps.")]

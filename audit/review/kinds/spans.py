@@ -213,7 +213,8 @@ def _on_unit(finding: Mapping, unit: Mapping) -> bool:
             finding["unit"] in ("sentence", "title")
     if unit["unit"] == "instance":
         return False
-    return finding["paragraph_id"] == unit["unit"]     # a mapped release's column
+    # a mapped release's column: the checks name it as the finding's unit or paragraph
+    return unit["unit"] in (finding["unit"], finding["paragraph_id"])
 
 
 _SENTENCE = re.compile(r"^\[(\d+)\] ", re.M)
