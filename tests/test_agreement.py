@@ -481,6 +481,10 @@ def test_a_pooled_kappa_below_the_floor_is_flagged_and_named_like_a_groups():
         "adequacy, all items: κ 0.859, raw agreement 0.889, n = 18"]
     # the floor the notes are asked about counts, not the one the table was made with
     assert ag.floor_notes(pooled.to_pylist(), 0.6) == []
+    # an undefined κ is no low κ, as NaN or as the None a CSV reads back
+    undefined = [row | {"estimate": value} for row in pooled.to_pylist()
+                 for value in (float("nan"), None)]
+    assert ag.floor_notes(undefined, 0.9) == []
     languages = ag.agreement_by(table, "language", n_boot=50)
     assert ag.floor_notes(languages.to_pylist(), 0.6) == [
         "adequacy, language ar: κ 0.556, raw agreement 0.667, n = 6"]

@@ -454,11 +454,13 @@ AGREEMENT_SCHEMA = pa.schema([
 KAPPA_FLOOR = 0.6
 
 
-def below_floor(statistic: str, estimate: float, kappa_floor: float) -> bool:
+def below_floor(statistic: str, estimate: float | None, kappa_floor: float) -> bool:
     """The floor rule of every agreement table (pooled, per group, per realism setting): a
     κ (any weighting) whose estimate, not its interval, is below the floor. An undefined
-    κ is not flagged: no κ is not a low κ, and its note says why."""
-    return statistic.startswith("cohen_kappa") and bool(estimate < kappa_floor)
+    κ (NaN, or None as a CSV reads it back) is not flagged: no κ is not a low κ, and its
+    note says why."""
+    return statistic.startswith("cohen_kappa") and estimate is not None and \
+        bool(estimate < kappa_floor)
 
 
 def agreement(table: pa.Table | pl.DataFrame, n_boot: int = 2000, seed: int = SEED,
