@@ -52,7 +52,7 @@ def write_reports(table, out: Path, *, n_boot: int = 2000, seed: int = SEED,
     frame = ag.prepare(table)
     final = ag.final_frame(frame)
     floor = ag.KAPPA_FLOOR if kappa_floor is None else kappa_floor
-    tables = {"agreement": ag.agreement(table, n_boot=n_boot, seed=seed),
+    tables = {"agreement": ag.agreement(table, n_boot=n_boot, seed=seed, kappa_floor=floor),
               **{f"agreement_by_{by}": ag.agreement_by(table, by, n_boot=n_boot,
                                                         seed=seed, kappa_floor=floor)
                  for by in ag.BREAKDOWNS},
