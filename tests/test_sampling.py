@@ -1,16 +1,18 @@
 """Stratified sampling of review units (audit/review/sampling.py) on the demo release:
-the unit table, exact stratum counts, seeded determinism, proportional sums, and the
-paper preset's shortfall report."""
+the unit table, exact stratum counts, seeded determinism, proportional sums, the paper
+preset's shortfall report, and the preservation stratum with its "unverifiable" preset."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import duckdb
 import pyarrow as pa
 import pytest
 
+from audit.checks.preservation import PRESERVATION_NAMES
 from audit.engine import scan
 from audit.language import descriptors
 from audit.review import sampling
@@ -327,3 +329,87 @@ def test_a_blank_question_or_answer_shows_a_marker_not_an_empty_line(tmp_path):
     assert sampling.visible("\u200b \u3000") == \
         "(blank in the release: 3 character(s), U+200B U+0020 U+3000)"
     assert sampling.visible(" a ") == " a "
+
+
+# ------------------------------------------------------------------------- preservation
+
+def _paragraph_languages(scanned) -> dict[tuple[int, str], str]:
+    return {(rid, pid): code for rid, pid, code in scanned.release.con.sql(
+        "SELECT rid, c.paragraph_id, c.language_code "
+        "FROM (SELECT rid, unnest(candidates) AS c FROM release)").fetchall()}
+
+
+def _unverifiable_by_hand(scanned) -> dict[tuple[int, str], str]:
+    """{(row, paragraph): language} of paragraphs whose preservation findings are all
+    'unverifiable', from the findings table in plain Python."""
+    categories: dict[tuple[int, str], set[str]] = {}
+    for f in scanned.findings.to_pylist():
+        if f["check"] in PRESERVATION_NAMES:
+            categories.setdefault((f["row"], f["paragraph_id"]), set()).add(f["category"])
+    languages = _paragraph_languages(scanned)
+    return {key: languages[key] for key, found in categories.items() if found == {"unverifiable"}}
+
+
+def test_preservation_unverifiable_paragraphs_match_the_findings(scanned, units):
+    expected = _unverifiable_by_hand(scanned)
+    rows = [r for r in units.to_pylist() if r["unit"] == "paragraph"
+            and r["preservation"] == "unverifiable"]
+    assert {(r["rid"], r["paragraph_id"]): r["language"] for r in rows} == expected
+    assert Counter(r["language"] for r in rows) == {"ru": 4, "es": 3, "fr": 1, "pt": 1, "ko": 1}
+    by_id = {r["item_id"]: r for r in units.to_pylist()}
+    assert by_id["d25738181b0bae42e2ba12a3:paragraph:p03"]["preservation"] == "unverifiable"
+    assert by_id["d25738181b0bae42e2ba12a3:instance:-"]["preservation"] == "unverifiable"
+    assert by_id["9c979850379ca7b54c0759d0:paragraph:p03"]["preservation"] == "lost"
+    assert by_id["d25738181b0bae42e2ba12a3:paragraph:p02"]["preservation"] is None
+    assert {r["preservation"] for r in units.to_pylist()
+            if r["unit"] in ("question", "answer")} == {None}
+
+
+def test_preservation_takes_the_worst_category_and_gold_paragraphs_only(scanned, described):
+    """Row 1 (gold p02, p03; p03 unverifiable) gains a lost finding on p03 and an
+    unverifiable one on its distractor p00; row 2 (gold p05, no finding) one on p00."""
+    table = "findings_preservation_test"
+    con = scanned.release.con
+    con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {scanned.tables['findings']}")
+    con.execute(f"""INSERT INTO {table} BY NAME
+        SELECT * FROM (VALUES (1, 'bridge_entity_lost', 'lost', 'p03'),
+                              (1, 'answer_not_in_evidence', 'unverifiable', 'p00'),
+                              (2, 'answer_not_in_evidence', 'unverifiable', 'p00'))
+                      v("row", "check", category, paragraph_id)""")
+    try:
+        changed = replace(scanned, tables={**scanned.tables, "findings": table})
+        units = {r["item_id"]: r["preservation"]
+                 for r in build_units(changed, described).to_pylist()}
+    finally:
+        con.execute(f"DROP TABLE {table}")
+    assert units["d25738181b0bae42e2ba12a3:paragraph:p03"] == "lost"
+    assert units["d25738181b0bae42e2ba12a3:paragraph:p00"] == "unverifiable"
+    assert units["d25738181b0bae42e2ba12a3:instance:-"] == "lost"
+    assert units["7db30629e90d01a541d5da8a:paragraph:p00"] == "unverifiable"
+    assert units["7db30629e90d01a541d5da8a:instance:-"] is None
+
+
+def test_unverifiable_preset_draws_only_unverifiable_paragraphs(scanned, units):
+    design = sampling.PRESETS["unverifiable"]
+    assert design.per_stratum == {"paragraph": 4} and design.seed == PAPER_PRESET.seed
+    batch = sample_design(units, design, where={"language": list(sampling.NON_ENGLISH)})
+    expected = _unverifiable_by_hand(scanned)
+    assert {(r["rid"], r["paragraph_id"]) for r in batch.units.to_pylist()} == set(expected)
+    counts = strata(batch)
+    assert len(counts) == 23
+    assert counts[("ru", "paragraph", "unverifiable")] == (4, 4, 4, 0)
+    assert counts[("es", "paragraph", "unverifiable")] == (3, 4, 3, 1)
+    assert counts[("de", "paragraph", "unverifiable")] == (0, 4, 0, 4)
+    assert batch.manifest["totals"] == {"available": 10, "target": 92, "chosen": 10,
+                                        "shortfall": 82}
+    assert batch.manifest["design"] == "unverifiable"
+
+
+def test_a_preservation_stratum_takes_k_per_language(units):
+    """by language and preservation with levels: 2 per language where more are there."""
+    batch = sample(units, ["language", "preservation"], seed=PAPER_PRESET.seed, per_stratum=2,
+                   where={"unit": "paragraph"},
+                   levels={"language": ("ru", "es", "ko"), "preservation": ("unverifiable",)})
+    assert Counter(batch.units.column("language").to_pylist()) == {"ru": 2, "es": 2, "ko": 1}
+    assert set(batch.units.column("preservation").to_pylist()) == {"unverifiable"}
+    assert strata(batch)[("ko", "unverifiable")] == (1, 2, 1, 1)

@@ -7,7 +7,8 @@ A review *unit* is one thing an annotator judges:
     instance    the whole row: question, answer and its gold paragraphs together
 
 `build_units(scan_result)` turns a scanned release into a unit table, one row per unit, by
-set-based DuckDB queries over `release`, the language descriptors and the scan's `status`.
+set-based DuckDB queries over `release`, the language descriptors and the scan's `status`
+and `findings`.
 Its stratum attributes:
 
     language         the unit's assigned language (code): the candidate's language for a
@@ -29,6 +30,13 @@ Its stratum attributes:
                      (sorted codes; 'und' for an unknown one): the unit's language, and for
                      an instance also its answer's and gold paragraphs' languages. Routing
                      (audit/review/routing.py) sends a unit only to annotators who read them.
+    preservation     what the preservation checks (answer_not_in_evidence, bridge_entity_lost)
+                     found: for a paragraph 'lost' when a finding on it has category lost,
+                     else 'unverifiable' when one has category unverifiable (the release
+                     holds no rendering to compare with: only a person can tell), else NULL;
+                     for an instance the worst over its gold paragraphs; NULL for questions
+                     and answers and on a mapped release. NULL does not say 'checked': which
+                     sentences the checks examined is not kept after the scan.
 
 Item ids are f"{row_id}:{unit}:{paragraph_id or '-'}". row_id is the release id, or
 f"{id}@{rid}" when the id is blank or repeats in the release (duplicate ids are a finding, and
@@ -52,6 +60,12 @@ shortfall (target − chosen). Shortfalls are not moved to other strata, so a de
 per-stratum promise stays visible. `levels={dim: values}` fixes a dimension's domain: units
 outside it are left out, and strata with no unit still appear (available 0), which is how the
 paper preset reports languages the release lacks.
+
+Named designs (PRESETS, by name): "default" 4 paragraphs + 1 question + 1 answer per
+non-English language, "paper" the paper's 80 + 20 + 20, and "unverifiable" 4 paragraphs per
+non-English language whose preservation is 'unverifiable' (by language, unit and
+preservation, preservation fixed to that one level), so that people settle what the checks
+could not.
 """
 
 from __future__ import annotations
@@ -68,20 +82,21 @@ import duckdb
 import pyarrow as pa
 
 from ..analysis.stats import SEED
+from ..checks.preservation import PRESERVATION_NAMES
 from ..engine.scan import ScanResult
 from ..io.atomic import staged_file, write_json
 from ..io.model import Release
 from ..language import descriptors as descriptor_module
 from ..languages import BY_CODE, LANGUAGES
 from ..sql.connection import connect
-from ..sql.safe import identifier
+from ..sql.safe import identifier, literal
 
 UNITS = ("paragraph", "question", "answer", "instance")
 SUPPORT_ROLES = ("gold-bridge", "gold-answer-hop", "gold", "distractor")
 ANSWER_TYPES = ("yes-no", "date", "number", "entity")
 ALLOCATIONS = ("equal", "proportional")
 DIMENSIONS = ("language", "script", "unit", "question_type", "answer_type", "support_role",
-              "script_relation", "stratum", "role_condition", "status", "check")
+              "script_relation", "stratum", "role_condition", "status", "check", "preservation")
 NON_ENGLISH = tuple(language.code for language in LANGUAGES if language.code != "en")
 PAPER_SEED = SEED
 
@@ -140,14 +155,27 @@ def answer_type(text: str | None) -> str | None:
 
 # ------------------------------------------------------------------------- unit table
 
-_UNITS_QUERY = """
-WITH rows AS (
+# Preservation ranks the worst category per (row, paragraph): 2 lost, 1 unverifiable.
+_UNITS_QUERY = f"""
+WITH paragraph_preservation AS (
+    SELECT "row" AS pres_rid, paragraph_id AS pres_paragraph,
+           max(CASE category WHEN 'lost' THEN 2 ELSE 1 END) AS pres_rank
+    FROM findings
+    WHERE list_contains({literal(list(PRESERVATION_NAMES))}, "check")
+      AND category IN ('lost', 'unverifiable')
+    GROUP BY ALL),
+instance_preservation AS (
+    SELECT p.pres_rid, max(p.pres_rank) AS instance_rank
+    FROM paragraph_preservation p JOIN _review_descriptors d ON d.rid = p.pres_rid
+    WHERE list_contains(d.gold_paragraph_ids, p.pres_paragraph)
+    GROUP BY ALL),
+rows AS (
     SELECT r.rid, r.id, r.source_split, r.question_type, r.question_language,
            r.answer_language,
            -- only the fields a unit needs: unnesting whole candidates (their sentences)
            -- took the Review page from 0.5 to 1.2 GiB on 23,760 rows
-           list_transform(r.candidates, lambda c: {'paragraph_id': c.paragraph_id,
-                                                   'language_code': c.language_code})
+           list_transform(r.candidates, lambda c: {{'paragraph_id': c.paragraph_id,
+                                                    'language_code': c.language_code}})
              AS candidates,
            -- what an instance unit shows: question, answer and its gold paragraphs
            list_distinct([coalesce(r.question_language, 'und'),
@@ -162,10 +190,11 @@ WITH rows AS (
            review_answer_type(r.source_answer) AS answer_type,
            d.stratum, d.script_relation, d.role_condition, d.gold_paragraph_ids,
            d.bridge_paragraph_id, d.answer_hop_paragraph_id,
-           s.status, coalesce(s.flags, []::VARCHAR[]) AS checks
+           s.status, coalesce(s.flags, []::VARCHAR[]) AS checks, ip.instance_rank
     FROM release r
     JOIN _review_descriptors d ON d.rid = r.rid
-    LEFT JOIN status s ON s."row" = r.rid),
+    LEFT JOIN status s ON s."row" = r.rid
+    LEFT JOIN instance_preservation ip ON ip.pres_rid = r.rid),
 row_units AS (
     SELECT rows.*, u.unit, u.ord,
            CASE u.unit WHEN 'answer' THEN answer_language ELSE question_language END
@@ -202,8 +231,12 @@ SELECT row_id || ':' || unit || ':' || coalesce(paragraph_key, '-') AS item_id,
        script_relation, stratum, role_condition, status,
        CASE WHEN len(checks) = 0 THEN 'none' ELSE array_to_string(checks, '+') END AS "check",
        checks,
-       list_sort(list_distinct(list_filter(shown_languages, lambda l: l <> 'en'))) AS languages
+       list_sort(list_distinct(list_filter(shown_languages, lambda l: l <> 'en'))) AS languages,
+       CASE CASE unit WHEN 'paragraph' THEN pres_rank WHEN 'instance' THEN instance_rank END
+            WHEN 2 THEN 'lost' WHEN 1 THEN 'unverifiable' END AS preservation
 FROM units
+LEFT JOIN paragraph_preservation
+  ON unit = 'paragraph' AND pres_rid = rid AND pres_paragraph = paragraph_id
 ORDER BY rid, ord, candidate_index
 """
 
@@ -230,7 +263,8 @@ SELECT r.row_id || ':' || u.paragraph_id || ':-' AS item_id, r.row_id, r.rid, r.
        NULL::VARCHAR AS stratum, NULL::VARCHAR AS role_condition, r.status,
        CASE WHEN len(r.checks) = 0 THEN 'none' ELSE array_to_string(r.checks, '+') END
          AS "check", r.checks,
-       CASE WHEN r.language = 'en' THEN []::VARCHAR[] ELSE [r.language] END AS languages
+       CASE WHEN r.language = 'en' THEN []::VARCHAR[] ELSE [r.language] END AS languages,
+       NULL::VARCHAR AS preservation
 FROM rows r JOIN units u USING (rid)
 ORDER BY r.rid, u.key
 """
@@ -281,6 +315,16 @@ PAPER_PRESET = Design(name="paper", by=("language", "unit"), seed=PAPER_SEED,
 DEFAULT_PRESET = Design(name="default", by=("language", "unit"), seed=PAPER_SEED,
                         per_stratum={"paragraph": 4, "question": 1, "answer": 1},
                         levels={"language": NON_ENGLISH})
+
+# What the preservation checks could not settle (issue 47): per non-English language 4
+# paragraphs whose answer or bridge entity they found neither carried nor lost.
+UNVERIFIABLE_PRESET = Design(name="unverifiable", by=("language", "unit", "preservation"),
+                             seed=PAPER_SEED, per_stratum={"paragraph": 4},
+                             levels={"language": NON_ENGLISH,
+                                     "preservation": ("unverifiable",)})
+
+PRESETS = {design.name: design
+           for design in (DEFAULT_PRESET, PAPER_PRESET, UNVERIFIABLE_PRESET)}
 
 
 @dataclass(frozen=True)
