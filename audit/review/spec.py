@@ -7,9 +7,11 @@
     sources = ["train=…json"]            # optional HotpotQA sources of the release
     new_release = "corrected/release"    # paired: the corrected release (release = OLD)
     new_sources = ["train=…json"]        # paired: optional HotpotQA sources of NEW
-    design = "default"                   # translation: "default" | "paper" | a table:
-                                         #   {by = [...], per_stratum = 2 or {paragraph = 4},
-                                         #    size = N, allocation = "equal"}
+    design = "default"                   # translation: "default" | "paper" |
+                                         #   "unverifiable" | a table: {by = [...],
+                                         #   per_stratum = 2 or {paragraph = 4}, size = N,
+                                         #   allocation = "equal", levels = {preservation =
+                                         #   ["unverifiable"]}}
     seed = 20260810                      # sampling seed (MAPLE: the A/B order seed)
     pairs = "data/maple_demo/query_pairs.jsonl"   # realism / relevance input
     protocol = "esa"                     # spans: "esa" | "mqm"; also prefill = "findings" |
@@ -28,10 +30,12 @@
 
 Translation designs keep to non-English target languages (sampling.target_languages_only):
 "default" is 4 paragraphs + 1 question + 1 answer per language (the paper's 80:20:20 in
-miniature), "paper" the paper's 80 + 20 + 20. A paired batch samples OLD with the design and
-sends the OLD and NEW version of each matched unit, blind, to the same annotators
-(kinds/paired.py: the evidence for the acceptance gate's criteria 3 and 4). A post-edit
-batch sends each repair unit to one editor who reads its language (kinds/post_edit.py).
+miniature), "paper" the paper's 80 + 20 + 20, "unverifiable" 4 paragraphs per language that
+the preservation checks could not settle (sampling.PRESETS). A paired batch samples OLD with
+the design and sends the OLD and NEW version of each matched unit, blind, to the same
+annotators (kinds/paired.py: the evidence for the acceptance gate's criteria 3 and 4). A
+post-edit batch sends each repair unit to one editor who reads its language
+(kinds/post_edit.py).
 Every problem is an InputError naming the spec file and the field. The Spec itself and what
 its paths resolve to: inputs.py.
 """
