@@ -187,3 +187,18 @@ def test_a_mapped_release_pre_fills_each_columns_findings(tmp_path):
                   for r in batch.tables[kind.PREFILL_FILE].to_pylist()) == [
         ("1@de:text:-", "number_mismatch", 19, 20, "4"),
         ("2@de:text:-", "exact_source_copy", 0, 15, "The cat sleeps.")]
+
+
+def test_a_spec_may_send_the_units_the_checks_cannot_verify(tmp_path):
+    chosen = _spec(tmp_path, kind="spans", design="unverifiable")
+    assert chosen.design == "unverifiable"
+    batch = spec.build_batch(chosen)
+    # the demo's paragraphs whose answer or bridge entity the checks cannot confirm
+    assert sorted(batch.items.column("language").to_pylist()) == (
+        ["es"] * 3 + ["fr", "ko", "pt"] + ["ru"] * 4)
+    with pytest.raises(InputError) as caught:
+        _spec(tmp_path, kind="spans", design={"by": ["language"], "per_stratum": 1,
+                                              "levels": {"preservation": "lost"}})
+    assert str(caught.value).endswith("batch.json: design.levels: {'preservation': 'lost'} "
+                                      "(expected a table of value lists, e.g. "
+                                      "{preservation = ['unverifiable']})")

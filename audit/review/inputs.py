@@ -36,17 +36,17 @@ def design(spec: Spec):
     from dataclasses import replace
 
     from . import sampling
-    if spec.design == "paper":
-        chosen = sampling.PAPER_PRESET
-    elif spec.design == "default":
-        chosen = sampling.DEFAULT_PRESET
+    if isinstance(spec.design, str):
+        chosen = sampling.PRESETS[spec.design]
     else:
         table = spec.design
         by = tuple(table["by"])
+        levels = {**sampling.target_languages_only(by)["levels"],
+                  **{dim: tuple(values) for dim, values in table.get("levels", {}).items()}}
         chosen = sampling.Design(name="spec", by=by, seed=sampling.PAPER_SEED,
                                  allocation=table.get("allocation", "equal"),
                                  per_stratum=table.get("per_stratum"), size=table.get("size"),
-                                 levels=sampling.target_languages_only(by)["levels"])
+                                 levels=levels)
     return replace(chosen, seed=spec.seed) if spec.seed is not None else chosen
 
 

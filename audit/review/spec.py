@@ -48,14 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from . import kinds
+from . import kinds, sampling
 from .inputs import Spec
 
 KEYS = {"kind", "batch", "release", "sources", "design", "seed", "pairs", "annotators",
         "adjudicators", "server", "servers", "new_release", "new_sources", "plan"}
 # Keys a kind reads itself (kind.options): error spans' protocol, prefill, typology, weights.
 OPTION_KEYS = {key for kind in kinds.KINDS.values() if kind.options for key in kind.accepts}
-DESIGN_KEYS = {"by", "per_stratum", "size", "allocation"}
+DESIGN_KEYS = {"by", "per_stratum", "size", "allocation", "levels"}
 
 
 def load(path: str | Path) -> Spec:
@@ -103,9 +103,14 @@ def parse(raw: dict[str, Any], path: Path) -> Spec:
     for key, expected in chosen.needs:
         _check(raw.get(key) is not None, path, key, "missing", expected)
     design = raw.get("design", "default")
-    _check(design in ("default", "paper") or isinstance(design, dict)
+    _check(isinstance(design, str) and design in sampling.PRESETS or isinstance(design, dict)
            and set(design) <= DESIGN_KEYS and "by" in design, path, "design", repr(design),
-           "'default', 'paper' or a table with by and per_stratum or size")
+           f"{', '.join(map(repr, sampling.PRESETS))} or a table with by and per_stratum "
+           "or size")
+    levels = design.get("levels", {}) if isinstance(design, dict) else {}
+    _check(isinstance(levels, dict) and all(isinstance(v, list) for v in levels.values()),
+           path, "design.levels", repr(levels), "a table of value lists, e.g. "
+           "{preservation = ['unverifiable']}")
     annotators = raw.get("annotators")
     _check(isinstance(annotators, (list, dict)) and annotators, path, "annotators",
            repr(annotators), "a list such as ['ana@example.org:ar,fa', …], or one list per "
