@@ -29,6 +29,7 @@ import math
 import re
 import sys
 import unicodedata
+from typing import Mapping, Sequence
 
 from .. import controls
 from ..languages import RTL_CODES
@@ -57,6 +58,10 @@ CSS = "<style>" + TEXT_CSS + """
 .badge-accepted { background: #cdebd3; }
 a.jump { color: inherit; text-decoration: none; } a.jump:hover { text-decoration: underline; }
 .anchor { display: block; position: relative; top: -4em; visibility: hidden; }
+.sp { padding: 0 .05em; border-radius: .15em; color: inherit; background: none; }
+.sp-minor { background: #ffd98a; } .sp-major { background: #f4a09a; }
+.sp-critical { background: #cfa8f0; } .sp-prefill { border-bottom: 2px dashed #333; }
+.sp-legend { font-size: .85em; color: #444; margin: .3em 0; }
 .d-del { background: #f7c6c2; text-decoration: line-through; }
 .d-ins { background: #c9ecd0; text-decoration: none; }
 .bar-track { background: #f0f2f6; height: .8em; border-radius: .2em; }
@@ -200,17 +205,85 @@ def paragraph(value: str | None, language: str | None = None, css: str = "xt",
         return '<div class="missing">(no sentence)</div>'
     if is_blank(str(value)):
         return missing(blank_note(str(value)))
-    rtl = " xt-rtl" if language in RTL_CODES else ""
-    lang = f' lang="{text(language)}"' if language else ""
     value = str(value)
     marks = (evidence,) if isinstance(evidence, str) else tuple(evidence or ())
-    pieces, cursor = [], 0
-    for start, end in _spans(value, tuple(m for m in marks if m)):
-        pieces.append(f'{text(value[cursor:start])}<mark class="ev">{text(value[start:end])}'
-                      "</mark>")
-        cursor = end
-    body = "".join(pieces) + text(value[cursor:])
+    return _text_block(_marked(value, [(start, end, '<mark class="ev">') for start, end in
+                                       _spans(value, tuple(m for m in marks if m))]),
+                       language, css)
+
+
+def _text_block(body: str, language: str | None, css: str = "xt") -> str:
+    """Escaped dataset text as a block, right-to-left where the language is."""
+    rtl = " xt-rtl" if language in RTL_CODES else ""
+    lang = f' lang="{text(language)}"' if language else ""
     return f'<div class="{text(css)}{rtl}"{lang} dir="auto">{body}</div>'
+
+
+def _marked(value: str, marks: list[tuple[int, int, str]]) -> str:
+    """`value` escaped, each mark's characters [start, end) wrapped in its opening <mark>
+    tag. The raw text is cut at the marks (in text order, not overlapping) and each piece
+    escaped, so a mark never lands inside an entity or inside another mark."""
+    pieces, cursor = [], 0
+    for start, end, tag in marks:
+        pieces.append(f"{text(value[cursor:start])}{tag}{text(value[start:end])}</mark>")
+        cursor = end
+    return "".join(pieces) + text(value[cursor:])
+
+
+# Error spans (review/kinds/spans.py): a piece of text several spans cover shows the most
+# severe; an unknown severity shows as minor (its title still names it).
+SPAN_SEVERITIES = ("minor", "major", "critical")
+
+
+def _attribute(value: object) -> str:
+    """An outside string inside an attribute: markers as tokens (their HTML would break
+    the attribute), every special character an entity."""
+    return text(visible(value))
+
+
+def _span_title(span: Mapping) -> str:
+    parts = [span["severity"], span.get("category"),
+             span.get("origin") and f"pre-filled by the check {span['origin']}"]
+    return " · ".join(str(p) for p in parts if p)
+
+
+def _span_rank(span: Mapping) -> int:
+    severity = span["severity"]
+    return SPAN_SEVERITIES.index(severity) if severity in SPAN_SEVERITIES else 0
+
+
+def _span_tag(covering: list[Mapping]) -> str:
+    """The mark of a piece: coloured by its most severe span, dashed when a check pre-filled
+    one of them; its title names every span on it, most severe first."""
+    ordered = sorted(covering, key=_span_rank, reverse=True)
+    css = f"sp sp-{SPAN_SEVERITIES[_span_rank(ordered[0])]}"
+    if any(span.get("origin") for span in covering):
+        css += " sp-prefill"
+    title = "; ".join(_span_title(span) for span in ordered)
+    return f'<mark class="{css}" title="{_attribute(title)}">'
+
+
+def marked_spans(value: str, spans: Sequence[Mapping], language: str | None = None) -> str:
+    """A text with error spans marked (mappings with start, end: code point offsets, end
+    exclusive; severity; category and origin, optional). Spans may overlap: the text is
+    cut at every span boundary and each piece marked as `_span_tag` says."""
+    cuts = sorted({0, len(value), *(offset for span in spans
+                                    for offset in (span["start"], span["end"])
+                                    if 0 < offset < len(value))})
+    marks = []
+    for start, end in zip(cuts, cuts[1:]):
+        covering = [s for s in spans if s["start"] <= start and end <= s["end"]]
+        if covering:
+            marks.append((start, end, _span_tag(covering)))
+    return _text_block(_marked(value, marks), language)
+
+
+def span_legend(severities: Sequence[str] = SPAN_SEVERITIES) -> str:
+    """What the span colours mean."""
+    keys = [f'<mark class="sp sp-{s}">{text(s)}</mark>' for s in severities
+            if s in SPAN_SEVERITIES]
+    keys.append('<mark class="sp sp-prefill">pre-filled by a check</mark>')
+    return f'<div class="sp-legend">{text("Spans: ")}{" ".join(keys)}</div>'
 
 
 def is_blank(value: str) -> bool:
