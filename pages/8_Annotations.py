@@ -3,7 +3,8 @@ agreement per criterion (pooled, per language group and per annotator pair, each
 a κ floor named with its criterion, raw agreement and n), the final labels, the reports
 (adequacy/fluency, preservation, consequences, MAPLE Table 4, relevance), the
 preservation checks against the human flags (on the release in the sidebar) and the
-adjudication queue, open vs resolved."""
+adjudication queue, open vs resolved. An error-span batch (ESA / MQM) shows its own
+section instead (workbench/span_view.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import streamlit as st
 from audit.errors import InputError
 from audit.io import tables as export
 from audit.reports.render import plural
-from audit.review import agreement, check_agreement, pull, push, reports, routing, workspace
+from audit.review import agreement, check_agreement, pull, reports, workspace
 from audit.review.sites import ledger_sites
 from audit.settings import current
-from workbench import auth
+from workbench import adjudication, auth, span_view
 from workbench.shell import say, setup, show_table
 
 result = setup("Annotations")
@@ -56,6 +57,9 @@ if refusals:
 table = workspace.Workspace(batch_id, current().reviews).annotations()
 if table is None or table.num_rows == 0:
     st.caption("Nothing pulled yet.")
+    st.stop()
+if span_view.applies(batch_id):    # error spans: their own agreement, not categorical
+    span_view.show(batch_id, table)
     st.stop()
 
 
@@ -143,49 +147,5 @@ st.download_button("Final labels CSV", export.to_bytes(final, "csv"),
                    file_name=f"{batch_id}-final-labels.csv", mime="text/csv")
 
 st.subheader("Adjudication queue")
-files = workspace.Workspace(batch_id, current().reviews)
-queue = push.queue_with_skips(queue, files.skips(), batch_id)
-states = queue.column("state").to_pylist()
-open_n, resolved_n = states.count("open"), states.count("resolved")
-skipped_n = states.count("skipped")
-st.write(f"{open_n:,} open, {skipped_n:,} skipped, {resolved_n:,} resolved: items on which "
-         "the two initial annotators disagree.")
-if skipped_n:
-    say(st.warning, "{n} open items were skipped by their adjudicator (as of the last pull): "
-        "Label Studio no longer offers them. Re-offer them below, or run {command}.",
-        n=f"{skipped_n:,}", command=f"python -m audit review adjudicate {batch_id} --reoffer")
-shown = st.radio("Show", ["open", "skipped", "resolved", "all"], horizontal=True,
-                 key="queue_state")
-rows = queue.to_pandas()
-show_table(rows if shown == "all" else rows[rows["state"] == shown])
-writer = bool(open_n or skipped_n) and auth.gate("Pushing the open items to adjudicators "
-                                                 "(and creating their accounts)")
-lines = st.text_area("Adjudicators (one per line: email:languages; never one of the item's "
-                     "two annotators)", key="adjudicators") if writer else ""
-adjudicators = [line.strip() for line in lines.splitlines() if line.strip()]
-reoffer = writer and bool(skipped_n) and st.checkbox(
-    "Also offer the skipped items again (deletes their skips in Label Studio; the skips stay "
-    "in skips.log.jsonl)", key="reoffer")
-if writer and st.button("Push the open items to the adjudicators", disabled=not adjudicators):
-    try:
-        routing.parse_annotators(adjudicators, where="adjudicators")
-        sites = ledger_sites(batch_id, current().reviews)
-        try:
-            pushed = push.push_adjudication(sites, batch_id, adjudicators,
-                                             workspace=current().reviews, reoffer=bool(reoffer))
-        finally:
-            sites.close()
-    except InputError as error:
-        say(st.error, "Push failed: {problem}", problem=error)
-    else:
-        st.success(f"Sent {pushed.sent:,} new adjudication tasks; offered "
-                   f"{len(pushed.reoffered):,} skipped ones again.")
-        show_table([{"project": p.title, "adjudicator": p.annotator, "items": p.n_items,
-                       "sent": p.sent} for p in pushed.projects])
-        if pushed.routing["left_out"]:
-            show_table(pushed.routing["left_out"])
-        if pushed.credentials:
-            st.warning("New accounts: hand these logins over now (shown once; also in the "
-                       "batch's credentials.txt, mode 600).")
-            show_table([{"login page": f"{n.server}/user/login/", "email": n.email,
-                           "password": n.password} for n in pushed.credentials])
+adjudication.queue_section(batch_id, queue, "items on which the two initial annotators "
+                           "disagree")

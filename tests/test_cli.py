@@ -323,6 +323,6 @@ def test_the_reoffer_hint_names_the_control_the_page_has():
     label (it once said "button")."""
     from audit.review.push import reoffer_hint
     label = "Also offer the skipped items again"
-    page = (REPO / "pages" / "8_Annotations.py").read_text(encoding="utf-8")
+    page = (REPO / "workbench" / "adjudication.py").read_text(encoding="utf-8")  # its queue
     assert f'"{label} (deletes' in page and "button" not in reoffer_hint("b1")
     assert f'"{label}" box' in reoffer_hint("b1")

@@ -1,8 +1,17 @@
-"""Error spans in the workbench (issue 46): the text with marked spans (render.marked_spans)."""
+"""Error spans in the workbench (issue 46): the text with marked spans (render.marked_spans),
+the Review page building a span batch, and the Annotations page's span section on a pulled
+span batch planted without Label Studio (span_batch.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
 from audit.reports import render
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def span(start: int, end: int, severity: str, category: str | None = None,
@@ -56,3 +65,70 @@ def test_evidence_marks_are_unchanged():
     assert render.paragraph("the <b>the</b> the", "en", evidence="<b>") == (
         '<div class="xt" lang="en" dir="auto">the <mark class="ev">&#60;b&#62;</mark>'
         "the&#60;&#47;b&#62; the</div>")
+
+
+# ------------------------------------------------------------------------- the pages
+
+def page(name: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(f"pages/{name}.py")
+    return at.run()
+
+
+@pytest.mark.slow
+def test_the_annotations_page_shows_a_span_batch_s_agreement_checks_and_spans(
+        tmp_path, settings_env):
+    from span_batch import plant_span_batch
+    settings_env(AUDIT_REVIEWS=plant_span_batch(tmp_path))
+    at = page("8_Annotations")
+    assert not at.exception
+    # Characters of the three shown texts (45 + 42 + 29), ann's label by bob's:
+    # none/none 83, minor/none 5 (Firma), none/minor 7 (<b>, </b>), major/minor 4 (1945),
+    # none/major 9 ([missing]), major/major 8 (<script>). p_o = 91/116,
+    # p_e = (99·88 + 5·11 + 12·17) / 116² = 8971/13456, κ = 0.3534.
+    # Span F1: exact 2·2/8 (s2's <script>, s3's two empty sets), overlap 2·3/8 (and 1945).
+    assert {m.label: m.value for m in at.metric} == {
+        "Character κ, all items": "0.353", "Span F1, exact": "0.500",
+        "Span F1, overlap": "0.750"}
+    assert [w.value for w in at.warning] == [
+        "Below the κ floor 0.6: ` character κ 0.353 is below the floor 0.6 for all items "
+        "(raw agreement 0.784, 3 items, 116 characters); character κ 0.013 is below the "
+        "floor 0.6 for language de (raw agreement 0.662, 2 items, 74 characters); character "
+        "κ 0.353 is below the floor 0.6 for pair ann@example.org & bob@example.org (raw "
+        "agreement 0.784, 3 items, 116 characters) `"]
+    # The checks against people: ann kept the pre-filled 1945, bob deleted it; of the two
+    # major spans in German (ann's 1945, bob's [missing]) the check proposed one.
+    checks = at.dataframe[4].value
+    german = checks[(checks["check"] == "number_mismatch") & (checks["language"] == "de")]
+    assert german[["n_prefilled", "n_judgments", "n_kept", "share_kept", "n_deleted",
+                   "n_serious", "n_serious_proposed", "recall"]].to_dict("records") == [
+        {"n_prefilled": 1, "n_judgments": 2, "n_kept": 1, "share_kept": 0.5, "n_deleted": 1,
+         "n_serious": 2, "n_serious_proposed": 1, "recall": 0.5}]
+    # Spans in context: s1 first (German), each person's spans over the shown text.
+    shown = "\n".join(h.value for h in at.html)
+    assert ('<td>initial</td><td>ann&#64;example&#46;org</td><td>60</td><td><div class="xt" '
+            'lang="de" dir="auto">Wer gründete die <mark class="sp sp-minor" title="minor">'
+            'Firma</mark> &#60;b&#62;<mark class="sp sp-major sp-prefill" title="major · '
+            'pre&#45;filled by the check number&#95;mismatch">1945</mark>&#60;&#47;b&#62;'
+            '&#63; &#91;missing&#93;</div></td>') in shown
+    assert ('<mark class="sp sp-minor" title="minor">&#60;b&#62;1945&#60;&#47;b&#62;</mark>'
+            '&#63; <mark class="sp sp-major" title="major">&#91;missing&#93;</mark>') in shown
+    assert "no final set yet &#40;disputed&#41;" in shown
+    assert "Who founded the company in 1954&#63;" in shown
+    at.selectbox(key="span_item").set_value("s2").run()
+    shown = "\n".join(h.value for h in at.html)
+    assert ('کتاب 𝒳 <mark class="sp sp-major" title="major">&#60;script&#62;</mark>'
+            'alert&#40;1&#41;') in shown and "<script" not in shown
+    assert '<td><b>final</b></td><td>agreed</td>' in shown
+    # The span queue: s1 open (its extents differ), with the adjudicator push below it.
+    assert any(m.value == "1 open, 0 skipped, 0 resolved: items whose two initial annotators "
+               "differ in spans, severities or ESA scores (by more than 25)."
+               for m in at.markdown)
+    queue = at.dataframe[5].value
+    assert queue[["item_id", "state"]].values.tolist() == [["s1", "open"]]
+    assert list(queue["reasons"][0]) == ["spans"]
+    assert at.text_area(key="adjudicators") is not None
+    assert {b.label for b in at.get("download_button")} >= {
+        f"{name} CSV" for name in ("span_kappa", "span_f1", "score_agreement",
+                                   "language_scores", "checks_vs_people", "span_queue",
+                                   "final_spans", "prefill_fates")}
