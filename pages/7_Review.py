@@ -1,17 +1,20 @@
-"""Review: build a stratified batch (translation units or MAPLE pairs), route it to
-bilingual annotators, push it to Label Studio (accounts that work, one project per language
-and annotator), and follow progress live."""
+"""Review: build a stratified batch (translation units, error spans with their pre-filled
+regions, or MAPLE pairs), route it to bilingual annotators, push it to Label Studio
+(accounts that work, one project per language and annotator), and follow progress live."""
 
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
+import polars as pl
 import streamlit as st
 
 from audit.analysis import browse
 from audit.errors import InputError
 from audit.reports.render import plural, visible
 from audit.review import batches, kinds, push, routing, sampling, workspace
+from audit.review.kinds import spans as span_kind
 from audit.review.kinds.translation import translation_batch
 from audit.review.labelstudio import client as labelstudio
 from audit.review.sites import connect_sites, ledger_sites
@@ -33,13 +36,57 @@ def units(identity: str, _result):
     return sampling.build_units(_result, browse.descriptor_table(_result))
 
 
-def drawn(batch: sampling.Batch, note: str) -> batches.ReviewBatch:
-    """The sampled translation units as a review batch, with what was drawn per stratum."""
+def drawn(batch: sampling.Batch, note: str, settings: dict | None) -> batches.ReviewBatch:
+    """The sampled translation units as a review batch (an error-span batch when its
+    settings are given), with what was drawn per stratum."""
     st.caption(note)
     show_table([{**c["stratum"], **{k: c[k] for k in ("available", "target", "chosen",
                                                          "shortfall")}}
                   for c in batch.manifest["counts"]], height=240)
+    if settings is not None:
+        # The same units under another protocol or pre-fill are another batch.
+        name = "-".join((span_kind.KIND.name, settings["protocol"], settings["prefill"],
+                         batch.batch_id))
+        return span_kind.span_batch(result, batch, name, settings)
     return translation_batch(batch, result.release)
+
+
+def span_settings() -> dict:
+    """The error-span options as widgets, checked as a spec's keys are."""
+    left, right = st.columns(2)
+    defaults = span_kind.DEFAULTS
+    protocol = left.radio("Protocol", span_kind.PROTOCOLS, horizontal=True,
+                          index=span_kind.PROTOCOLS.index(defaults["protocol"]),
+                          format_func=str.upper, key="review_protocol",
+                          help="ESA: minor and major spans, then a 0–100 score. MQM: also "
+                               "critical, and a category per span.")
+    prefill = right.radio("Pre-fill", span_kind.PREFILLS, horizontal=True,
+                          index=span_kind.PREFILLS.index(defaults["prefill"]),
+                          key="review_prefill",
+                          help="findings: the scan's review and blocking findings that point "
+                               "at a place become regions the annotators keep, fix or "
+                               "delete (ESA-AI).")
+    return span_kind.options({"protocol": protocol, "prefill": prefill},
+                             Path("Review page options"))
+
+
+def prefill_summary(batch: batches.ReviewBatch) -> None:
+    """How many regions the push pre-fills, on how many units, from which checks."""
+    if batch.settings is None or batch.settings["prefill"] == "none":
+        st.caption("Nothing pre-filled: the annotators start from the bare text.")
+        return
+    prefill = (batch.tables or {})[span_kind.PREFILL_FILE]
+    if prefill.num_rows == 0:
+        st.caption("No finding of the scan points at a place in these units: nothing to "
+                   "pre-fill.")
+        return
+    units = len(set(prefill.column("item_id").to_pylist()))
+    st.caption(f"{plural(prefill.num_rows, 'region')} pre-filled on {plural(units, 'unit')} "
+               "from the scan's findings, per check:")
+    by_check = pl.DataFrame(prefill).group_by("origin", "severity").agg(
+        regions=pl.len(), units=pl.col("item_id").n_unique(),
+        languages=pl.col("language").unique().sort().str.join(", "))
+    show_table(by_check.sort("origin", "severity").rename({"origin": "check"}))
 
 
 def annotator_lines(text: str) -> list[str]:
@@ -53,6 +100,7 @@ label = st.radio("Batch of", [k.label for k in kinds.ON_PAGE], horizontal=True,
 kind = next(k for k in kinds.ON_PAGE if k.label == label)
 seed = int(st.number_input("Seed", value=sampling.PAPER_SEED, step=1, key="review_seed"))
 try:
+    settings = span_settings() if kind is span_kind.KIND else None
     if kind.pairs is None and MAPPED:
         table = units(result.identity, result)
         languages = sorted(set(table.column("language").to_pylist()) - {"en"})
@@ -65,7 +113,7 @@ try:
                                 where={"language": languages, "unit": kept})
         review = drawn(batch, "Every translated language of the release; each unit is one "
                               "column of one item in one language, beside the source "
-                              "language's text.")
+                              "language's text.", settings)
     elif kind.pairs is None:
         table = units(result.identity, result)
         design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
@@ -99,7 +147,7 @@ try:
                                     per_stratum=per, where=scope["where"] | {"unit": kept},
                                     levels=scope["levels"])
         review = drawn(batch, "Non-English target languages only: an English unit's source "
-                              "and translation are the same text.")
+                              "and translation are the same text.", settings)
     else:
         path = st.text_input("Pairs file (JSONL or Parquet)",
                              value=shown_path(kind.demo_pairs), key="review_maple_path")
@@ -110,6 +158,8 @@ except (InputError, ValueError) as error:
     st.stop()
 say(st.markdown, "Batch {batch}: " + f"{plural(len(review.item_ids), 'unit')}.",
     batch=review.batch_id)
+if kind is span_kind.KIND:
+    prefill_summary(review)
 
 # ------------------------------------------------------------------------- routing
 

@@ -45,8 +45,8 @@ def test_the_registry_names_each_kind_in_the_three_vocabularies():
         "relevance": ("maple_relevance", "maple_relevance_adjudication", "relevance", 2),
         "post-edit": ("post_edit", None, "post-edit", 1),
         "spans": ("translation_esa", "translation_esa_adjudication", "spans", 2)}
-    assert [k.label for k in kinds.ON_PAGE] == ["translation units", "MAPLE realism pairs",
-                                                "MAPLE relevance pairs"]
+    assert [k.label for k in kinds.ON_PAGE] == ["translation units", "error spans (ESA / MQM)",
+                                                "MAPLE realism pairs", "MAPLE relevance pairs"]
 
 
 @pytest.mark.parametrize("name", list(kinds.KINDS))

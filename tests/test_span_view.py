@@ -76,6 +76,30 @@ def page(name: str) -> AppTest:
 
 
 @pytest.mark.slow
+def test_the_review_page_builds_a_span_batch_and_says_what_it_pre_fills(tmp_path,
+                                                                          settings_env):
+    settings_env(AUDIT_REVIEWS=tmp_path)
+    at = page("7_Review")
+    at.radio(key="review_kind").set_value("error spans (ESA / MQM)").run()
+    assert not at.exception
+    text = "\n".join(m.value for m in at.markdown)
+    assert "Batch ` spans-esa-findings-" in text and "138 units" in text
+    # The demo's findings that point at a place in the default design's units
+    # (test_spans_kind: the same checks at the same texts).
+    assert any(c.value.startswith("6 regions pre-filled on 2 units") for c in at.caption)
+    assert at.dataframe[1].value.to_dict("records") == [
+        {"check": "exact_source_copy", "severity": "major", "regions": 1, "units": 1,
+         "languages": "ko"},
+        {"check": "script_mismatch", "severity": "major", "regions": 5, "units": 2,
+         "languages": "ko, zh"}]
+    at.radio(key="review_protocol").set_value("mqm")
+    at.radio(key="review_prefill").set_value("none").run()
+    assert not at.exception
+    assert "Batch ` spans-mqm-none-" in "\n".join(m.value for m in at.markdown)
+    assert any(c.value.startswith("Nothing pre-filled") for c in at.caption)
+
+
+@pytest.mark.slow
 def test_the_annotations_page_shows_a_span_batch_s_agreement_checks_and_spans(
         tmp_path, settings_env):
     from span_batch import plant_span_batch

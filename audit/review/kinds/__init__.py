@@ -31,8 +31,9 @@ from .base import ReviewKind
 REGISTERED = (translation, paired, realism, relevance, post_edit, spans)
 KINDS: dict[str, ReviewKind] = {module.KIND.name: module.KIND for module in REGISTERED}
 DEFAULT = "translation"     # a spec that names no kind
-# The Review page builds translation and MAPLE batches; paired and post-edit come from specs.
-ON_PAGE = tuple(KINDS[name] for name in ("translation", "realism", "relevance"))
+# The Review page builds translation, error-span and MAPLE batches; paired and post-edit
+# come from specs.
+ON_PAGE = tuple(KINDS[name] for name in ("translation", "spans", "realism", "relevance"))
 # Every labeling config by name (a kind's and its adjudication twin).
 CONFIGS: dict[str, LabelConfig] = {form.name: form for kind in KINDS.values()
                                    for form in kind.configs}
