@@ -551,6 +551,18 @@ def weighted_pearson(x: FloatArray, y: FloatArray, multiplicities: FloatArray) -
     return np.where(_varies(x, m) & _varies(y, m), r, np.nan)
 
 
+def _untied_pairs(values: FloatArray, m: FloatArray) -> FloatArray:
+    """Σ_{i<j} m_i·m_j·[values_i ≠ values_j] per row of m, in n_boot × n: all pairs of drawn
+    copies, less those within one value, ((Σ m)² − Σ_v (Σ_{values_i = v} m_i)²) / 2."""
+    if len(values) == 0:
+        return np.zeros(len(m))
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    by_value = np.add.reduceat(m[:, order], starts, axis=1)
+    return (m.sum(axis=1) ** 2 - (by_value ** 2).sum(axis=1)) / 2
+
+
 def _pair_sums(matrix: FloatArray, m: FloatArray) -> FloatArray:
     """Σ_{i<j} m_i·m_j·matrix[i, j] per row of m (matrix symmetric, zero diagonal)."""
     out = np.empty(len(m))
@@ -567,10 +579,8 @@ def weighted_kendall_tau_b(x: FloatArray, y: FloatArray, multiplicities: FloatAr
     drawn copies (two copies of one item tie in both). NaN where x or y has no untied pair.
     Exact and vectorised: quadratic forms of the pair-sign matrices."""
     m = np.atleast_2d(np.asarray(multiplicities, dtype=np.float64))
-    sign_x = np.sign(x[:, None] - x[None, :])
-    sign_y = np.sign(y[:, None] - y[None, :])
-    score = _pair_sums(sign_x * sign_y, m)
-    untied_x, untied_y = _pair_sums(np.abs(sign_x), m), _pair_sums(np.abs(sign_y), m)
+    score = _pair_sums(np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :]), m)
+    untied_x, untied_y = _untied_pairs(x, m), _untied_pairs(y, m)
     with np.errstate(all="ignore"):
         tau = score / np.sqrt(untied_x * untied_y)
     return np.where((untied_x > 0) & (untied_y > 0), tau, np.nan)
@@ -601,7 +611,12 @@ def score_agreement(spans: Table, scores: Table, n_boot: int = 2000, seed: int =
     cluster bootstrap interval (one draw per slice, shared by the four statistics). In "all"
     and language rows annotator 1 and 2 are each item's first and second name."""
     rows = []
+    # Slices with the same items (one pair annotating everything, a language one pair
+    # read) draw the same and give the same correlations: computed once. Kendall's τ-b
+    # costs n_boot × n² per slice.
+    computed: dict[tuple, tuple[float, FloatArray]] = {}
     for part in _slices(prepare(spans, scores)):
+        items = tuple(sorted(p.first.item_id for p in part.pairs))
         draws = part.draws(n_boot, seed, "score-agreement")
         ones = np.ones((1, len(part.pairs)))
         for score, values in (
@@ -611,9 +626,12 @@ def score_agreement(spans: Table, scores: Table, n_boot: int = 2000, seed: int =
             pairs = np.array(values, dtype=np.float64).reshape(-1, 2)
             x, y = pairs[:, 0], pairs[:, 1]
             for name, correlation in CORRELATIONS:
+                if (items, score, name) not in computed:
+                    computed[items, score, name] = (float(correlation(x, y, ones)[0]),
+                                                    correlation(x, y, draws))
+                estimate, replicates = computed[items, score, name]
                 rows.append({**part.labels(), "score": score, "statistic": name,
-                             **_estimate(float(correlation(x, y, ones)[0]),
-                                         correlation(x, y, draws), n_boot,
+                             **_estimate(estimate, replicates, n_boot,
                                          lambda: _correlation_note(x, y, part, score))})
     return pa.Table.from_pylist(rows, schema=SCORE_AGREEMENT_SCHEMA)
 
