@@ -375,7 +375,8 @@ def test_a_visit_to_someone_elses_queue_is_named_and_given_back(server, browser,
         {"group": "", "role": "annotator 2", "annotator": owner, "tasks": 4, "done": 0,
          "skipped": 0, "remaining": 4, "missing": False}]
     assert status.intrusions() == [{"project": "annotator 2", "annotator": owner,
-                                    "intruder": intruder, "annotations": 1}]
+                                    "intruder": intruder, "annotations": 1,
+                                    "on_behalf_of": None}]
     printed = _cli(server, work, "status", batch.batch_id, "--json")
     assert json.loads(printed)["intrusions"] == status.intrusions()
     printed = _cli(server, work, "status", batch.batch_id)
