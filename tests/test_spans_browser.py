@@ -12,40 +12,25 @@ Screenshots: artifacts/screenshots/spans-*.png.
 from __future__ import annotations
 
 import math
-import os
-import shutil
-import uuid
 from pathlib import Path
 
 import pytest
+from test_review_browser import RUN, browser, log_in, open_queue, server  # noqa: F401
 
 from audit.engine import scan
 from audit.review import sampling
 from audit.review.kinds import spans as kind
-from audit.review.labelstudio import client as ls
 from audit.review.pull import pull
 from audit.review.push import push, push_adjudication
 from audit.review.workspace import Workspace
-from audit.settings import current
-from devkit.labelstudio_local import LocalServer, free_port
 
 pytestmark = [pytest.mark.browser, pytest.mark.labelstudio]
 
-ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]
-RUN = uuid.uuid4().hex[:6]
-ANA, BO, CY = (f"ana-{RUN}@example.org", f"bo-{RUN}@example.org", f"cy-{RUN}@example.org")
+SHOTS = Path(__file__).resolve().parent.parent / "artifacts" / "screenshots"
+ANA, BO, CY = (f"ana-s-{RUN}@example.org", f"bo-s-{RUN}@example.org", f"cy-s-{RUN}@example.org")
 # Two Chinese paragraph units of the demo: Mount Kenya, left in Japanese (four
 # script_mismatch findings: its title and three sentences), and the Rhine, clean.
 KENYA, RHINE = "26db238c4e66d0c21da1dc16:paragraph:p05", "fd60ba5b3d40a6c2a8e44dba:paragraph:p01"
-
-playwright = pytest.importorskip("playwright.sync_api")
-if not Path(CHROMIUM).exists():
-    pytest.skip("Debian chromium is not installed", allow_module_level=True)
 
 # Select characters [start, end) of the translation: the page holds its lines without the
 # newline characters, so the caller passes offsets with those taken out.
@@ -66,47 +51,6 @@ SELECT = """([start, end]) => {
   box.dispatchEvent(new MouseEvent('mouseup', {bubbles: true}));
   return selection.toString();
 }"""
-
-
-@pytest.fixture(scope="module")
-def server():
-    """The session's Label Studio (LABEL_STUDIO_URL), else one of this module's own."""
-    local = None
-    if not os.environ.get("LABEL_STUDIO_URL"):
-        local = LocalServer(current().labelstudio_data / f"pytest-spans-{RUN}",
-                            free_port()).start()
-    try:
-        with ls.connect(local.url if local else None) as connected:
-            yield connected
-    finally:
-        if local is not None:
-            local.stop()
-            shutil.rmtree(local.data_dir, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with playwright.sync_playwright() as p:
-        engine = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
-        yield engine
-        engine.close()
-
-
-def log_in(browser, url: str, email: str, password: str):
-    tab = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-    tab.goto(f"{url}/user/login/")
-    tab.fill("#email", email)
-    tab.fill("#password", password)
-    tab.click("button[type=submit]")
-    tab.wait_for_function("() => !location.pathname.startsWith('/user/login')",
-                          timeout=60_000)
-    return tab
-
-
-def open_queue(tab, url: str, project_id: int) -> None:
-    tab.goto(f"{url}/projects/{project_id}/data")
-    tab.get_by_role("button", name="Label All Tasks").click()
-    tab.get_by_role("button", name="Submit current annotation").wait_for(timeout=60_000)
 
 
 def regions(tab):
