@@ -202,3 +202,9 @@ def test_a_spec_may_send_the_units_the_checks_cannot_verify(tmp_path):
     assert str(caught.value).endswith("batch.json: design.levels: {'preservation': 'lost'} "
                                       "(expected a table of value lists, e.g. "
                                       "{preservation = ['unverifiable']})")
+
+
+def test_a_right_to_left_language_gets_its_translation_laid_out_right_to_left():
+    laid = kind.forms_for({"protocol": "mqm"})[0].laid_out("rtl")
+    assert "<Style>.xr-target { direction: rtl; text-align: right; }</Style>" in laid
+    assert '<View className="xr-target">' in laid
