@@ -58,7 +58,7 @@ def show(batch_id: str, table: pa.Table) -> None:
                                "annotators differ in spans, severities or ESA scores (by "
                                f"more than {spans.ESA_TOLERANCE:g})")
     _download(batch_id, "span_queue", found["span_queue"])
-    st.subheader("Every table")
+    st.subheader("Further tables")
     for name, report in found.items():
         if name not in SHOWN:
             with st.expander(name.replace("_", " ").capitalize()):
