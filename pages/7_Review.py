@@ -268,6 +268,8 @@ if auth.gate("Pushing a batch (and creating Label Studio accounts)") and \
                    f"(nothing is sent twice); blinding {report.blinding}.")
         show_table([{"project": p.title, "annotator": p.annotator, "items": p.n_items,
                        "sent": p.sent} for p in report.projects])
+        for note in report.intrusion_notes():   # names the intruders; releases nothing
+            say(st.warning, "{note}", note=note)
         if report.credentials:
             st.warning("New accounts: hand these logins over now. They are shown only "
                        "here, once, and kept in the batch's credentials.txt (mode 600).")
