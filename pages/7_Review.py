@@ -118,13 +118,15 @@ try:
         table = units(result.identity, result)
         design = st.radio("Design", ["default: 4 paragraphs + 1 question + 1 answer per "
                                      "language", "the paper's 80 + 20 + 20 per language",
+                                     "unverifiable: 4 paragraphs per language whose answer or "
+                                     "bridge entity the checks cannot confirm",
                                      "custom"], key="review_design")
         scope = sampling.target_languages_only(["language"])
-        if design.startswith("default"):
-            batch = sampling.sample_design(table, sampling.DEFAULT_PRESET,
-                                           where=scope["where"])
-        elif design.startswith("the paper"):
-            batch = sampling.sample_design(table, sampling.PAPER_PRESET, where=scope["where"])
+        preset = {"default": sampling.DEFAULT_PRESET, "the paper": sampling.PAPER_PRESET,
+                  "unverifiable": sampling.UNVERIFIABLE_PRESET}
+        chosen = next((p for name, p in preset.items() if design.startswith(name)), None)
+        if chosen is not None:
+            batch = sampling.sample_design(table, chosen, where=scope["where"])
         else:
             by = st.multiselect("Strata", list(sampling.DIMENSIONS),
                                 default=["language", "unit"], key="review_by")

@@ -314,6 +314,11 @@ def test_review_page_previews_a_stratified_batch_and_its_routing(tmp_path, setti
     assert "de" in set(shortfall["language"]) and "ar" not in set(shortfall["language"])
     at.text_area(key="review_annotators").input("not an email").run()
     assert any("is not an email address" in e.value for e in at.error)
+    at.radio(key="review_design").set_value(next(
+        o for o in at.radio(key="review_design").options if o.startswith("unverifiable"))).run()
+    assert not at.exception
+    # the demo's paragraphs the preservation checks cannot confirm (es 3, fr, ko, pt, ru 4)
+    assert "10 units" in markdown_text(at)
     at.radio(key="review_kind").set_value("MAPLE realism pairs").run()
     assert not at.exception
     assert "30 units" in markdown_text(at)
