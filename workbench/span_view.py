@@ -66,6 +66,14 @@ def show(batch_id: str, table: pa.Table) -> None:
                 _download(batch_id, name, report)
 
 
+def _table(batch_id: str, found: dict[str, pa.Table], name: str, caption: str,
+           columns: list[str]) -> None:
+    """One report: what it holds, its columns that matter, and its CSV."""
+    st.caption(caption)
+    show_table(found[name].select(columns))
+    _download(batch_id, name, found[name])
+
+
 def _download(batch_id: str, name: str, report: pa.Table) -> None:
     st.download_button(f"{name} CSV", export.to_bytes(report, "csv"),
                        file_name=f"{batch_id}-{name}.csv", mime="text/csv", key=f"csv-{name}")
@@ -100,23 +108,18 @@ def _agreement(batch_id: str, found: dict[str, pa.Table], floor: float) -> None:
     notes = [r["note"] for r in kappa if r["flagged"]]
     if notes:
         say(st.warning, f"Below the κ floor {floor:g}: {{notes}}", notes="; ".join(notes))
-    st.caption("Character κ per slice: all items, each language, each annotator pair.")
-    show_table(found["span_kappa"].select(
-        ["by", "group", "n_items", "n_characters", "kappa", "ci_low", "ci_high",
-         "raw_agreement", "state", "language", "note"]))
-    _download(batch_id, "span_kappa", found["span_kappa"])
-    st.caption("Span F1 per slice, exact and overlap, each also requiring the same "
-               "severity.")
-    show_table(found["span_f1"].select(
-        ["by", "group", "statistic", "n_items", "n_spans_1", "n_spans_2", "n_matched",
-         "estimate", "ci_low", "ci_high", "note"]))
-    _download(batch_id, "span_f1", found["span_f1"])
-    st.caption("The two annotators' ESA scores (0–100) and MQM penalties: Pearson's r and "
-               "Kendall's τ-b per slice.")
-    show_table(found["score_agreement"].select(
-        ["by", "group", "score", "statistic", "n_items", "estimate", "ci_low", "ci_high",
-         "note"]))
-    _download(batch_id, "score_agreement", found["score_agreement"])
+    _table(batch_id, found, "span_kappa", "Character κ per slice: all items, each "
+           "language, each annotator pair.", ["by", "group", "n_items", "n_characters",
+                                              "kappa", "ci_low", "ci_high", "raw_agreement",
+                                              "state", "language", "note"])
+    _table(batch_id, found, "span_f1", "Span F1 per slice, exact and overlap, each also "
+           "requiring the same severity.", ["by", "group", "statistic", "n_items",
+                                             "n_spans_1", "n_spans_2", "n_matched",
+                                             "estimate", "ci_low", "ci_high", "note"])
+    _table(batch_id, found, "score_agreement", "The two annotators' ESA scores (0–100) and "
+           "MQM penalties: Pearson's r and Kendall's τ-b per slice.",
+           ["by", "group", "score", "statistic", "n_items", "estimate", "ci_low", "ci_high",
+            "note"])
 
 
 def _number(value: float) -> str:
