@@ -176,6 +176,10 @@ def test_the_pull_keeps_each_persons_spans_with_the_check_they_kept(flow):
                    for r in flow["tables"]["prefill_fates"].to_pylist())
     assert fates == [(ANA, 0, "kept"), (ANA, 9, "kept"), (ANA, 34, "kept"), (ANA, 65, "kept"),
                      (BO, 0, "deleted"), (BO, 9, "kept"), (BO, 34, "kept"), (BO, 65, "kept")]
+    # what people found that no check proposed: the omission ("5,199" lies inside a
+    # pre-filled sentence)
+    assert [(r["annotator"], r["start"], r["end"], r["severity"])
+            for r in flow["tables"]["added_spans"].to_pylist()] == [(ANA, n - 9, n, "major")]
 
 
 def test_character_kappa_and_span_f1_equal_the_hand_computation(flow):

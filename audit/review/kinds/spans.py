@@ -42,6 +42,7 @@ from typing import Mapping, Sequence
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ...analysis.stats import SEED
 from ...engine.scan import ScanResult
@@ -375,7 +376,6 @@ def prefill_of(files: Workspace) -> pa.Table:
     path = files.path(PREFILL_FILE)
     if not path.exists():
         return PREFILL_TABLE.empty_table()
-    import pyarrow.parquet as pq
     return pq.read_table(path).cast(PREFILL_TABLE)
 
 
@@ -398,6 +398,7 @@ def tables(table: pa.Table, files: Workspace, n_boot: int = 2000, seed: int = SE
         "unit_scores": spans.unit_scores(marked, scored, weights),
         "checks_vs_people": spans.checks_vs_people(prefill, marked, scored),
         "prefill_fates": spans.prefill_fates(prefill, marked, scored),
+        "added_spans": spans.added_spans(prefill, marked, scored),
         "final_spans": finals.spans,
         "final_items": finals.items,
         "span_queue": spans.span_queue(marked, scored),
