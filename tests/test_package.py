@@ -85,7 +85,7 @@ def test_the_installed_package_finds_its_label_studio_configs(installed, tmp_pat
     assert done.returncode == 0, done.stderr
     path, kinds = done.stdout.split()
     assert Path(path).is_relative_to(installed.parent) and Path(path).is_file()
-    assert kinds == "7"
+    assert kinds == "11"     # review and adjudication configs, post-edit, ESA and MQM pairs
 
 
 def test_an_installed_scan_writes_only_where_its_settings_say(installed, tmp_path):
