@@ -31,10 +31,13 @@ What counts as carrying it, per (language, what is looked for, translated senten
   translated word or that word's first letters (inflection), in any order ("Océano
   Pacífico" carries "Pacific Ocean"), and
 - every numeral of the English text carried by value (`textsignals.missing_numerals`:
-  digit systems, scale words, calendars, Roman numerals), for numbers and dates whatever
-  the script. A number or a date (`by_value_sql`: a digit, at most eight words, no
-  capitalised word but a month, an era or a currency code: "October 6, 1973", "£30m",
-  "66 million years ago", "1970s") is eligible and judged by its numerals alone.
+  digit systems, scale words, calendars, Roman numerals, numbers in words: ICU's spellout
+  forms of the sentence's language, cases and genders included, "четырьмя", "十年",
+  "التسعينيات"), for numbers and dates whatever the script. A number or a date
+  (`by_value_sql`: a digit, at most eight words, no capitalised word but a month, an era
+  or a currency code: "October 6, 1973", "£30m", "66 million years ago", "1970s"; or a
+  number in words, `spelled_number`: "four", "ten years") is eligible and judged by its
+  numerals alone; an imperial quantity by its value or a metric conversion of it.
 Texts of under MIN_FUZZY_CHARS letters ("UK", "BBC") match only a whole word exactly.
 
 Verdicts. Found: no finding. A numeral missing, or no form found although the release holds
@@ -87,7 +90,7 @@ TRANSLITERATION = "Any-Latin; Latin-ASCII"
 TARGETS = tuple(code for code in CODES if code != "en")
 UNSPACED = frozenset({"zh", "ja", "th"})
 MIN_FUZZY_CHARS = 4
-SIGNALS_VERSION = "pres-3"
+SIGNALS_VERSION = "pres-4"
 # As a signal layer (`audit.checks.layers.SignalLayer`) of its two checks.
 NAME, VERSION = "preservation", SIGNALS_VERSION
 # Script group (SPEC §4) -> the threshold naming it.
@@ -323,7 +326,8 @@ def match_signals(kind: str, lang: str, target: str, source: str, translation: s
         row.update(roman_score=roman.score, roman_match=roman.text or None,
                    roman_text=romanise(roman.text, lang) if roman.text else None,
                    word_score=None if exact else _word_score(target, translation, lang))
-    missing = textsignals.missing_numerals(target, translation, lang)
+    missing = textsignals.missing_numerals(target, translation, lang,
+                                           spelled=spelled_number(target))
     if missing and (romans := textsignals.roman_values(translation)):
         # "the 19th century" = "siglo XIX": a Roman numeral carries the value too
         missing = [m for m in missing if not any(
@@ -444,15 +448,46 @@ _DATE_WORDS = ("january|february|march|april|may|june|july|august|september|octo
                "ad|ce|am|pm|us|usd|gbp|eur|a\\.m|p\\.m|a\\.d|b\\.c")
 
 
+# "one" is left out: it is a pronoun or an article more often than a number ("one-stop").
+_NUMBER_WORDS = "|".join(w for w in textsignals.EN_NUMBER_WORDS if w not in ("zero", "one"))
+# A number in words: at most four words ("four", "every five years", "ten million").
+MAX_SPELLED_WORDS = 4
+
+
 def by_value_sql(column: str) -> str:
     """SQL: the English text is a number or a date, checked by the value of its numerals
     alone: it has a digit, at most eight words, and no capitalised word but a month name,
     an era or a currency code ("October 6, 1973", "66 million years ago", "1970s", "£30m",
-    "between 1920 and 1930"; not "Super Bowl 50", which is a name)."""
-    return (f"(regexp_matches({column}, '\\p{{Nd}}') AND length({column}) <= 60 "
-            f"AND len(string_split(trim({column}), ' ')) <= 8 "
+    "between 1920 and 1930"; not "Super Bowl 50", which is a name) — or it is a number in
+    words (`spelled_number`)."""
+    words = f"len(string_split(trim({column}), ' '))"
+    return (f"((regexp_matches({column}, '\\p{{Nd}}') AND length({column}) <= 60 "
+            f"AND {words} <= 8 "
             f"AND NOT regexp_matches(regexp_replace({column}, '(?i)\\b(?:{_DATE_WORDS})\\b', "
-            f"'', 'g'), '\\p{{Lu}}'))")
+            f"'', 'g'), '\\p{{Lu}}')) OR ({spelled_number_sql(column)}))")
+
+
+def spelled_number_sql(column: str) -> str:
+    """SQL twin of `spelled_number`."""
+    return (f"NOT regexp_matches({column}, '\\p{{Nd}}') "
+            f"AND regexp_matches({column}, '(?i)\\b(?:{_NUMBER_WORDS})\\b') "
+            f"AND len(string_split(trim({column}), ' ')) <= {MAX_SPELLED_WORDS} "
+            f"AND NOT regexp_matches(regexp_replace({column}, "
+            f"'(?i)\\b(?:{_DATE_WORDS}|{_NUMBER_WORDS})\\b', '', 'g'), '\\p{{Lu}}')")
+
+
+_SPELLED_WORD = re.compile(rf"\b(?:{_NUMBER_WORDS})\b", re.IGNORECASE)
+_SPELLED_OR_DATE = re.compile(rf"\b(?:{_DATE_WORDS}|{_NUMBER_WORDS})\b", re.IGNORECASE)
+
+
+def spelled_number(text: str) -> bool:
+    """The English text is a number in words, judged by its value like a digit: no digit,
+    an English number word, at most MAX_SPELLED_WORDS words, and no capitalised word but a
+    number word, a month, an era or a currency code ("Six", "ten years", "a two-thirds
+    majority"; not "The Three Musketeers", a name)."""
+    return (not any(ch.isdigit() for ch in text) and bool(_SPELLED_WORD.search(text))
+            and len(text.strip().split(" ")) <= MAX_SPELLED_WORDS
+            and not any(ch.isupper() for ch in _SPELLED_OR_DATE.sub("", text)))
 
 
 _ELIGIBLE_ANSWERS = f"""

@@ -9,7 +9,9 @@ numbers        numerals compared by value across digit systems (`unicodedata.dig
                thousands/decimal separators normalised, scale words (million, 万, 억, lakh,
                ล้าน…) applied, CJK compounds (1億4,200万) summed, clock and calendar
                conventions allowed (5 pm = 17:00, Thai Buddhist years, Persian solar years,
-               Swahili hours), and imperial quantities allowed to be converted.
+               Swahili hours), and imperial quantities allowed to be converted; for
+               preservation, numbers in words too (English, and ICU's spellout forms of
+               the translation's language).
 repetition     the longest loop: a unit of 2–100 characters with a letter, repeated
                consecutively (whitespace between allowed), as OpusFilter's RepetitionFilter.
 similarity     normalised Levenshtein similarity (rapidfuzz), as OpusFilter's
@@ -266,23 +268,157 @@ def number_mismatch(source: str, translation: str, lang: str) -> NumberMismatch 
     return NumberMismatch([n.text for n in missing], [n.text for n in extra], extra[0].text)
 
 
-def _missing(ours: list[Numeral], theirs: list[Numeral]) -> list[Numeral]:
+def _missing(ours: list[Numeral], theirs: list[Numeral], strict: bool = False) -> list[Numeral]:
     """The numerals of `ours` that no numeral of `theirs` carries: by any of its values,
-    failing that by its digit groups; a convertible (imperial) quantity never misses."""
+    failing that by its digit groups; a convertible (imperial) quantity never misses.
+    `strict` (a text that must survive whole, an answer): a convertible quantity misses
+    unless its value or a conversion of it is there, and a one-group numeral is not carried
+    by a group of a longer one ("18%" by "19,018")."""
     their_values = [v for n in theirs for v in n.values]
     their_parts = {p for n in theirs for p in n.parts}
-    return [n for n in ours if not n.convertible
-            and not any(_close(v, w) for v in n.values for w in their_values)
-            and not (n.parts and set(n.parts) <= their_parts)
-            and not (n.split and set(n.split) <= their_parts)]
+
+    def carried(n: Numeral) -> bool:
+        if any(_close(v, w) for v in n.values for w in their_values):
+            return True
+        if n.convertible and (not strict or any(
+                _close(c, w, 0.08) or abs(c - w) <= 1
+                for v in n.values for c in _converted(v) for w in their_values)):
+            return True
+        if strict and len(n.parts) < 2:
+            return False
+        return bool((n.parts and set(n.parts) <= their_parts)
+                    or (n.split and set(n.split) <= their_parts))
+
+    return [n for n in ours if not carried(n)]
 
 
-def missing_numerals(source: str, translation: str, lang: str) -> list[str]:
+def missing_numerals(source: str, translation: str, lang: str,
+                     spelled: bool = False) -> list[str]:
     """The numerals of an English text (an answer, a title) that the translation does not
     carry, compared as `number_mismatch` compares them (by value across digit systems,
-    scale words, clock and calendar conventions)."""
-    ours = numerals(source, "en")
-    return [n.text for n in _missing(ours, numerals(translation, lang))] if ours else []
+    scale words, clock and calendar conventions). A number the translation writes in words
+    carries its value ("vier" carries 4); with `spelled`, so do the English text's number
+    words ("four", "ten million")."""
+    ours = numerals(english_digits(source) if spelled else source, "en")
+    if not ours:
+        return []
+    return [n.text for n in _missing(ours, numerals(translation, lang)
+                                     + spelled_numerals(translation, lang), strict=True)]
+
+
+# ------------------------------------------------------------------------ numbers in words
+
+# English number words: a run of them ("twenty-five", "two hundred") is read as its value,
+# so that an answer written in words ("four", "ten years", "five million") is checked by
+# value like "4". Larger scales are SCALES' ("ten million" = "10 million").
+_EN_UNITS = {w: float(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+_EN_TENS = {w: 10.0 * i for i, w in enumerate(
+    "twenty thirty forty fifty sixty seventy eighty ninety".split(), 2)}
+EN_NUMBER_WORDS: tuple[str, ...] = (*_EN_UNITS, *_EN_TENS, "hundred")
+_EN_WORD = "(?:" + "|".join(EN_NUMBER_WORDS) + ")"
+_EN_RUN = re.compile(rf"\b{_EN_WORD}(?:[\s-]+{_EN_WORD})*\b", re.IGNORECASE)
+
+
+def _run_value(run: str) -> float:
+    value = 0.0
+    for word in re.split(r"[\s-]+", run.lower()):
+        if word == "hundred":
+            value = max(value, 1.0) * 100
+        else:
+            value += _EN_UNITS.get(word, _EN_TENS.get(word, 0.0))
+    return value
+
+
+def english_digits(text: str) -> str:
+    """An English text with its number words written as digits ("ten million" →
+    "10 million", "twenty-five" → "25")."""
+    return _EN_RUN.sub(lambda m: f"{_run_value(m.group()):g}", text)
+
+
+# Languages whose ICU has no spellout rules of its own (it answers in English): their
+# cardinals one to ten, and Chinese's other two (两, 兩 beside 二).
+_HAND_CARDINALS = {
+    "bn": "এক দুই তিন চার পাঁচ ছয় সাত আট নয় দশ",
+    "ur": "ایک دو تین چار پانچ چھ سات آٹھ نو دس",
+}
+_EXTRA_FORMS = {"zh": {"两": 2.0, "兩": 2.0, "俩": 2.0}}
+# Arabic counts a feminine noun with the short form (خمس سنوات) and writes the tens in the
+# oblique case (عشرين) as in its decades (الخمسينيات, أربعينات); ICU gives neither.
+_EXTRA_FORMS["ar"] = {
+    **{f: float(v) for v, fs in enumerate(
+        ("واحدة", "اثنين اثنتين اثنتان", "ثلاث", "أربع اربع", "خمس", "ست", "سبع",
+         "ثماني ثمان", "تسع", "عشر"), 1) for f in fs.split()},
+    **{f: 10.0 * v for v, fs in enumerate(
+        ("عشرين", "ثلاثين", "أربعين اربعين", "خمسين", "ستين", "سبعين", "ثمانين", "تسعين"), 2)
+       for f in fs.split()}}
+# Spellout values in the lexicon: what an answer in words says (above a hundred, digits).
+_SPELLED_VALUES = (*range(1, 101), *range(200, 1000, 100), 1000)
+# A form this short must end at a word boundary (Turkish "on" = 10, not "onlar").
+_SHORT_FORM = 2
+
+
+@lru_cache(maxsize=None)
+def _spelled_lexicon(lang: str) -> tuple[re.Pattern | None, dict[str, set[float]]]:
+    """Every cardinal form of every value of _SPELLED_VALUES in language `lang` (ICU's
+    spellout rule sets: genders and cases included, "четырьмя", "vierte" not), case-folded,
+    and the pattern that finds them in a case-folded text."""
+    import icu
+
+    base = base_language(lang)
+    forms: dict[str, set[float]] = {}
+    if base in _HAND_CARDINALS:
+        for value, form in enumerate(_HAND_CARDINALS[base].split(), 1):
+            forms.setdefault(form, set()).add(float(value))
+    elif base != "en":
+        rules = icu.RuleBasedNumberFormat(icu.URBNFRuleSetTag.SPELLOUT, icu.Locale(base))
+        names = [rules.getRuleSetName(i) for i in range(rules.getNumberOfRuleSetNames())]
+        names = [n for n in names if "cardinal" in n or n.endswith(("numbering", "verbose"))]
+        if rules.format(4) != "four":
+            for name in names:
+                for value in _SPELLED_VALUES:
+                    form = rules.format(value, name).casefold()
+                    if not any(ch.isdigit() for ch in form):
+                        # Hindi writes पाँच and पांच: the candrabindu's nasal as anusvara too
+                        for variant in {form, form.replace("\u0901", "\u0902")}:
+                            forms.setdefault(variant, set()).add(float(value))
+    for form, value in _EXTRA_FORMS.get(base, {}).items():
+        forms.setdefault(form, set()).add(value)
+    if not forms:
+        return None, forms
+    unspaced = base in UNSPACED or base in _CLITIC_PREFIXED
+    alternatives = []
+    for form in sorted(forms, key=len, reverse=True):
+        tail = r"(?!\w)" if len(form) <= _SHORT_FORM and base not in UNSPACED else ""
+        alternatives.append(re.escape(form) + tail)
+    before = "" if unspaced else r"(?<!\w)"
+    return re.compile(before + "(?:" + "|".join(alternatives) + ")"), forms
+
+
+# Arabic script languages attach "and", "by", "to" and the article to a word (بأربعة).
+_CLITIC_PREFIXED = frozenset({"ar", "fa", "ur"})
+
+
+def spelled_numerals(text: str, lang: str) -> list[Numeral]:
+    """The numbers a translation writes in words, with a scale word that follows applied
+    ("пяти миллионов" = 5,000,000, "五百万"). A form may go on inflected or compounded
+    ("четырьмя", "Zweidrittelmehrheit"): it is found at a word's start."""
+    pattern, forms = _spelled_lexicon(lang)
+    if pattern is None:
+        return []
+    folded = text.casefold()
+    found = []
+    for match in pattern.finditer(folded):
+        values = set(forms[match.group()])
+        scale = _SCALE.match(folded[match.end():match.end() + 24])
+        if scale:
+            factor = SCALES.get(scale.group(1).lower(), SCALES.get(scale.group(1)))
+            if factor:
+                values |= {v * factor for v in values}
+        # by value only: a word is no digit group of another numeral ("八" in "2.8")
+        found.append(Numeral(match.group(), match.start(), match.end(), values, ()))
+    return found
 
 
 # Imperial → metric factors: miles, feet (m, cm), inches (cm, mm), yards, pounds, gallons,
