@@ -253,7 +253,8 @@ def _single(languages: tuple[str, ...], limit: int | None, seed: int) -> tuple[l
                 continue
             unit, asked = present[lang], present[rng.choice(askers)]
             typed = answer_type(unit["en_answer"])
-            unit = {**unit, "answer_lang": asked["lang"], "type": typed,
+            unit = {**unit, "answer_lang": asked["lang"], "asked_answer": asked["answer"],
+                    "type": typed,
                     "typed": bool(typed) and f" {normalize_answer(unit['en_answer'])} "
                     in f" {normalize_answer(unit['en_sentence'])} "}
             variants = [(None, unit["sentence"])]
