@@ -428,3 +428,33 @@ def test_descriptors_are_remembered_per_content(tmp_path, settings_env):
     pq.write_table(table.slice(0, 5), other)
     assert descriptors.descriptors(readers.open_release(other)).num_rows == 5
     assert len(list((tmp_path / "cache" / "descriptors").glob("*.parquet"))) == 2
+
+
+def test_a_scan_computes_the_descriptors_on_a_thread_of_their_own(tmp_path, settings_env):
+    """The scan starts the descriptor table beside its checks (DuckDB, no GIL) and the
+    writer takes it; a scan that fails first waits for it: no thread outlives either."""
+    import threading
+
+    from audit.engine import scan
+
+    settings_env(AUDIT_CACHE_DIR=tmp_path / "cache")
+    synth.write_release([instance("a", "fr", ["en", "de", "ko"], ["p0", "p1"])],
+                        tmp_path / "release")
+    release = readers.open_release(tmp_path / "release")
+    descriptors.start(release)
+    assert release.con in descriptors._PENDING
+    started = descriptors._PENDING[release.con]
+    path = descriptors.cached(release)                  # waits for the one started
+    assert started.done() and path == started.result()
+    assert pq.read_table(path).column("id").to_pylist() == ["a"]
+    descriptors.start(release)                          # cached now: nothing to start
+    assert release.con not in descriptors._PENDING
+
+    other = readers.open_release(tmp_path / "release", cache=False)
+    (tmp_path / "cache" / "descriptors").mkdir(exist_ok=True)
+    path.unlink()
+    descriptors.start(other)
+    with pytest.raises(KeyError):
+        scan.run(other, progress=lambda message: (_ for _ in ()).throw(KeyError(message)))
+    assert other.con not in descriptors._PENDING
+    assert not [t for t in threading.enumerate() if t.name.startswith("descriptors")]

@@ -18,6 +18,7 @@ from ..checks import registry
 from ..checks.model import Check
 from ..io import release as readers
 from ..io.model import Release
+from ..language import descriptors
 from ..sql.safe import case, identifier, literal, strings
 from . import identity as identities
 from .policy import DEFAULT, Policy
@@ -150,16 +151,18 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     # asks, shares a large release's texts between two children of its own).
     layers = tuple(dict.fromkeys(layer for c in active if c.needs <= release.capabilities
                                  for layer in c.layers))
-    for layer in layers:
-        layer.start(release)
-    if layers:
-        say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
-            f"{time.perf_counter() - started:.1f} s")
     try:
+        for layer in layers:
+            layer.start(release)
+        descriptors.start(release)
+        if layers:
+            say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
+                f"{time.perf_counter() - started:.1f} s")
         return _run(release, policy, say, active, plan, started, skip)
     except BaseException:
         for layer in registry.LAYERS:
             layer.discard(con)
+        descriptors.discard(release)
         raise
 
 

@@ -47,7 +47,10 @@ import functools
 import hashlib
 import re
 import unicodedata
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -272,9 +275,44 @@ def applies(release: Release) -> bool:
 def cached(release: Release) -> Path:
     """The Parquet file of a release's descriptor table (one row per release row, in `rid`
     order), remembered per content (the release files' SHA-256s, and the code and Unicode
-    version it depends on): a rescan of the same files reads it instead of computing it."""
-    path = cache_dir("descriptors") / f"{_content_key(release)}.parquet"
-    with release.con.cursor() as con:   # the connection is shared by sessions
+    version it depends on): a rescan of the same files reads it instead of computing it.
+    One that `start` began is waited for."""
+    pending = _PENDING.pop(release.con, None)
+    if pending is not None:
+        return pending.result()
+    return _compute(release.con.cursor(), _path(release))   # the connection is shared
+
+
+# A scan starts the descriptors on a thread of its own: DuckDB runs them without the GIL
+# while the scan's checks run, instead of after them when the scan is written.
+_PENDING: weakref.WeakKeyDictionary[Any, Future[Path]] = weakref.WeakKeyDictionary()
+
+
+def start(release: Release) -> None:
+    """Compute the descriptor table on a thread, unless it is cached or not applicable;
+    `cached` waits for it, `discard` stops waiting for it."""
+    if not applies(release) or release.con in _PENDING or _path(release).is_file():
+        return
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="descriptors")
+    try:
+        _PENDING[release.con] = pool.submit(_compute, release.con.cursor(), _path(release))
+    finally:
+        pool.shutdown(wait=False)
+
+
+def discard(release: Release) -> None:
+    """Wait for a computation `start` began (a scan that failed): no thread outlives it."""
+    pending = _PENDING.pop(release.con, None)
+    if pending is not None:
+        wait([pending])
+
+
+def _path(release: Release) -> Path:
+    return cache_dir("descriptors") / f"{_content_key(release)}.parquet"
+
+
+def _compute(con: duckdb.DuckDBPyConnection, path: Path) -> Path:
+    with con:
         if cached_parquet(con, path):
             return path
         register(con)
