@@ -162,23 +162,36 @@ def restore(identity: str, paths: list[Path], single_file: bool, sources: list[s
     return target, summary
 
 
+def remembered(release: Release, policy: Policy, skip: frozenset[str] = frozenset(),
+               progress: Progress | None = None
+               ) -> tuple[ScanResult, pa.Table | None] | None:
+    """The remembered results of the release's scan read into its connection, and its
+    descriptors when they were remembered; None when none are kept or they cannot be read."""
+    from .scan import identity
+    say = progress or (lambda message: None)
+    known = _entry(identity(release, policy, skip))
+    if known is None:
+        return None
+    say("the results of a scan with these inputs, policy, checks and code are "
+        "remembered: reading them instead of scanning again")
+    try:
+        return load_result(release, policy, known)
+    except (OSError, ValueError, InputError) as error:
+        say(f"the remembered results cannot be read ({type(error).__name__}): "
+            "scanning again")
+        return None
+
+
 def scanned(release: Release, policy: Policy, skip: frozenset[str] = frozenset(),
             progress: Progress | None = None, fresh: bool = False
             ) -> tuple[ScanResult, pa.Table | None]:
     """The release's scan, and its descriptors when they were remembered: the remembered
-    results of the same identity are read into the release's connection, else the release
-    is scanned (unless `fresh`, always) and its results remembered."""
-    from .scan import identity, run
-    say = progress or (lambda message: None)
-    known = None if fresh else _entry(identity(release, policy, skip))
+    results of the same identity (`remembered`), else the release is scanned (unless
+    `fresh`, always) and its results remembered."""
+    from .scan import run
+    known = None if fresh else remembered(release, policy, skip, progress)
     if known is not None:
-        say("the results of a scan with these inputs, policy, checks and code are "
-            "remembered: reading them instead of scanning again")
-        try:
-            return load_result(release, policy, known)
-        except (OSError, ValueError, InputError) as error:
-            say(f"the remembered results cannot be read ({type(error).__name__}): "
-                "scanning again")
+        return known
     result = run(release, policy, progress=progress, skip=skip)
     _keep(result.identity,
           lambda staging: _write(result, staging, f"remembered-{result.identity[:12]}"))
@@ -230,9 +243,13 @@ def manifest(result: ScanResult, scan_id: str) -> dict[str, Any]:
 
 def _write(result: ScanResult, staging: Path, scan_id: str) -> None:
     """Findings, status, language descriptors (where the layout has them), summary and
-    manifest into `staging`, straight from DuckDB."""
+    manifest into `staging`, straight from DuckDB. A partial scan (audit/engine/staged.py)
+    is refused: it would be read as complete."""
     from ..language import descriptors
     from ..sql.safe import literal
+    if result.summary.get("checks_pending"):
+        raise ValueError("a partial scan is never written: it lacks the checks "
+                         + ", ".join(result.summary["checks_pending"]))
     cursor = result.cursor()
     for name in ("findings", "status"):
         cursor.table(name).write_parquet(str(staging / f"{name}.parquet"), compression="zstd")

@@ -1,0 +1,142 @@
+"""A scan in two stages, for a first view that does not wait for the slow signal layers.
+
+`start` runs at once every check that reads none of the slow layers (SLOW_LAYERS: language
+identification, the translation heuristics, answer and entity preservation) and returns
+that partial result; the full scan runs on a thread of its own, on the release opened a
+second time (a DuckDB connection is never shared between threads; reopening reads the
+grouped contexts from the cache), through `store.scanned`, so it is remembered as any scan
+is, and then replaces the partial result. A scan whose results are remembered is read at
+once: nothing is staged.
+
+A partial result says what it lacks: its summary's `checks_pending` names the checks still
+running (the full result has none), and it is never remembered nor written as a scan
+(`store.write_scan` refuses it). Its identity is that of a scan leaving those checks out,
+so nothing keyed by identity takes it for the full one.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..checks import registry
+from . import store
+from .scan import Progress, ScanResult, run
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ..io.layouts.base import Layout
+    from ..io.model import Release
+    from .policy import Policy
+
+# The layers whose signals are computed per distinct text (seconds to minutes on a new
+# release); record_hash is not among them: verified on a thread beside the first checks,
+# it adds ~0.25 s to the 23,760-row first view, and its verdict is cached for the full scan.
+SLOW_LAYERS = ("language", "heuristics", "preservation")
+assert set(SLOW_LAYERS) <= {layer.NAME for layer in registry.LAYERS}, "a slow layer was renamed"
+
+Opener = Callable[[], "Release"]
+# Run on each result, on the thread that made it, before the result is shown (the
+# workbench builds its browse index): the result and its remembered descriptors, if any.
+Ready = Callable[[ScanResult, "pa.Table | None"], None]
+
+
+def slow_checks(layout: Layout, skip: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The checks of a layout (less `skip`) that read a slow signal layer."""
+    return frozenset(check.name for check in registry.for_layout(layout)
+                     if check.name not in skip
+                     and any(layer.NAME in SLOW_LAYERS for layer in check.layers))
+
+
+def pending(result: ScanResult) -> list[str]:
+    """The checks a partial result lacks; none for a full one."""
+    return list(result.summary.get("checks_pending", []))
+
+
+class StagedScan:
+    """A release's scan as it stands: `result` is the partial one until the full one
+    replaces it (`pending(result)` empty); `done` once the full scan has ended, with its
+    result or its `error`; `latest` the full scan's last progress line."""
+
+    def __init__(self, result: ScanResult) -> None:
+        self.result = result
+        self.error: BaseException | None = None
+        self.latest = ""
+        self._thread: threading.Thread | None = None
+        self._started = time.perf_counter()
+
+    @property
+    def done(self) -> bool:
+        return self._thread is None or not self._thread.is_alive()
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since the full scan began."""
+        return time.perf_counter() - self._started
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the full scan's thread to end (at most `timeout` seconds): whether it
+        has, with the full result in place or `error` set."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+        return self.done
+
+    def complete(self) -> ScanResult:
+        """The full result, waited for; the full scan's error, raised."""
+        self.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def _follow(self, open_release: Opener, policy: Policy, skip: frozenset[str],
+                ready: Ready) -> None:
+        """Run the full scan on a thread of its own."""
+        self._started = time.perf_counter()
+        # A daemon: a server that stops does not wait for a scan nobody will see.
+        self._thread = threading.Thread(target=self._finish, name="staged-scan", daemon=True,
+                                        args=(open_release, policy, skip, ready))
+        self._thread.start()
+
+    def _finish(self, open_release: Opener, policy: Policy, skip: frozenset[str],
+                ready: Ready) -> None:
+        try:
+            release = open_release()
+            result, language = store.scanned(release, policy, skip, progress=self._say)
+            ready(result, language)
+        except BaseException as error:  # noqa: BLE001 - kept for the reader; the thread ends
+            self.error = error
+            return
+        self.result = result        # one assignment: a reader sees the partial or the full
+
+    def _say(self, message: str) -> None:
+        self.latest = message
+
+
+def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset(),
+          progress: Progress | None = None, ready: Ready | None = None) -> StagedScan:
+    """The scan of the release `open_release` opens (it is called twice: once here, once on
+    the full scan's thread): the remembered results if there are any, else the checks
+    that read no slow layer now, on this thread (`progress` hears them), and the full scan
+    on a thread of its own. An error of the first stage is raised here; one of the full
+    scan is the StagedScan's `error`."""
+    say = progress or (lambda message: None)
+    prepared: Ready = ready or (lambda result, language: None)
+    release = open_release()
+    known = store.remembered(release, policy, skip, progress)
+    slow = slow_checks(release.layout, skip)
+    if known is None and not slow:
+        known = store.scanned(release, policy, skip, progress)
+    if known is not None:
+        prepared(*known)
+        return StagedScan(known[0])
+    say(f"first the checks that read no slow signal layer; {len(slow)} checks read them "
+        "and follow")
+    partial = run(release, policy, progress, skip | slow)
+    partial.summary = {**partial.summary, "checks_pending": sorted(slow)}
+    prepared(partial, None)
+    staged = StagedScan(partial)
+    staged._follow(open_release, policy, skip, prepared)
+    return staged
