@@ -54,6 +54,7 @@ def run_scan(info: dict, cache: Path, *extra: str) -> dict:
     CPU seconds, peak RSS."""
     out = Path(tempfile.mkdtemp(prefix="bench-scan-")) / "scan"
     env = {**os.environ, "AUDIT_CACHE_DIR": str(cache)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)    # compiled once, as an installed package is
     peak_file = out.parent / "peak"
     # GNU time reports this run's own peak RSS (getrusage's children maximum spans runs)
     # and CPU seconds (of the scan and the processes it forked).
@@ -136,12 +137,65 @@ def run_reference(toolkit: Path, info: dict) -> float:
     python = reference_python()    # made before the clock starts: pip is not the reference's
     out = Path(tempfile.mkdtemp(prefix="bench-reference-"))
     started = time.perf_counter()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     subprocess.run([python, str(HERE / "reference_build.py"), str(toolkit),
                     info["release"], info["source"], str(out)], check=True,
-                   capture_output=True, text=True)
+                   capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     shutil.rmtree(out)
     return wall
+
+
+# ------------------------------------------------------------------------ like for like
+
+_REFERENCE_FLAG = re.compile(r'flags\.add\("([a-z_]+)"\)')
+
+
+def reference_flags(toolkit: Path) -> set[str]:
+    """The flags the reference's build_record computes (its `flags.add(...)` calls)."""
+    text = (checkout(toolkit) / "scripts" / "build_hf_public_v1.py").read_text(encoding="utf-8")
+    return set(_REFERENCE_FLAG.findall(text))
+
+
+def like_for_like(toolkit: Path, runs: int) -> None:
+    """Our scan doing the reference's work only — its flags, the status and the record
+    hashes, every other check skipped — with an empty cache each run, beside the
+    reference building the same 23,760 rows, in turn (A B A B …), so that drift in the
+    machine's speed reaches both; medians of `runs` pairs."""
+    import subprocess as sp
+    info = realtext.release("real")
+    toolkit = checkout(toolkit)     # once: its scripts compiled once, as ours are
+    flags = reference_flags(toolkit)
+    names = sp.run([PYTHON, "-m", "audit", "checks"], cwd=REPO, capture_output=True,
+                   text=True, check=True).stdout
+    ours = {line.split()[0] for line in names.splitlines()
+            if line and not line.startswith(" ")}
+    missing = flags - ours
+    if missing:
+        raise SystemExit(f"the reference computes flags we have no check for: {sorted(missing)}")
+    skip = [a for name in sorted(ours - flags - {"record_hash_mismatch"})
+            for a in ("--skip", name)]
+    walls, references = [], []
+    for _ in range(runs):
+        cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))
+        try:
+            walls.append(run_scan(info, cache, *skip))
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+        references.append(run_reference(toolkit, info))
+    ratios = sorted(r / f["wall"] for r, f in zip(references, walls))
+    mid = sorted(walls, key=lambda f: f["wall"])[runs // 2]
+    print(f"like for like ({len(flags)} reference flags, status, record hashes; "
+          f"{len(skip) // 2} checks skipped), 23,760 rows, empty cache, {runs} pairs:")
+    print(f"  ours: wall {mid['wall']:.2f} s median (min {min(f['wall'] for f in walls):.2f}, "
+          f"max {max(f['wall'] for f in walls):.2f}), start-up {mid['startup']:.2f} s, "
+          f"CPU {mid['cpu'][0] + mid['cpu'][1]:.1f} s, peak RSS {mid['peak_gib']:.2f} GiB")
+    print("  phases (s, from its progress lines): " + ", ".join(
+        f"{text} @ {t}" for t, text in mid["lines"]))
+    print(f"  reference build_record: wall {sorted(references)[runs // 2]:.2f} s median "
+          f"(min {min(references):.2f}, max {max(references):.2f})")
+    print(f"  reference / ours, pair by pair: median {ratios[runs // 2]:.1f}× (min "
+          f"{ratios[0]:.1f}×, max {ratios[-1]:.1f}×; target ≥ 10×)", flush=True)
 
 
 def main() -> None:
@@ -149,12 +203,20 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reference", type=Path, help="a checkout of the XHotpotQA toolkit, or its bare git mirror")
     parser.add_argument("--only", choices=tuple(realtext.RELEASES), action="append")
+    parser.add_argument("--like-for-like", type=int, metavar="PAIRS",
+                        help="with --reference: only the reference's work, PAIRS runs of "
+                             "each in turn (issue 49)")
     args = parser.parse_args()
     # Checked before any scan runs, not after minutes of them.
     if args.reference and not ((args.reference / "scripts").is_dir()
                                or (args.reference / "HEAD").is_file()):
         parser.error(f"--reference {args.reference}: expected a checkout of the XHotpotQA "
                      "toolkit (with scripts/) or its bare git mirror (with HEAD)")
+    if args.like_for_like:
+        if not args.reference:
+            parser.error("--like-for-like needs --reference")
+        like_for_like(args.reference, args.like_for_like)
+        return
     for name in args.only or realtext.RELEASES:
         info = realtext.release(name)
         cache = Path(tempfile.mkdtemp(prefix="bench-cache-"))

@@ -11,6 +11,7 @@ import json
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from audit.cli.progress import progress_printer
@@ -36,16 +37,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if restored is not None:
         out, summary = restored
     else:
-        from audit.checks import registry
-        from audit.engine import policy, scan
-        from audit.io import release as readers
-        rules = policy.load(args.policy)
-        unknown = sorted(skip - set(registry.BY_NAME))
-        if unknown:
-            raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
-                             expected="names from `python -m audit checks`")
-        release = readers.open_release(args.release, args.source, files=paths,
-                                       known_digests=digests)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="open") as pool:
+            # DuckDB groups the release's contexts there (C++, mostly one core) while the
+            # checks' modules import here (Python, ~0.2 s); a bad policy or --skip is still
+            # the error reported, once the opening has ended.
+            opening = pool.submit(_open, args.release, args.source, paths, digests)
+            from audit.checks import registry
+            from audit.engine import policy, scan
+            rules = policy.load(args.policy)
+            unknown = sorted(skip - set(registry.BY_NAME))
+            if unknown:
+                raise InputError("--skip", f"unknown check(s) {', '.join(unknown)}",
+                                 expected="names from `python -m audit checks`")
+            release = opening.result()
         say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
         result = scan.run(release, rules, progress=say, skip=skip)
         out = store.write_scan(result, target)     # and remembered under its identity
@@ -54,6 +58,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
     print(json.dumps({"scan": str(out), "rows": summary["rows"],
                       "status_counts": summary["status_counts"]}, indent=2))
     return ExitCode.OK
+
+
+def _open(spec: str, sources: list[str] | None, paths: list[Path], digests: dict[str, str]):
+    from audit.io import release as readers
+    return readers.open_release(spec, sources, files=paths, known_digests=digests)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

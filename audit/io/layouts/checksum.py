@@ -28,8 +28,15 @@ from .base import Checksum
 from .multihop import NESTED
 
 # Views per batch handed to a thread. Three batches in flight hold ~0.3 GiB of texts at
-# 553,584 views; 65,536 held 1.1 GiB, the peak of the whole scan.
-CHUNK = 16_384
+# 553,584 views; 65,536 held 1.1 GiB, the peak of the whole scan. A smaller release is cut
+# into at least BATCHES batches, so that reading one overlaps hashing another (23,760
+# views: 0.50 s in batches of 4,096 against 0.64 s in two of 16,384).
+CHUNK, MIN_CHUNK, BATCHES = 16_384, 2_048, 6
+HASHERS = 2
+
+
+def _chunk(rows: int) -> int:
+    return max(MIN_CHUNK, min(CHUNK, rows // BATCHES))
 
 
 def json_value_sql(expr: str, type_: pa.DataType) -> str:
@@ -170,7 +177,8 @@ def _hash_rows_of(reading: duckdb.DuckDBPyConnection, side: duckdb.DuckDBPyConne
         SELECT rid, ctx, shipped, {", ".join(f"{sql} AS {name}" for name, sql in texts.items())}
         FROM (SELECT rid, ctx, {identifier(rule.field)} AS shipped, {", ".join(
             f"{_segment_sql(seg, rule)} AS {name}" for name, seg in row_segments.items())}
-              FROM raw_views v)""").to_arrow_reader(CHUNK)
+              FROM raw_views v)""").to_arrow_reader(
+        _chunk(reading.sql("SELECT count(*) FROM raw_views").fetchall()[0][0]))
     found: dict[str, list[Any]] = {"rid": [], "shipped": [], "computed": []}
 
     def collect(batch: pa.RecordBatch, job: Future[list[str]]) -> None:
@@ -187,7 +195,7 @@ def _hash_rows_of(reading: duckdb.DuckDBPyConnection, side: duckdb.DuckDBPyConne
                 [contexts[name][c] for c in ctx] for i, (kind, name) in enumerate(pieces)]
 
     # At most three batches in flight, so a release's row texts are never all held at once.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with ThreadPoolExecutor(max_workers=HASHERS) as pool:
         pending: deque[tuple[pa.RecordBatch, Future[list[str]]]] = deque()
         for batch in reader:
             if stop is not None and stop.is_set():
