@@ -11,6 +11,7 @@ from audit.engine.scan import status_disagreements
 from audit.reports import render
 from audit.reports.render import plural
 from workbench.shell import (
+    counted,
     current_view,
     html,
     no_source_notice,
@@ -30,7 +31,8 @@ no_source_notice(result)
 cols = st.columns(4)
 cols[0].metric("Rows", f"{summary['rows']:,}")
 for col, status in zip(cols[1:], ("accepted", "review_required", "quarantined")):
-    col.metric(status.replace("_", " "), f"{summary['status_counts'].get(status, 0):,}")
+    col.metric(counted(result, status.replace("_", " ")),
+               f"{summary['status_counts'].get(status, 0):,}")
 
 MAPPED = result.release.layout.has("aligned")   # rows are items in one language each
 view = current_view()

@@ -24,7 +24,7 @@ from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import needs_vector, save_upload, say, scope_line, setup, show_table
 
-result = setup("Judge", "LLM-judge samples")
+result = setup("Judge", "LLM-judge samples", complete_scan=True)
 needs_vector(result, 'The LLM-judge sample')
 scope_line(result, filtered=False)
 st.caption("Judge files in the 26-field layout of the XHotpotQA release family. The demo "

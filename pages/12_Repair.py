@@ -28,7 +28,7 @@ from workbench.viewstate import View
 STATUS_BADGE = {"quarantined": "blocking", "review_required": "review",
                 "applied": "accepted", "held": "review", "refused": "blocking"}
 
-result = setup("Repair", "Repair")
+result = setup("Repair", "Repair", complete_scan=True)
 scope_line(result, filtered=False)
 view = current_view()
 release = result.release

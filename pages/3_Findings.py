@@ -12,6 +12,7 @@ import streamlit as st
 from audit.analysis import queries
 from audit.reports import render
 from workbench.shell import (
+    counted,
     current_view,
     filtered_rows,
     follow_url,
@@ -32,9 +33,9 @@ no_source_notice(result)
 
 statuses = queries.status_counts(result, scope)
 cols = st.columns(4)
-cols[0].metric("quarantined", f"{statuses.get('quarantined', 0):,}")
-cols[1].metric("review required", f"{statuses.get('review_required', 0):,}")
-cols[2].metric("accepted", f"{statuses.get('accepted', 0):,}")
+cols[0].metric(counted(result, "quarantined"), f"{statuses.get('quarantined', 0):,}")
+cols[1].metric(counted(result, "review required"), f"{statuses.get('review_required', 0):,}")
+cols[2].metric(counted(result, "accepted"), f"{statuses.get('accepted', 0):,}")
 cols[3].metric("rows in scope", f"{sum(statuses.values()):,}")
 
 by_check = queries.findings_by_check(result, scope)

@@ -28,7 +28,7 @@ from workbench.shell import (
 )
 from workbench.viewstate import View
 
-result = setup("Compare", "Compare two releases")
+result = setup("Compare", "Compare two releases", complete_scan=True)
 scope_line(result, filtered=False)
 view = current_view()
 st.caption("NEW is this release (sidebar). OLD is scanned with the same HotpotQA source "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit.engine import store
+from audit.engine import staged, store
 from audit.io import tables
 from audit.paths import safe_name
 from audit.reports import quarantine
@@ -26,10 +26,19 @@ from workbench.shell import (
 
 result = setup("Export")
 view = current_view()
+# A partial scan (the slow checks still running) is shown but never exported: the buttons
+# stay off until the full scan is in, and the page reruns by itself then.
+lacking = staged.pending(result)
+WAITING = (f"Off until the full scan is in: {plural(len(lacking), 'check')} still running."
+           if lacking else None)
 filtered = bool(view.filters.to_query())
 top = st.container()    # the scope line, once the Rows choice below is known
 
 st.subheader("Quarantine list")
+if lacking:
+    st.warning(f"**Not exportable yet.** The list below is partial: it lacks the findings "
+               f"of the {plural(len(lacking), 'check')} still running (named above). "
+               "Downloading and saving turn on by themselves once the full scan is in.")
 SCOPES = {"filter": "rows under the current Browse filter", "release": "the whole release"}
 STATUSES = ("quarantined", "review_required", "accepted")
 
@@ -58,7 +67,8 @@ rows = filtered_rows(result) if scope == "filter" else None
 table = quarantine.quarantine(result.findings, result.status, tuple(statuses), rows)
 name = safe_name(result.summary["release"])
 described = view.describe_filter() if scope == "filter" else "whole release"
-say(st.info, f"The download holds {plural(table.num_rows, 'reason')} on "
+holds = "So far (partial scan), the list holds" if lacking else "The download holds"
+say(st.info, f"{holds} {plural(table.num_rows, 'reason')} on "
              f"{plural(len(set(table.column('row').to_pylist())), 'row')} of "
              "{release} ({scope}; statuses {statuses}).",
     release=release_name(result), scope=described, statuses=", ".join(statuses))
@@ -70,11 +80,14 @@ for col, fmt, mime in zip(cols, tables.QUARANTINE_FORMATS,
     col.download_button(f"Download {fmt.upper()}",
                         lambda fmt=fmt, table=table: tables.to_bytes(table, fmt),
                         file_name=f"{name}-quarantine.{fmt}", mime=mime, key=f"dl-{fmt}",
-                        on_click="ignore")
+                        on_click="ignore", disabled=bool(lacking), help=WAITING)
+if lacking:
+    st.caption(WAITING)
 
 st.subheader("Saved scans")
 if auth.gate("Saving a scan") and \
-        st.button("Save this scan (findings, status, summary, manifest)"):
+        st.button("Save this scan (findings, status, summary, manifest)",
+                  disabled=bool(lacking), help=WAITING):
     auth.require("Saving a scan")
     # The same inputs, policy and checks are one saved scan, not a second identical copy.
     already = store.saved_scan(result.release, result.identity)

@@ -24,7 +24,7 @@ from workbench import auth
 from workbench.serving import served_file, shown_path
 from workbench.shell import current_view, say, scope_line, setup, show_table
 
-result = setup("Review")
+result = setup("Review", complete_scan=True)
 MAPPED = not browse.has_vector(result)     # a mapped benchmark: units are its columns
 scope_line(result, filtered=False)
 STATUS_EVERY = 3   # seconds between progress polls (one cheap request per server)

@@ -19,7 +19,7 @@ from audit.settings import current
 from workbench import adjudication, auth, span_view
 from workbench.shell import say, setup, show_table
 
-result = setup("Annotations")
+result = setup("Annotations", complete_scan=True)
 
 batches = workspace.batches(current().reviews)
 if not batches:

@@ -21,7 +21,7 @@ from workbench import auth
 from workbench.serving import served_file, shown_path, stamp
 from workbench.shell import needs_vector, save_upload, say, scope_line, setup, show_table
 
-result = setup("Evaluate", "Evaluate predictions")
+result = setup("Evaluate", "Evaluate predictions", complete_scan=True)
 needs_vector(result, 'Evaluation by language vector')
 scope_line(result, filtered=False)
 st.caption("Reference-toolkit prediction files (one JSON object a line: id, answer, "

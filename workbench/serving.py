@@ -20,9 +20,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from audit import paths
-from audit.engine import scan
 from audit.errors import InputError
 from audit.io.mapping import is_mapping
 from audit.paths import safe_name
@@ -200,27 +200,37 @@ def stamp(files: list[Path]) -> tuple:
     return tuple((str(f), f.stat().st_mtime_ns, f.stat().st_size) for f in files)
 
 
+T = TypeVar("T")
 
 
-class ScanCache:
+class ScanCache(Generic[T]):
     """Scans held in memory for the workbench: the most recent `size`, keyed by what was
     asked (paths, file stamps, sources, policy). A key is built by one caller at a time;
     others asking for it wait for that scan instead of starting their own."""
 
     def __init__(self, size: int = 4) -> None:
         self.size = size
-        self._scans: OrderedDict[tuple, scan.ScanResult] = OrderedDict()
+        self._scans: OrderedDict[tuple, T] = OrderedDict()
         self._locks: dict[tuple, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def cached(self, key: tuple) -> scan.ScanResult | None:
+    def cached(self, key: tuple) -> T | None:
         with self._guard:
             if key in self._scans:
                 self._scans.move_to_end(key)
                 return self._scans[key]
         return None
 
-    def get(self, key: tuple, build: Callable[[], scan.ScanResult]) -> scan.ScanResult:
+    def values(self) -> list[T]:
+        with self._guard:
+            return list(self._scans.values())
+
+    def drop(self, key: tuple) -> None:
+        """Forget a key's scan (one that failed): the next ask builds it again."""
+        with self._guard:
+            self._scans.pop(key, None)
+
+    def get(self, key: tuple, build: Callable[[], T]) -> T:
         with self._guard:
             lock = self._locks.setdefault(key, threading.Lock())
         with lock:

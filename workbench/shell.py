@@ -1,6 +1,13 @@
 """Shared set-up called at the top of every page: page config, navigation that carries the
 view, the release / source / policy pickers, the cached scan and the scope line.
 
+A release opened for the first time is scanned in two stages (audit/engine/staged.py): its
+structural checks at once, the checks on the slow signal layers on a thread. A page that
+shows the release gets the partial scan with a notice naming the checks still running,
+which reruns the page when the full scan is in (`setup`; Export keeps its downloads off
+meanwhile); a page that acts on every finding (compare, review, annotations, evaluation,
+judge, repair) waits for the full scan (`setup(complete_scan=True)`, `scan_of`).
+
 The view (release, HotpotQA sources, policy and Browse filter; `workbench.viewstate.View`) lives
 in the URL. Widgets follow the URL and write it back; every navigation link and "open"
 action carries it, so any URL reproduces what was shown.
@@ -21,11 +28,12 @@ import streamlit as st
 from audit import paths
 from audit.analysis import browse, queries
 from audit.checks import registry
-from audit.engine import policy, store
+from audit.engine import policy, staged
 from audit.engine.scan import ScanResult
 from audit.errors import InputError
 from audit.io import release as readers
 from audit.io.atomic import staged_file
+from audit.io.model import Release
 from audit.reports import render
 from audit.settings import DEMO_RELEASE, Settings, configure, demo_sources
 from workbench import auth
@@ -39,7 +47,8 @@ from workbench.serving import (
 )
 from workbench.viewstate import SPLITS, View
 
-SCANS = ScanCache()
+SCANS: ScanCache[staged.StagedScan] = ScanCache()
+POLL_SECONDS = 1.0      # how often a partial view asks whether the full scan is in
 
 
 def html(*fragments: str, css: str = "xb") -> None:
@@ -198,8 +207,9 @@ def _request(view: View) -> tuple[tuple, list[Path], list[str], Path | None]:
 
 
 def _build(release: str | None, files: list[Path], specs: list[str],
-           policy_path: Path | None) -> ScanResult:
-    """Scan with its stages shown as they happen."""
+           policy_path: Path | None) -> staged.StagedScan:
+    """The scan's first stage with its steps shown as they happen; the full scan goes on on
+    a thread of its own, which builds its browse index too before it is shown."""
     rules = policy.load(policy_path)
     with st.status("Scanning the release…", expanded=True) as box:
         started = time.perf_counter()
@@ -208,22 +218,25 @@ def _build(release: str | None, files: list[Path], specs: list[str],
             box.write(render.message("{t} s · {message}", t=f"{time.perf_counter() - started:.1f}",
                                      message=message))
 
+        def opened() -> Release:      # twice: here and on the full scan's thread
+            return readers.open_release(release or DEMO_RELEASE, specs, files)
+
         stage("opening the files")
-        opened = readers.open_release(release or DEMO_RELEASE, specs, files)
-        stage(f"{opened.layout} layout, {opened.rows:,} rows")
-        result, language = store.scanned(opened, rules, progress=stage)
-        stage("building the browse index (language vector per row)")
-        browse.build_index(result, language)
-        box.update(label=f"Scanned {opened.rows:,} rows in "
-                         f"{time.perf_counter() - started:.1f} s", state="complete",
-                   expanded=False)
-    return result
+        scan = staged.start(opened, rules, progress=stage, ready=browse.build_index)
+        rows = scan.result.release.rows
+        lacking = staged.pending(scan.result)
+        box.update(label=(f"First view of {rows:,} rows in {time.perf_counter() - started:.1f} s;"
+                          f" {render.plural(len(lacking), 'check')} still running" if lacking
+                          else f"Scanned {rows:,} rows in "
+                               f"{time.perf_counter() - started:.1f} s"),
+                   state="complete", expanded=False)
+    return scan
 
 
-def scan_of(view: View) -> ScanResult:
-    """The scan of a view's release, sources and policy: cached, else built with its
-    stages shown. Raises CannotOpen naming the input (release, a source, the policy)
-    that cannot be served or read."""
+def staged_of(view: View) -> staged.StagedScan:
+    """The scan of a view's release, sources and policy: cached, else its first stage
+    built with its steps shown. Raises CannotOpen naming the input (release, a source, the
+    policy) that cannot be served or read."""
     key, files, specs, policy_path = _request(view)
     try:
         return SCANS.get(key, lambda: _build(view.release, files, specs, policy_path))
@@ -231,6 +244,61 @@ def scan_of(view: View) -> ScanResult:
         named = {str(policy_path): "policy file"} | {
             spec.split("=", 1)[1]: f"HotpotQA {spec.split('=', 1)[0]} source" for spec in specs}
         raise CannotOpen(named.get(error.path, "release"), error) from None
+
+
+def scan_of(view: View) -> ScanResult:
+    """The full scan of a view's release, sources and policy (`staged_of`, `complete`)."""
+    return complete(staged_of(view))
+
+
+def complete(scan: staged.StagedScan) -> ScanResult:
+    """The full scan, waited for with its progress shown; the page stops with an error box
+    when it failed."""
+    if not scan.done:
+        with st.status("Waiting for the full scan: this page acts on every check's findings",
+                       expanded=True) as box:
+            line = st.empty()
+            while not scan.wait(POLL_SECONDS):
+                with line:
+                    _progress(scan, st.write)
+            box.update(label="The full scan is in", state="complete", expanded=False)
+    if scan.error is not None:
+        _failed(scan)
+        st.stop()
+    return scan.result
+
+
+def _progress(scan: staged.StagedScan, box) -> None:
+    say(box, f"Full scan: {scan.seconds:.0f} s so far; latest step: " + "{latest}",
+        latest=scan.latest or "opening the release again")
+
+
+def _failed(scan: staged.StagedScan) -> None:
+    """The full scan's error, with what the page lacks and a way to scan again."""
+    say(st.error, "The full scan of this release failed: {problem}. Without it the pages "
+                  "show only the structural checks' results, marked partial (they lack "
+                  "{checks}), and exporting, comparing, reviewing and repairing stay off.",
+        problem=f"{type(scan.error).__name__}: {scan.error}",
+        checks=", ".join(staged.pending(scan.result)))
+    st.button("Scan again", key="scan_again", on_click=SCANS.drop,
+              args=(_request(current_view())[0],))
+
+
+def _partial_notice(scan: staged.StagedScan) -> None:
+    """While the full scan runs: which checks this page lacks and the latest step, asked
+    again every POLL_SECONDS; the whole page reruns on the full scan once it is in."""
+    @st.fragment(run_every=POLL_SECONDS)
+    def notice() -> None:
+        if scan.done:
+            st.rerun()
+        lacking = staged.pending(scan.result)
+        say(st.info, "**Partial results: the scan is still running.** The status counts and "
+                     f"findings on this page come from the structural checks; these "
+                     f"{len(lacking)} are still running and not counted yet: " + "{checks}. "
+                     "The page updates by itself when they finish; exports wait for them.",
+            checks=", ".join(lacking))
+        _progress(scan, st.caption)
+    notice()
 
 
 def page_setup(title: str, heading: str | None = None) -> View:
@@ -247,18 +315,28 @@ def page_setup(title: str, heading: str | None = None) -> View:
     return view
 
 
-def setup(title: str, heading: str | None = None) -> ScanResult:
-    """`page_setup`, then the release pickers and the cached scan; stops the page with an
-    error box when an input cannot be served or read."""
+def setup(title: str, heading: str | None = None, *, complete_scan: bool = False
+          ) -> ScanResult:
+    """`page_setup`, then the release pickers and the cached scan: the full scan where
+    `complete_scan` (waited for), else the scan as it stands, a partial one with its
+    notice. Stops the page with an error box when an input cannot be served or read."""
     view = page_setup(title, heading)
     _pickers(view)
     for name, raw, done in browse.Filters.parse(st.query_params.to_dict())[1]:
         url_corrected(name, raw, done)
     try:
-        result = scan_of(view)
+        scan = staged_of(view)
     except CannotOpen as failed:
         say(st.error, f"Cannot open the {failed.what}: " + "{problem}", problem=failed.error)
         st.stop()
+    if complete_scan:
+        return complete(scan)
+    result = scan.result        # read once: the notice below is about this very result
+    if staged.pending(result):
+        if scan.error is not None:
+            _failed(scan)
+        else:
+            _partial_notice(scan)
     return result
 
 
@@ -294,7 +372,16 @@ def scope_line(result: ScanResult, rows: int | None = None, *, filtered: bool = 
     parts.append(render.text(" · HotpotQA source: " + (
         ", ".join(Path(s).name for s in sources) if sources else "none attached")))
     parts.append(render.text(f" · policy: {Path(summary['policy']['name']).name}"))
+    lacking = staged.pending(result)
+    if lacking:
+        parts += [render.text(" · "), render.badge(
+            f"partial scan: {render.plural(len(lacking), 'check')} still running", "review")]
     html(*parts, css="scope")
+
+
+def counted(result: ScanResult, label: str) -> str:
+    """A status count's label, marked while the scan is partial."""
+    return f"{label} (partial)" if staged.pending(result) else label
 
 
 DEMO_NAME = "the bundled demo release"
