@@ -150,8 +150,10 @@ def test_reopening_reads_the_remembered_contexts_and_source(tmp_path, settings_e
 
     def tables(release):
         con = release.con
-        return [con.sql(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
-                for t in ("raw_contexts", "raw_views", "sources")]
+        found = [con.sql(f"SELECT * FROM {t} ORDER BY ALL").fetchall()
+                 for t in ("raw_contexts", "raw_views", "sources")]
+        release.settle()        # the cache entry written meanwhile is complete now
+        return found
 
     fresh = tables(readers.open_release(tmp_path / "release", spec))
     (cached_dir,) = (settings.cache_dir("contexts")).iterdir()
@@ -183,14 +185,16 @@ def test_context_numbers_out_of_step_with_the_rows_are_never_paired(tmp_path, se
     settings_env(AUDIT_CACHE_DIR=str(tmp_path / "cache"))
     synth.write_release([record(), record(source(_id="5a0000000000000000000002"),
                                           position=1)], tmp_path / "release")
-    fresh = readers.open_release(tmp_path / "release").con.sql(
-        "SELECT rid, ctx, id FROM raw_views ORDER BY rid").fetchall()
+    first = readers.open_release(tmp_path / "release")
+    fresh = first.con.sql("SELECT rid, ctx, id FROM raw_views ORDER BY rid").fetchall()
+    first.settle()
     (cached_dir,) = settings.cache_dir("contexts").iterdir()
     pq.write_table(pa.table({"rid": pa.array([1, 0], pa.int64()),
                              "ctx": pa.array([1, 0], pa.int32())}),
                    cached_dir / "context_of.parquet")
     release = readers.open_release(tmp_path / "release")
     assert release.con.sql("SELECT rid, ctx, id FROM raw_views ORDER BY rid").fetchall() == fresh
+    release.settle()
     assert pq.read_table(cached_dir / "context_of.parquet").column("rid").to_pylist() == [0, 1]
     release.con.execute("DROP TABLE raw_views")
     with pytest.raises(duckdb.Error, match="context numbers out of step"):

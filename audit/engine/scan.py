@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import itertools
 import time
+from concurrent.futures import wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -158,12 +159,16 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         if layers:
             say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
                 f"{time.perf_counter() - started:.1f} s")
-        return _run(release, policy, say, active, plan, started, skip)
+        result = _run(release, policy, say, active, plan, started, skip)
     except BaseException:
         for layer in registry.LAYERS:
             layer.discard(con)
         descriptors.discard(release)
+        if release.remembering is not None:     # the scan's error is the one reported
+            wait([release.remembering])
         raise
+    release.settle()          # the contexts cache written meanwhile: its error is the scan's
+    return result
 
 
 def _run(release: Release, policy: Policy, say: Progress, active: tuple[Check, ...],

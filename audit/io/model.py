@@ -4,6 +4,7 @@ thread."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,9 @@ class Release:
     capabilities: frozenset[str] = frozenset()
 
     known_digests: dict[str, str] = field(default_factory=dict)
+    # The grouped contexts being remembered on a thread (audit/io/layouts/multihop.py):
+    # the release is used meanwhile; `settle` waits for it.
+    remembering: Future[None] | None = field(default=None, repr=False, compare=False)
     _threads: threading.local = field(default_factory=threading.local, repr=False,
                                       compare=False)
 
@@ -46,9 +50,19 @@ class Release:
             cursor = self._threads.cursor = quiet(self.root.cursor())
         return cursor
 
+    def settle(self) -> None:
+        """Wait for what the opening left running (the contexts cache being written) and
+        raise its error, if any."""
+        pending, self.remembering = self.remembering, None
+        if pending is not None:
+            pending.result()
+
     def close(self) -> None:
-        """Close the connection (every cursor with it)."""
-        self.root.close()
+        """Close the connection (every cursor with it), once the opening's work is done."""
+        try:
+            self.settle()
+        finally:
+            self.root.close()
 
     @property
     def digests(self) -> dict[str, str]:

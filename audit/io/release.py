@@ -59,12 +59,12 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
         raise InputError(paths[0], "the release has no rows", expected="at least one row")
     release = Release(paths=paths, layout=layout, root=con, rows=rows,
                       single_file=Path(str(spec)).is_file(),
-                      capabilities=layout.capabilities, known_digests={**known, **digests})
+                      capabilities=layout.capabilities, known_digests={**known, **digests},
+                      remembering=remembering)
     try:
         attach_sources(release, sources or [])
-    finally:
-        if remembering is not None:      # the contexts cache is complete (or absent) first
+    except BaseException:
+        if remembering is not None:      # no thread outlives a release that failed to open
             wait([remembering])
-    if remembering is not None:
-        remembering.result()
+        raise
     return release
