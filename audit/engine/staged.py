@@ -1,11 +1,11 @@
 """A scan in two stages, for a first view that does not wait for the slow signal layers.
 
-`start` runs at once every check that reads none of the slow layers (SLOW_LAYERS: language
-identification, the translation heuristics, answer and entity preservation) and returns
-that partial result; the full scan runs on a thread of its own, on the release opened a
-second time (a DuckDB connection is never shared between threads; reopening reads the
-grouped contexts from the cache), through `store.scanned`, so it is remembered as any scan
-is, and then replaces the partial result. A scan whose results are remembered is read at
+`start` runs at once every check that reads none of the deferred signal layers
+(DEFERRED_LAYERS: language identification, the translation heuristics, answer and entity
+preservation, the record checksums) and returns that partial result; the full scan runs on
+a thread of its own, on the release opened a second time (a DuckDB connection is never
+shared between threads; reopening reads the grouped contexts from the cache), through
+`store.scanned`, so it is remembered as any scan is, and then replaces the partial result. A scan whose results are remembered is read at
 once: nothing is staged.
 
 A partial result says what it lacks: its summary's `checks_pending` names the checks still
@@ -16,6 +16,7 @@ so nothing keyed by identity takes it for the full one.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -32,11 +33,15 @@ if TYPE_CHECKING:
     from ..io.model import Release
     from .policy import Policy
 
-# The layers whose signals are computed per distinct text (seconds to minutes on a new
-# release); record_hash is not among them: verified on a thread beside the first checks,
-# it adds ~0.25 s to the 23,760-row first view, and its verdict is cached for the full scan.
-SLOW_LAYERS = ("language", "heuristics", "preservation")
-assert set(SLOW_LAYERS) <= {layer.NAME for layer in registry.LAYERS}, "a slow layer was renamed"
+# The signal layers the first view does not wait for: those computed per distinct text
+# (seconds to minutes on a new release), and the record checksums, which a thread verifies
+# row by row beside the first checks: cheap alone, but competing with them for two cores it
+# slowed the 23,760-row first view by ~0.3 s; the full scan verifies them beside the
+# language layer instead.
+DEFERRED_LAYERS = ("language", "heuristics", "preservation", "record_hash")
+assert set(DEFERRED_LAYERS) <= {layer.NAME for layer in registry.LAYERS}, "a layer was renamed"
+
+NICE = 10      # the full scan's thread's priority, below the pages' (see _yield_cores)
 
 Opener = Callable[[], "Release"]
 # Run on each result, on the thread that made it, before the result is shown (the
@@ -44,11 +49,11 @@ Opener = Callable[[], "Release"]
 Ready = Callable[[ScanResult, "pa.Table | None"], None]
 
 
-def slow_checks(layout: Layout, skip: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The checks of a layout (less `skip`) that read a slow signal layer."""
+def deferred_checks(layout: Layout, skip: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The checks of a layout (less `skip`) that read a deferred signal layer."""
     return frozenset(check.name for check in registry.for_layout(layout)
                      if check.name not in skip
-                     and any(layer.NAME in SLOW_LAYERS for layer in check.layers))
+                     and any(layer.NAME in DEFERRED_LAYERS for layer in check.layers))
 
 
 def pending(result: ScanResult) -> list[str]:
@@ -102,6 +107,7 @@ class StagedScan:
 
     def _finish(self, open_release: Opener, policy: Policy, skip: frozenset[str],
                 ready: Ready) -> None:
+        _yield_cores()
         try:
             release = open_release()
             result, language = store.scanned(release, policy, skip, progress=self._say)
@@ -115,27 +121,37 @@ class StagedScan:
         self.latest = message
 
 
+def _yield_cores() -> None:
+    """Lower this thread's priority (Linux: a thread is a task of its own), and so that of
+    the threads and processes it starts: the full scan takes the cores that the pages people
+    look at meanwhile leave idle."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+    except (AttributeError, OSError):     # another system: the full scan runs as it is
+        pass
+
+
 def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset(),
           progress: Progress | None = None, ready: Ready | None = None) -> StagedScan:
     """The scan of the release `open_release` opens (it is called twice: once here, once on
     the full scan's thread): the remembered results if there are any, else the checks
-    that read no slow layer now, on this thread (`progress` hears them), and the full scan
+    that read no deferred layer now, on this thread (`progress` hears them), and the full scan
     on a thread of its own. An error of the first stage is raised here; one of the full
     scan is the StagedScan's `error`."""
     say = progress or (lambda message: None)
     prepared: Ready = ready or (lambda result, language: None)
     release = open_release()
     known = store.remembered(release, policy, skip, progress)
-    slow = slow_checks(release.layout, skip)
-    if known is None and not slow:
+    deferred = deferred_checks(release.layout, skip)
+    if known is None and not deferred:
         known = store.scanned(release, policy, skip, progress)
     if known is not None:
         prepared(*known)
         return StagedScan(known[0])
-    say(f"first the checks that read no slow signal layer; {len(slow)} checks read them "
+    say(f"first the checks that read no slow signal layer; {len(deferred)} checks read one "
         "and follow")
-    partial = run(release, policy, progress, skip | slow)
-    partial.summary = {**partial.summary, "checks_pending": sorted(slow)}
+    partial = run(release, policy, progress, skip | deferred)
+    partial.summary = {**partial.summary, "checks_pending": sorted(deferred)}
     prepared(partial, None)
     staged = StagedScan(partial)
     staged._follow(open_release, policy, skip, prepared)
