@@ -458,3 +458,13 @@ def test_a_scan_computes_the_descriptors_on_a_thread_of_their_own(tmp_path, sett
         scan.run(other, progress=lambda message: (_ for _ in ()).throw(KeyError(message)))
     assert other.con not in descriptors._PENDING
     assert not [t for t in threading.enumerate() if t.name.startswith("descriptors")]
+
+    path.unlink()
+    probe = readers.open_release(tmp_path / "release", cache=False)
+    scan.run(probe)                                     # not to be written: none computed
+    assert probe.con not in descriptors._PENDING and not path.exists()
+    written = scan.run(probe, describe=True)            # computed beside it, ended with it
+    assert descriptors._PENDING[probe.con].done()
+    assert descriptors.cached(written.release) == path and path.exists()
+    probe.close()                                       # nothing of the scan still running
+

@@ -51,7 +51,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
                                  expected="names from `python -m audit checks`")
             release = opening.result()
         say(f"{release.layout} release, {release.rows:,} rows in {len(release.paths)} file(s)")
-        result = scan.run(release, rules, progress=say, skip=skip)
+        result = scan.run(release, rules, progress=say, skip=skip, describe=True)
         out = store.write_scan(result, target)     # and remembered under its identity
         say(f"written to {out}")
         summary = result.summary

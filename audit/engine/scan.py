@@ -140,8 +140,10 @@ def _finding_rows(name: str, table: str, key: str) -> str:
 
 
 def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = None,
-        skip: frozenset[str] = frozenset()) -> ScanResult:
-    """Run every check of the release's layout except those named in `skip`."""
+        skip: frozenset[str] = frozenset(), describe: bool = False) -> ScanResult:
+    """Run every check of the release's layout except those named in `skip`; `describe`
+    (a scan about to be written): the language descriptors are computed meanwhile, on a
+    thread that ends before this returns."""
     say = progress or (lambda message: None)
     con = release.con
     started = time.perf_counter()
@@ -155,7 +157,8 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     try:
         for layer in layers:
             layer.start(release)
-        descriptors.start(release)
+        if describe:
+            descriptors.start(release)
         if layers:
             say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
                 f"{time.perf_counter() - started:.1f} s")
@@ -168,6 +171,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
             wait([release.remembering])
         raise
     release.settle()          # the contexts cache written meanwhile: its error is the scan's
+    descriptors.wait(release)
     return result
 
 

@@ -192,7 +192,7 @@ def scanned(release: Release, policy: Policy, skip: frozenset[str] = frozenset()
     known = None if fresh else remembered(release, policy, skip, progress)
     if known is not None:
         return known
-    result = run(release, policy, progress=progress, skip=skip)
+    result = run(release, policy, progress=progress, skip=skip, describe=True)
     _keep(result.identity,
           lambda staging: _write(result, staging, f"remembered-{result.identity[:12]}"))
     return result, None

@@ -48,7 +48,8 @@ import hashlib
 import re
 import unicodedata
 import weakref
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
 from pathlib import Path
 from typing import Any
 
@@ -283,8 +284,8 @@ def cached(release: Release) -> Path:
     return _compute(release.con.cursor(), _path(release))   # the connection is shared
 
 
-# A scan starts the descriptors on a thread of its own: DuckDB runs them without the GIL
-# while the scan's checks run, instead of after them when the scan is written.
+# A scan to be written starts the descriptors on a thread of its own: DuckDB runs them
+# without the GIL while the scan's checks run, instead of after them when it is written.
 _PENDING: weakref.WeakKeyDictionary[Any, Future[Path]] = weakref.WeakKeyDictionary()
 
 
@@ -293,6 +294,9 @@ def start(release: Release) -> None:
     `cached` waits for it, `discard` stops waiting for it."""
     if not applies(release) or release.con in _PENDING or _path(release).is_file():
         return
+    # The UDF is made here, before the thread: DuckDB's catalog is shared by the cursors,
+    # so the thread and the preservation layer would race to make it ("already exists").
+    register(release.root)
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="descriptors")
     try:
         _PENDING[release.con] = pool.submit(_compute, release.con.cursor(), _path(release))
@@ -300,11 +304,18 @@ def start(release: Release) -> None:
         pool.shutdown(wait=False)
 
 
+def wait(release: Release) -> None:
+    """Wait for a computation `start` began; `cached` then takes its result (or error)."""
+    pending = _PENDING.get(release.con)
+    if pending is not None:
+        futures_wait([pending])
+
+
 def discard(release: Release) -> None:
     """Wait for a computation `start` began (a scan that failed): no thread outlives it."""
     pending = _PENDING.pop(release.con, None)
     if pending is not None:
-        wait([pending])
+        futures_wait([pending])
 
 
 def _path(release: Release) -> Path:
