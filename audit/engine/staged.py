@@ -16,7 +16,6 @@ so nothing keyed by identity takes it for the full one.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -40,8 +39,6 @@ if TYPE_CHECKING:
 # language layer instead.
 DEFERRED_LAYERS = ("language", "heuristics", "preservation", "record_hash")
 assert set(DEFERRED_LAYERS) <= {layer.NAME for layer in registry.LAYERS}, "a layer was renamed"
-
-NICE = 10      # the full scan's thread's priority, below the pages' (see _yield_cores)
 
 Opener = Callable[[], "Release"]
 # Run on each result, on the thread that made it, before the result is shown (the
@@ -107,7 +104,6 @@ class StagedScan:
 
     def _finish(self, open_release: Opener, policy: Policy, skip: frozenset[str],
                 ready: Ready) -> None:
-        _yield_cores()
         try:
             release = open_release()
             result, language = store.scanned(release, policy, skip, progress=self._say)
@@ -119,16 +115,6 @@ class StagedScan:
 
     def _say(self, message: str) -> None:
         self.latest = message
-
-
-def _yield_cores() -> None:
-    """Lower this thread's priority (Linux: a thread is a task of its own), and so that of
-    the threads and processes it starts: the full scan takes the cores that the pages people
-    look at meanwhile leave idle."""
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
-    except (AttributeError, OSError):     # another system: the full scan runs as it is
-        pass
 
 
 def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset(),
