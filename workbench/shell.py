@@ -276,7 +276,7 @@ def _progress(scan: staged.StagedScan, box) -> None:
 def _failed(scan: staged.StagedScan) -> None:
     """The full scan's error, with what the page lacks and a way to scan again."""
     say(st.error, "The full scan of this release failed: {problem}. Without it the pages "
-                  "show only the structural checks' results, marked partial (they lack "
+                  "show only the first checks' results, marked partial (they lack "
                   "{checks}), and exporting, comparing, reviewing and repairing stay off.",
         problem=f"{type(scan.error).__name__}: {scan.error}",
         checks=", ".join(staged.pending(scan.result)))
@@ -293,7 +293,7 @@ def _partial_notice(scan: staged.StagedScan) -> None:
             st.rerun()
         lacking = staged.pending(scan.result)
         say(st.info, "**Partial results: the scan is still running.** The status counts and "
-                     f"findings on this page come from the structural checks; these "
+                     f"findings on this page come from the checks done so far; these "
                      f"{len(lacking)} are still running and not counted yet: " + "{checks}. "
                      "The page updates by itself when they finish; exports wait for them.",
             checks=", ".join(lacking))
