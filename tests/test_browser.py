@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -40,15 +41,24 @@ def server(tmp_path_factory):
         yield url
 
 
+@contextmanager
+def chromium(profile: Path | None = None, **options):
+    """Headless Chromium: a browser to open contexts in, or, given a `profile` folder, one
+    persistent context there (`options`: its viewport, downloads)."""
+    with playwright.sync_playwright() as p:
+        opened = (p.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=FLAGS, **options)
+            if profile is not None else
+            p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS))
+        yield opened
+        opened.close()
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
-            headless=True, args=FLAGS, viewport={"width": 1400, "height": 1800},
-            accept_downloads=True)
+    with chromium(tmp_path_factory.mktemp("chromium-profile"),
+                  viewport={"width": 1400, "height": 1800}, accept_downloads=True) as context:
         yield context
-        context.close()
 
 
 # What a page says while the full scan of a release opened for the first time is running.

@@ -9,7 +9,6 @@ how fast the machine is. Screenshots at 1280×800 go to artifacts/screenshots/fi
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
@@ -17,7 +16,9 @@ from pathlib import Path
 
 import pytest
 from app_server import running_app
-from test_browser import CHROMIUM, FLAGS, PARTIAL, SHOTS, ran, settled
+from test_browser import PARTIAL, SHOTS, chromium, ran, settled
+
+from audit.io import signal_cache
 
 pytestmark = pytest.mark.browser
 
@@ -52,12 +53,9 @@ def server(fresh):
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    with playwright.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-profile")), executable_path=CHROMIUM,
-            headless=True, args=FLAGS, viewport={"width": 1280, "height": 800})
+    with chromium(tmp_path_factory.mktemp("chromium-profile"),
+                  viewport={"width": 1280, "height": 800}) as context:
         yield context
-        context.close()
 
 
 def metrics(tab) -> dict[str, str]:
@@ -79,10 +77,9 @@ def shot(tab, name: str) -> None:
 def test_a_new_release_shows_its_structural_findings_then_the_full_scan(server, browser,
                                                                         fresh):
     root, query = fresh
-    lock_dir = root / "cache" / "langid"
-    lock_dir.mkdir(parents=True)
-    with open(lock_dir / ".lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    # The language cache's lock, as another scan computing signals holds it: the full scan
+    # waits at its first language check until it is let go.
+    with signal_cache.cache_lock(root / "cache" / "langid"):
         overview = browser.new_page()
         overview.goto(f"{server}/?{query}")
         ran(overview, PARTIAL, "Findings by check")
@@ -110,7 +107,6 @@ def test_a_new_release_shows_its_structural_findings_then_the_full_scan(server, 
         shot(export, "export-partial")
         downloads(export)[0].scroll_into_view_if_needed()
         shot(export, "export-partial-downloads")
-        fcntl.flock(lock, fcntl.LOCK_UN)
 
     # The pages rerun by themselves once the full scan is in: no click, no reload.
     overview.get_by_text(PARTIAL).first.wait_for(state="detached", timeout=180_000)

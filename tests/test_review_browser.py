@@ -29,6 +29,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 from app_server import running_app
+from test_browser import CHROMIUM, chromium
 
 from audit.engine import scan
 from audit.errors import InputError
@@ -49,10 +50,6 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage"]
 RUN = uuid.uuid4().hex[:6]
 ANA, BO, CY = (f"ana-{RUN}@example.org", f"bo-{RUN}@example.org", f"cy-{RUN}@example.org")
 
@@ -86,11 +83,9 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    with playwright.sync_playwright() as p:
-        engine = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+def browser():
+    with chromium() as engine:
         yield engine
-        engine.close()
 
 
 def shot(tab, name: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from app_server import free_port
-from test_browser import CHROMIUM, FLAGS, settled, shot, visit
+from test_browser import CHROMIUM, chromium, settled, shot, visit
 from test_roles import plant_batch
 
 pytestmark = pytest.mark.browser
@@ -101,11 +101,9 @@ def password_app(workspace):
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    with playwright.sync_playwright() as p:
-        engine = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+def browser():
+    with chromium() as engine:
         yield engine
-        engine.close()
 
 
 def buttons(tab, *names: str) -> dict[str, int]:

@@ -5,10 +5,8 @@ reader, with no thread left behind."""
 
 from __future__ import annotations
 
-import fcntl
 import multiprocessing
 import threading
-from contextlib import contextmanager
 
 import pytest
 
@@ -17,6 +15,7 @@ from audit.analysis import browse
 from audit.engine import policy, scan, staged, store
 from audit.errors import InputError
 from audit.io import release as readers
+from audit.io import signal_cache
 from audit.io.model import Release
 from audit.language import layer as langid
 
@@ -42,20 +41,6 @@ def empty_cache(tmp_path, settings_env):
     return tmp_path / "cache"
 
 
-@contextmanager
-def language_cache_held(cache):
-    """The language signal cache's lock, as another scan computing signals holds it: the
-    full scan waits at its first language check until it is let go."""
-    root = cache / "langid"
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def helpers_alive() -> list[str]:
     return [t.name for t in threading.enumerate() if t.name.startswith(HELPERS)]
 
@@ -73,7 +58,9 @@ def test_the_deferred_checks_are_those_on_the_slow_layers_and_the_record_checksu
 def test_the_first_result_lacks_the_deferred_checks_and_says_so_then_the_full_one_lands(
         empty_cache):
     shown = []                      # each result as it is handed over, with its index
-    with language_cache_held(empty_cache):
+    # The language cache's lock, as another scan computing signals holds it: the full scan
+    # waits at its first language check until it is let go.
+    with signal_cache.cache_lock(empty_cache / "langid"):
         staging = staged.start(demo, policy.DEFAULT, ready=lambda result, language: (
             browse.build_index(result, language), shown.append(result)))
         partial = staging.result
@@ -96,6 +83,7 @@ def test_the_first_result_lacks_the_deferred_checks_and_says_so_then_the_full_on
     assert full.summary["status_counts"] == FULL
     assert staging.latest.startswith("scan done in")
     assert shown == [partial, full]            # the browse index rebuilt for the full scan
+    assert full.release is partial.release     # opened once: one copy of its contexts
     assert browse.count(full, browse.Filters(status=["review_required"])) == 40
     assert helpers_alive() == []
     # Equal to a plain scan of the same release: findings, status and identity.
