@@ -218,7 +218,7 @@ def _build(release: str | None, files: list[Path], specs: list[str],
             box.write(render.message("{t} s · {message}", t=f"{time.perf_counter() - started:.1f}",
                                      message=message))
 
-        def opened() -> Release:      # twice: here and on the full scan's thread
+        def opened() -> Release:
             return readers.open_release(release or DEMO_RELEASE, specs, files)
 
         stage("opening the files")
