@@ -11,7 +11,7 @@ HotpotQA validation source. Every run is a child process of its own with an empt
 directory (nothing remembered, no signal cached), its modules imported before the clock
 starts, as in a workbench that is already serving:
 
-- `staged`: open the release, the checks on no slow layer and their browse index (the first
+- `staged`: open the release, the structural checks and their browse index (the first
   view), then the full scan on its thread and its browse index (the full result);
 - `plain`: open the release, the full scan and its browse index, as the workbench did;
 - `browser`: the workbench served (`streamlit run app.py`, bench/pages.py) and its

@@ -2,7 +2,7 @@
 view, the release / source / policy pickers, the cached scan and the scope line.
 
 A release opened for the first time is scanned in two stages (audit/engine/staged.py): its
-structural checks at once, the checks on the slow signal layers on a thread. A page that
+structural checks at once, the checks that read every text on a thread. A page that
 shows the release gets the partial scan with a notice naming the checks still running,
 which reruns the page when the full scan is in (`setup`; Export keeps its downloads off
 meanwhile); a page that acts on every finding (compare, review, annotations, evaluation,
