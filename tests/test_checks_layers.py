@@ -91,14 +91,16 @@ class FakeLayer:
     """A signal layer the scan has never heard of: named by one check, it is started,
     prepared by that check's query, and discarded with its record kept."""
 
-    NAME, VERSION = "fake", "fake-1"
+    NAME, VERSION, THREADED = "fake", "fake-1", False
 
-    def __init__(self):
+    def __init__(self, started: list[str] | None = None):
         self.calls: list[str] = []
         self.done: dict = {}
+        self.started = started if started is not None else []
 
     def start(self, release) -> None:
         self.calls.append("start")
+        self.started.append(self.NAME)
 
     def prepare(self, release):
         self.calls.append("prepare")
@@ -141,3 +143,24 @@ def test_a_layer_version_enters_the_fingerprint(monkeypatch):
     base = registry.fingerprint(registry.REGISTRY)
     monkeypatch.setattr(heuristics_layer, "VERSION", "heur-3")
     assert registry.fingerprint(registry.REGISTRY) != base
+
+
+def test_the_layers_that_only_begin_a_thread_start_first(tmp_path, monkeypatch):
+    """A threaded layer's work fills the second core while another's start runs here."""
+    started: list[str] = []
+    slow, threaded = FakeLayer(started), FakeLayer(started)
+    threaded.NAME, threaded.THREADED = "fake_threaded", True
+    checks = []
+    for layer in (slow, threaded):      # named in this order by the registry's checks
+        def query(release, layer=layer) -> str:
+            layer.prepare(release)
+            return ("SELECT rid, id, source_split, 'fake_check', 'instance', NULL, NULL, "
+                    "'seen', NULL FROM fake_signals WHERE false")
+        checks.append(Check(f"check_{layer.NAME}", ("instance",), "review", "translation",
+                            "Reads a fake layer.", UNITS_ONLY, query=query, layers=(layer,)))
+    monkeypatch.setattr(registry, "REGISTRY", registry.REGISTRY + tuple(checks))
+    for check in checks:
+        monkeypatch.setitem(registry.BY_NAME, check.name, check)
+    monkeypatch.setattr(registry, "LAYERS", registry.LAYERS + (slow, threaded))
+    scan_records(tmp_path, [record()])
+    assert started == ["fake_threaded", "fake"]

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 class SignalLayer(Protocol):
     NAME: str       # its record in summary.json's "signals"
     VERSION: str    # what decides its signals besides the code and the libraries
+    THREADED: bool  # whether `start` only begins a thread (the scan starts those first)
 
     def start(self, release: Release) -> None:
         """Begin what can run while the scan does other work (a no-op for most layers)."""

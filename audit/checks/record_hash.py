@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 # the core the language layer's Python leaves idle (XHotpotQA+: 8.3 s after the language
 # layer's 20 s when run in turn).
 NAME, VERSION = "record_hash", hashing.VERSION
+THREADED = True
 
 
 @dataclass

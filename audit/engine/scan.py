@@ -155,10 +155,14 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
     layers = tuple(dict.fromkeys(layer for c in active if c.needs <= release.capabilities
                                  for layer in c.layers))
     try:
-        for layer in layers:
+        # The layers that only begin a thread, then the descriptors' thread, go first: they
+        # fill the second core while the heuristics' start looks up its pairs on this one.
+        for layer in (layer for layer in layers if layer.THREADED):
             layer.start(release)
         if describe:
             descriptors.start(release)
+        for layer in (layer for layer in layers if not layer.THREADED):
+            layer.start(release)
         if layers:
             say(f"signal layers {', '.join(layer.NAME for layer in layers)} started in "
                 f"{time.perf_counter() - started:.1f} s")

@@ -275,6 +275,7 @@ def _units(release, root: Path) -> None:
 
 # As a signal layer (`audit.checks.layers.SignalLayer`) of the two language checks.
 NAME = "language"
+THREADED = False
 VERSION = f"{SCRIPT_VERSION}+{LANGUAGE_RULE_VERSION}"
 
 

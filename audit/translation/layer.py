@@ -64,6 +64,7 @@ BATCH = 250_000            # pairs computed and cached at a time
 SIGNALS_VERSION = "heur-2"
 # As a signal layer (`audit.checks.layers.SignalLayer`) of the seven heuristic checks.
 NAME, VERSION = "heuristics", SIGNALS_VERSION
+THREADED = False
 
 # ------------------------------------------------------------------ the signals per pair
 

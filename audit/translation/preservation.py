@@ -93,6 +93,7 @@ MIN_FUZZY_CHARS = 4
 SIGNALS_VERSION = "pres-4"
 # As a signal layer (`audit.checks.layers.SignalLayer`) of its two checks.
 NAME, VERSION = "preservation", SIGNALS_VERSION
+THREADED = False
 # Script group (SPEC §4) -> the threshold naming it.
 SCRIPT_KEYS = {"Latin": "latin", "Cyrillic": "cyrillic", "Greek": "greek", "Arabic": "arabic",
                "Devanagari": "devanagari", "Bengali": "bengali", "Thai": "thai",
