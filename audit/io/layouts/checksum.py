@@ -112,14 +112,11 @@ def _pieces(segments: list[Any]) -> list[Piece]:
 
 
 def _hash_rows(columns: list[list[bytes]]) -> list[str]:
-    """The SHA-256 of each row's pieces (`columns`: one list per piece, in order)."""
-    out: list[str] = []
-    for values in zip(*columns):
-        digest = hashlib.sha256(values[0])
-        for value in values[1:]:
-            digest.update(value)
-        out.append(digest.hexdigest())
-    return out
+    """The SHA-256 of each row's pieces (`columns`: one list per piece, in order), joined
+    first: one call per row, on more than hashlib's 2 KiB, releases the GIL for the whole
+    row, where the small pieces' calls held it (23,760 views on two threads: 0.23 -> 0.18 s)."""
+    sha256, join = hashlib.sha256, b"".join
+    return [sha256(join(values)).hexdigest() for values in zip(*columns)]
 
 
 def _utf8(column: pa.Array | pa.ChunkedArray) -> list[bytes]:
