@@ -21,6 +21,7 @@ starts, as in a workbench that is already serving:
   page reruns by itself); then the same page loaded again, its scan in memory: what any
   page load costs whatever the release (Streamlit's start in the tab, the page's run).
 
+A staged or plain run also gives the peak RSS of the process it ran in (the workbench's).
 Targets: 23,760 rows, first view within 2 s; XHotpotQA+, within 15 s.
 """
 
@@ -30,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -137,7 +139,11 @@ def in_child(mode: str, release: str, source: str) -> None:
     from audit.engine import scan, staged, store  # noqa: F401
     from audit.io import release as readers  # noqa: F401
     run = {"staged": staged_run, "plain": plain_run, "browser": browser_run}[mode]
-    print(json.dumps(run(release, source)))
+    done = run(release, source)
+    # The peak RSS of the process the scan ran in: the workbench's (the browser mode's
+    # scan runs in the app, another process).
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(json.dumps({**done, "peak_gib": None if mode == "browser" else peak}))
 
 
 def seconds(values: list[float | None]) -> str:
@@ -173,6 +179,9 @@ def main() -> None:
             if mode == "browser":
                 print(f"  {'':8} the same page load once the scan is in memory (Streamlit's "
                       f"own share): {seconds([r['again'] for r in runs])}", flush=True)
+            if mode != "browser":
+                print(f"  {'':8} peak RSS of the scanning process: "
+                      f"{max(r['peak_gib'] for r in runs):.2f} GiB (the largest run)", flush=True)
             print(f"  {'':8} load average before each run: "
                   + ", ".join(f"{r['load']:.1f}" for r in runs), flush=True)
             print(f"  {'':8} status: {json.dumps(runs[-1]['status'])}", flush=True)
