@@ -81,6 +81,11 @@ def ran(tab, *texts: str) -> None:
     """Wait until the script has finished and every given text is on the page."""
     for text in texts:
         tab.get_by_text(text, exact=False).first.wait_for(timeout=90_000)
+    # The run that drew them has ended: the app's own script state, not the status widget,
+    # which shows only once a run has lasted a moment (a slow step after the texts, such
+    # as asking the Label Studio servers, went unwaited for under load).
+    tab.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                          timeout=90_000)
     tab.wait_for_selector('[data-testid="stStatusWidget"]', state="detached", timeout=90_000)
     # No element still stale from the last run, and none still a grey placeholder.
     tab.wait_for_function("() => !document.querySelector('[data-stale=\"true\"], "
