@@ -4,12 +4,11 @@ text.
 `start` runs at once the structural checks, those `deferred_checks` leaves (it defers the
 checks on DEFERRED_LAYERS: language identification, the translation heuristics, answer and
 entity preservation, the record checksums; and those judging the translated texts alone),
-and returns that partial result; the full scan runs on
-a thread of its own, on the same opened release through that thread's own cursor (one
-copy of the grouped contexts: a second opening of XHotpotQA+ held another 1.6 GiB and took
-seconds), through `store.scanned`, so it is remembered as any scan is, and then replaces
-the partial result. A scan whose results are remembered is read at once: nothing is
-staged.
+and returns that partial result. The full scan runs on a thread of its own, on the same
+opened release through that thread's own cursor (one copy of the grouped contexts: a second
+opening of XHotpotQA+ held another 1.6 GiB and took seconds), through `store.scanned`, so it
+is remembered as any scan is, and then replaces the partial result. A scan whose results
+are remembered is read at once: nothing is staged.
 
 A partial result says what it lacks: its summary's `checks_pending` names the checks still
 running (the full result has none), and it is never remembered nor written as a scan
@@ -129,8 +128,8 @@ def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset
           progress: Progress | None = None, ready: Ready | None = None) -> StagedScan:
     """The scan of the release `open_release` opens: the remembered results if there are
     any, else the structural checks now, on this thread (`progress` hears them), and the
-    full scan on a thread of its own. An error of the first stage is raised here; one of the full
-    scan is the StagedScan's `error`."""
+    full scan on a thread of its own. An error of the first stage is raised here; one of
+    the full scan is the StagedScan's `error`."""
     say = progress or (lambda message: None)
     prepared: Ready = ready or (lambda result, language: None)
     release = open_release()
