@@ -430,6 +430,42 @@ def test_descriptors_are_remembered_per_content(tmp_path, settings_env):
     assert len(list((tmp_path / "cache" / "descriptors").glob("*.parquet"))) == 2
 
 
+def test_a_first_view_makes_the_table_alone_and_a_full_scan_writes_it_out(tmp_path,
+                                                                          settings_env):
+    """`start(file=False)` (the workbench's first view) makes the release's table
+    `main.descriptors` and no file; a browse index then reads that table as it is. A full
+    scan's `start` then writes the file, in rid order, as a scan without a first view does."""
+    settings_env(AUDIT_CACHE_DIR=tmp_path / "cache")
+    synth.write_release([instance("c", "fr", ["en", "de", "ko"], ["p0", "p1"]),
+                         instance("a", "de", ["de", "de", "de"], ["p0", "p2"]),
+                         instance("b", "ko", ["en", "ko", "fr"], ["p1", "p2"])],
+                        tmp_path / "release")
+    release = readers.open_release(tmp_path / "release")
+    folder = tmp_path / "cache" / "descriptors"
+    descriptors.start(release, file=False)
+    descriptors.wait(release)
+    assert descriptors._PENDING[release.root].result() is None
+    assert not list(folder.glob("*.parquet"))
+    made = release.con.sql("SELECT * FROM main.descriptors ORDER BY rid").to_arrow_table()
+    assert made.column("id").to_pylist() == ["c", "a", "b"]
+    assert made.column("gold_languages").to_pylist() == [["en", "de"], ["de", "de"],
+                                                         ["ko", "fr"]]
+    descriptors.into_table(release)                     # made: nothing waited, copied, written
+    assert not list(folder.glob("*.parquet"))
+
+    descriptors.start(release)                          # the file, on a thread
+    started = descriptors._PENDING[release.root]
+    path = descriptors.cached(release)
+    assert started.result() == path and release.root not in descriptors._PENDING
+    written = pq.read_table(path)
+    assert written.to_pylist() == made.to_pylist()
+
+    direct = readers.open_release(tmp_path / "release", cache=False)
+    path.unlink()
+    assert descriptors.descriptors(direct).equals(written)     # the same file, schema too
+    assert descriptors._has_table(direct.con) is False
+
+
 def test_a_scan_computes_the_descriptors_on_a_thread_of_their_own(tmp_path, settings_env):
     """The scan starts the descriptor table beside its checks (DuckDB, no GIL) and the
     writer takes it; a scan that fails first waits for it: no thread outlives either."""
@@ -442,13 +478,13 @@ def test_a_scan_computes_the_descriptors_on_a_thread_of_their_own(tmp_path, sett
                         tmp_path / "release")
     release = readers.open_release(tmp_path / "release")
     descriptors.start(release)
-    assert release.con in descriptors._PENDING
-    started = descriptors._PENDING[release.con]
+    assert release.root in descriptors._PENDING
+    started = descriptors._PENDING[release.root]
     path = descriptors.cached(release)                  # waits for the one started
     assert started.done() and path == started.result()
     assert pq.read_table(path).column("id").to_pylist() == ["a"]
     descriptors.start(release)                          # cached now: nothing to start
-    assert release.con not in descriptors._PENDING
+    assert release.root not in descriptors._PENDING
 
     other = readers.open_release(tmp_path / "release", cache=False)
     (tmp_path / "cache" / "descriptors").mkdir(exist_ok=True)
@@ -456,15 +492,15 @@ def test_a_scan_computes_the_descriptors_on_a_thread_of_their_own(tmp_path, sett
     descriptors.start(other)
     with pytest.raises(KeyError):
         scan.run(other, progress=lambda message: (_ for _ in ()).throw(KeyError(message)))
-    assert other.con not in descriptors._PENDING
+    assert other.root not in descriptors._PENDING
     assert not [t for t in threading.enumerate() if t.name.startswith("descriptors")]
 
     path.unlink()
     probe = readers.open_release(tmp_path / "release", cache=False)
     scan.run(probe)                                     # not to be written: none computed
-    assert probe.con not in descriptors._PENDING and not path.exists()
+    assert probe.root not in descriptors._PENDING and not path.exists()
     written = scan.run(probe, describe=True)            # computed beside it, ended with it
-    assert descriptors._PENDING[probe.con].done()
+    assert descriptors._PENDING[probe.root].done()
     assert descriptors.cached(written.release) == path and path.exists()
     probe.close()                                       # nothing of the scan still running
 

@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from ..checks import registry
 from ..engine.scan import ScanResult
-from ..language.descriptors import applies, descriptors
+from ..language import descriptors
+from ..language.descriptors import applies
 from ..languages import CODES, UNKNOWN_CODE
 from ..sql.safe import identifier, literal, strings
 
@@ -225,11 +226,7 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     con = result.cursor()
     release = result.release
     if has_vector(result):
-        con.register("descriptor_arrow", table if table is not None
-                     else descriptors(release))
-        con.execute("CREATE OR REPLACE TABLE main.descriptors AS "
-                    "SELECT * FROM descriptor_arrow")
-        con.unregister("descriptor_arrow")
+        descriptors.into_table(release, table)
         texts = "SELECT rid, question FROM release"
     else:
         language = "language" if release.layout.has("aligned") else "NULL::VARCHAR"

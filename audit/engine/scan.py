@@ -140,10 +140,12 @@ def _finding_rows(name: str, table: str, key: str) -> str:
 
 
 def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = None,
-        skip: frozenset[str] = frozenset(), describe: bool = False) -> ScanResult:
+        skip: frozenset[str] = frozenset(), describe: bool = False,
+        describe_file: bool = True) -> ScanResult:
     """Run every check of the release's layout except those named in `skip`; `describe`
     (a scan about to be written): the language descriptors are computed meanwhile, on a
-    thread that ends before this returns."""
+    thread that ends before this returns, into their cached file, or into the release's
+    table alone where not `describe_file` (a first view, whose full scan writes the file)."""
     say = progress or (lambda message: None)
     con = release.con
     started = time.perf_counter()
@@ -160,7 +162,7 @@ def run(release: Release, policy: Policy = DEFAULT, progress: Progress | None = 
         for layer in (layer for layer in layers if layer.THREADED):
             layer.start(release)
         if describe:
-            descriptors.start(release)
+            descriptors.start(release, file=describe_file)
         for layer in (layer for layer in layers if not layer.THREADED):
             layer.start(release)
         if layers:
