@@ -59,7 +59,8 @@ def staged_run(release: str, source: str) -> dict:
         shown.append(result.summary["status_counts"])
 
     started = time.perf_counter()
-    scan = staged.start(lambda: readers.open_release(release, [f"validation={source}"]),
+    scan = staged.start(lambda: readers.open_release(release, [f"validation={source}"],
+                                                     remember_later=True),
                         policy.DEFAULT, ready=ready)
     first = time.perf_counter() - started
     scan.complete()

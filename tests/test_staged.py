@@ -95,6 +95,31 @@ def test_the_first_result_lacks_the_deferred_checks_and_says_so_then_the_full_on
     assert full.summary["check_counts"] == plain.summary["check_counts"]
 
 
+def test_a_first_view_leaves_the_contexts_cache_write_until_it_is_ready(empty_cache):
+    """An opener that leaves the grouped contexts' cache write for later (`remember_later`:
+    the first view has both cores): nothing is written while the first view is made; the
+    write starts once it is ready, and the full scan ends with it written."""
+    written = lambda: sorted((empty_cache / "contexts").glob("*/*.parquet"))  # noqa: E731
+    seen = []
+
+    def opened() -> Release:
+        return readers.open_release(settings.DEMO_RELEASE, settings.demo_sources(),
+                                    remember_later=True)
+
+    def ready(result, language) -> None:
+        release = result.release
+        seen.append((release.remembering, release.unremembered is not None, written()))
+
+    staging = staged.start(opened, policy.DEFAULT, ready=ready)
+    assert seen == [(None, True, [])]
+    assert staging.result.release.unremembered is None      # started once the view was ready
+    full = staging.complete()
+    assert full.release.remembering is None                  # waited for by the full scan
+    assert [p.name for p in written()] == ["context_of.parquet", "contexts.parquet"]
+    assert demo().remembering is None    # read from the cache: nothing to write again
+    assert helpers_alive() == []
+
+
 def test_a_remembered_scan_is_read_at_once_not_staged(empty_cache):
     first = staged.start(demo, policy.DEFAULT).complete()
     again = staged.start(demo, policy.DEFAULT)

@@ -219,7 +219,8 @@ def _build(release: str | None, files: list[Path], specs: list[str],
                                      message=message))
 
         def opened() -> Release:
-            return readers.open_release(release or DEMO_RELEASE, specs, files)
+            return readers.open_release(release or DEMO_RELEASE, specs, files,
+                                        remember_later=True)
 
         stage("opening the files")
         scan = staged.start(opened, rules, progress=stage, ready=browse.build_index)

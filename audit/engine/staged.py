@@ -139,6 +139,7 @@ def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset
         known = store.scanned(release, policy, skip, progress)
     if known is not None:
         prepared(*known)
+        release.remember()
         return StagedScan(known[0])
     say(f"first the structural checks; {len(deferred)} checks read every text and follow")
     # The descriptors (which a browse index reads) compute beside the checks, as for a scan
@@ -149,6 +150,7 @@ def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset
                   describe_file=False)
     partial.summary = {**partial.summary, "checks_pending": sorted(deferred)}
     prepared(partial, None)
+    release.remember()      # the grouped contexts' cache write, left until now
     staged = StagedScan(partial)
     staged._follow(release, policy, skip, prepared)
     return staged

@@ -13,7 +13,7 @@ import duckdb
 from ..paths import release_name
 from ..sql.connection import quiet
 from .digests import file_sha256
-from .layouts.base import Layout
+from .layouts.base import Layout, Remember
 
 
 @dataclass
@@ -32,8 +32,10 @@ class Release:
 
     known_digests: dict[str, str] = field(default_factory=dict)
     # The grouped contexts being remembered on a thread (audit/io/layouts/multihop.py):
-    # the release is used meanwhile; `settle` waits for it.
+    # the release is used meanwhile; `settle` waits for it. `unremembered`: that write, left
+    # for `remember` to start.
     remembering: Future[None] | None = field(default=None, repr=False, compare=False)
+    unremembered: Remember | None = field(default=None, repr=False, compare=False)
     _threads: threading.local = field(default_factory=threading.local, repr=False,
                                       compare=False)
 
@@ -49,6 +51,12 @@ class Release:
         if cursor is None:
             cursor = self._threads.cursor = quiet(self.root.cursor())
         return cursor
+
+    def remember(self) -> None:
+        """Start the cache write the opening left to the caller, if any."""
+        start, self.unremembered = self.unremembered, None
+        if start is not None:
+            self.remembering = start()
 
     def settle(self) -> None:
         """Wait for what the opening left running (the contexts cache being written) and

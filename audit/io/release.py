@@ -26,11 +26,13 @@ from .model import Release
 
 def open_release(spec: str | Path, sources: list[str] | None = None,
                  files: list[Path] | None = None, cache: bool = True,
-                 known_digests: dict[str, str] | None = None) -> Release:
+                 known_digests: dict[str, str] | None = None,
+                 remember_later: bool = False) -> Release:
     """Open a release: a file, a directory of shards or a glob (`files`: its data files,
     when the caller resolved them already; `known_digests`: SHA-256s by path it computed
     already). `cache=False` never remembers what it derives (a transient release, such as
-    a repair's probe)."""
+    a repair's probe); `remember_later` leaves writing it to the cache to
+    `Release.remember` (a first view, which needs both cores)."""
     paths = files if files is not None else resolve_paths(spec)
     layout = registry.detect(paths)
     if sources and not layout.has("contexts"):
@@ -47,7 +49,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     try:
         key = hashlib.sha256("\n".join([CONTEXT_NUMBERING, layout.name, *digests.values()]
                                        ).encode("utf-8")).hexdigest()
-        remembering = layout.open(con, key if cache else None)
+        remember = layout.open(con, key if cache else None)
+        remembering = remember() if remember is not None and not remember_later else None
     except BaseException:
         if parsing is not None:    # no thread outlives a release that failed to open
             wait([parsing])
@@ -60,7 +63,8 @@ def open_release(spec: str | Path, sources: list[str] | None = None,
     release = Release(paths=paths, layout=layout, root=con, rows=rows,
                       single_file=Path(str(spec)).is_file(),
                       capabilities=layout.capabilities, known_digests={**known, **digests},
-                      remembering=remembering)
+                      remembering=remembering,
+                      unremembered=remember if remember_later else None)
     try:
         attach_sources(release, sources or [])
     except BaseException:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from ..units import Patch
 
 Progress = Callable[[str], None]
+# Starts a cache write on a thread of its own; the caller waits for its future.
+Remember = Callable[[], Future[None]]
 
 # What a layout may carry. Checks name these in `Check.requires` (to apply at all) and
 # `Check.needs` (to see every case; the attached HotpotQA source adds "source").
@@ -122,10 +124,10 @@ class Layout:
         raise NotImplementedError
 
     def open(self, con: duckdb.DuckDBPyConnection, cache_key: str | None
-             ) -> Future[None] | None:
+             ) -> Remember | None:
         """The canonical relations from `raw_release` (see the module doc). `cache_key`:
-        the files' content key when the derived tables may be remembered. Returns a
-        pending cache write the caller waits for, or None."""
+        the files' content key when the derived tables may be remembered. Returns the
+        cache write to start (its future the caller waits for), or None."""
         raise NotImplementedError
 
     @property

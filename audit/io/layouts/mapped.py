@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -39,7 +38,7 @@ from .. import mapping as mappings
 from ..mapping import Column, DataFile, Mapping
 from ..units import Patch
 from . import rewrite
-from .base import Corrected, Layout, Opened, Progress
+from .base import Corrected, Layout, Opened, Progress, Remember
 
 _STEP = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 _MISSING = object()
@@ -155,7 +154,7 @@ class Mapped(Layout):
             {"s": self.mapping.source_language}).fetchall()]
 
     def open(self, con: duckdb.DuckDBPyConnection, cache_key: str | None
-             ) -> Future[None] | None:
+             ) -> Remember | None:
         mapping = self.mapping
         langs = self.languages(con)
         if mapping.languages:

@@ -25,7 +25,7 @@ from ...settings import cache_dir
 from ...sql.safe import literal
 from ..atomic import staged_directory
 from ..units import SEPARATOR, Patch
-from .base import Layout, Opened
+from .base import Layout, Opened, Remember
 
 S, I16, I32, B = pa.string(), pa.int16(), pa.int32(), pa.bool_()
 # The canonical candidate and supporting fact (V1.1's), and the fields of a row that V1.1
@@ -124,7 +124,7 @@ class MultiHopLayout(Layout):
     contexts_table: ClassVar[bool] = False
 
     def open(self, con: duckdb.DuckDBPyConnection, cache_key: str | None
-             ) -> Future[None] | None:
+             ) -> Remember | None:
         remembering = _grouped_contexts(con, cache_key if self.remembers else None)
         con.execute(f"CREATE VIEW views AS {self.views_sql}")
         con.execute(f"CREATE {'TABLE' if self.contexts_table else 'VIEW'} contexts AS "
@@ -209,13 +209,13 @@ def patch_candidates(candidates: list[dict[str, Any]], patches: list[Patch],
 
 # --------------------------------------------------------------- grouping the contexts
 
-def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> Future[None] | None:
+def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> Remember | None:
     """`_group_contexts`, remembered per content (`key`: the files' SHA-256s): reopening a
     release reads its contexts and each row's context number instead of grouping its rows
     again (the rows' other columns are read from the release itself, as fast as from a
-    copy). A first grouping is written to the cache on a thread of its own (DuckDB's
-    Parquet writer releases the GIL, and the source parse that follows is Python on one
-    core), while the release is used: the release holds the returned future
+    copy). A first grouping is returned as a cache write to start: on a thread of its own
+    (DuckDB's Parquet writer releases the GIL, and the source parse that follows is Python
+    on one core), while the release is used; the release holds its future
     (`Release.remembering`) and `Release.settle` waits for it."""
     folder = cache_dir("contexts") / key if key else None
     if folder is not None and (folder / "context_of.parquet").is_file():
@@ -230,11 +230,15 @@ def _grouped_contexts(con: duckdb.DuckDBPyConnection, key: str | None) -> Future
     _group_contexts(con)
     if folder is None:
         return None
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contexts-cache")
-    try:
-        return pool.submit(_remember_contexts, con.cursor(), folder)
-    finally:
-        pool.shutdown(wait=False)
+    cursor = con.cursor()      # made here: a connection is not shared between threads
+
+    def remember() -> Future[None]:
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="contexts-cache")
+        try:
+            return pool.submit(_remember_contexts, cursor, folder)
+        finally:
+            pool.shutdown(wait=False)
+    return remember
 
 
 def _remember_contexts(cur: duckdb.DuckDBPyConnection, folder: Path) -> None:

@@ -5,11 +5,10 @@ hidden characters, translation heuristics) and those that need more are not plan
 
 from __future__ import annotations
 
-from concurrent.futures import Future
-
 import duckdb
 import pyarrow as pa
 
+from .base import Remember
 from .parquet import ParquetLayout
 
 SCHEMA = pa.schema([("id", pa.string()), ("language", pa.string()), ("source", pa.string()),
@@ -38,7 +37,7 @@ class Parallel(ParquetLayout):
     signature = frozenset(SCHEMA.names)
 
     def open(self, con: duckdb.DuckDBPyConnection, cache_key: str | None
-             ) -> Future[None] | None:
+             ) -> Remember | None:
         con.execute(_VIEWS)
         return None
 
