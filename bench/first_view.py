@@ -125,6 +125,9 @@ def browser_run(release: str, source: str) -> dict:
             tab.goto(f"{url}/?release={release}&source_validation={source}")
             first = seconds_to(tab, "partial", asked)
             full = seconds_to(tab, "complete", asked)   # rerun by the page itself, no click
+            # Read once the rerun has ended: until then the partial counts are still drawn.
+            tab.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(
+                timeout=1_800_000)
             values = tab.get_by_test_id("stMetric").all_inner_texts()
             asked = time.time()                 # the same page again, its scan in memory
             tab.reload()
