@@ -271,7 +271,7 @@ def complete(scan: staged.StagedScan) -> ScanResult:
 
 def _progress(scan: staged.StagedScan, box) -> None:
     say(box, f"Full scan: {scan.seconds:.0f} s so far; latest step: " + "{latest}",
-        latest=scan.latest or "opening the release again")
+        latest=scan.latest or "starting the checks that read every text")
 
 
 def _failed(scan: staged.StagedScan) -> None:
