@@ -129,7 +129,9 @@ def start(open_release: Opener, policy: Policy, skip: frozenset[str] = frozenset
     """The scan of the release `open_release` opens: the remembered results if there are
     any, else the structural checks now, on this thread (`progress` hears them), and the
     full scan on a thread of its own. An error of the first stage is raised here; one of
-    the full scan is the StagedScan's `error`."""
+    the full scan is the StagedScan's `error`. A release opened with its cache write left
+    for later (`open_release(remember_later=True)`) has it started once the first result
+    is ready."""
     say = progress or (lambda message: None)
     prepared: Ready = ready or (lambda result, language: None)
     release = open_release()

@@ -125,14 +125,14 @@ class MultiHopLayout(Layout):
 
     def open(self, con: duckdb.DuckDBPyConnection, cache_key: str | None
              ) -> Remember | None:
-        remembering = _grouped_contexts(con, cache_key if self.remembers else None)
+        remember = _grouped_contexts(con, cache_key if self.remembers else None)
         con.execute(f"CREATE VIEW views AS {self.views_sql}")
         con.execute(f"CREATE {'TABLE' if self.contexts_table else 'VIEW'} contexts AS "
                     f"{self.contexts_sql}")
         con.execute(f"CREATE VIEW release AS {_RELEASE}")
         con.execute(_FLAT)
         con.execute(UNITS_SQL)
-        return remembering
+        return remember
 
     def facts_after_edit(self, candidates: list[dict[str, Any]],
                          facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
