@@ -227,7 +227,7 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
     release = result.release
     if has_vector(result):
         descriptors.into_table(release, table)
-        texts = "SELECT rid, question FROM release"
+        texts = "SELECT rid, question FROM views"
     else:
         language = "language" if release.layout.has("aligned") else "NULL::VARCHAR"
         con.execute(f"""CREATE OR REPLACE TABLE main.descriptors AS
@@ -259,7 +259,6 @@ def build_index(result: ScanResult, table: pa.Table | None = None) -> None:
         LEFT JOIN ({texts}) r ON r.rid = d.rid
         LEFT JOIN ({_ROW_CHECKS.format(reference=strings(REFERENCE_CHECKS))}) f
           ON f."row" = d.rid
-        ORDER BY d.rid
     """)
     con.close()
     # One assignment: a reader in another session sees the old mapping or the new one.
